@@ -1,0 +1,27 @@
+# Tri-state options: AUTO (on when found, off with a one-line message when not), ON (fail when
+# missing), OFF.
+function(mxplug_tristate name doc)
+  set(${name} AUTO CACHE STRING "mxplug: ${doc} (AUTO|ON|OFF)")
+  set_property(CACHE ${name} PROPERTY STRINGS AUTO ON OFF)
+  string(TOUPPER "${${name}}" value)
+  if(NOT value MATCHES "^(AUTO|ON|OFF)$")
+    message(FATAL_ERROR "${name}=${${name}}: expected AUTO, ON or OFF")
+  endif()
+  set(${name} ${value} PARENT_SCOPE)
+  if(value STREQUAL "OFF")
+    message(STATUS "mxplug: ${name}=OFF: switched off")
+  endif()
+endfunction()
+
+# Turns a tri-state option into ON or OFF from whether its dependency was found.
+function(mxplug_resolve name found_var found_text missing_text)
+  if(${found_var})
+    message(STATUS "mxplug: ${name}: on: ${found_text}")
+    set(${name} ON PARENT_SCOPE)
+  elseif(${name} STREQUAL "ON")
+    message(FATAL_ERROR "mxplug: ${name}=ON but ${missing_text}")
+  else()
+    message(STATUS "mxplug: ${name}: off: ${missing_text}")
+    set(${name} OFF PARENT_SCOPE)
+  endif()
+endfunction()

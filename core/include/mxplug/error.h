@@ -1,0 +1,36 @@
+/*!
+ * \file mxplug/error.h
+ * \brief The one exception type of the core. Its message names the op, argument, file, plugin or
+ * device involved and what was expected.
+ */
+#ifndef MXPLUG_ERROR_H_
+#define MXPLUG_ERROR_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "mxplug/abi/status.h"
+
+namespace mxplug {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, int32_t code = kMXPUnknown)
+      : std::runtime_error(message), code_(code) {}
+  /*! \brief The MXPStatusCode this error carries across the ABI. */
+  int32_t code() const { return code_; }
+
+ private:
+  int32_t code_;
+};
+
+/*!
+ * \brief Turns a status returned by a plugin into an Error, freeing the status.
+ * \param context prefixed to the plugin's message, e.g. "FullyConnected forward on cpu(0)".
+ */
+void ThrowIfError(MXPStatus* status, const std::string& context);
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_ERROR_H_

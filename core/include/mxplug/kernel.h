@@ -1,0 +1,55 @@
+/*!
+ * \file mxplug/kernel.h
+ * \brief A registered kernel (one op on one device type) and Kernel, one instance of it.
+ */
+#ifndef MXPLUG_KERNEL_H_
+#define MXPLUG_KERNEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "mxplug/abi/op.h"
+#include "mxplug/sdk/context.hpp"
+#include "mxplug/sdk/parameter.hpp"
+
+namespace mxplug {
+
+struct KernelEntry {
+  std::string op_name;
+  int32_t device_type = kDLCPU;
+  std::string plugin;
+  std::string plugin_path;
+  MXPKernelDef def{};
+
+  /*! \brief The registry key, "FullyConnected@cpu". */
+  static std::string Key(const std::string& op, int32_t device_type) {
+    return op + "@" + DeviceTypeName(device_type);
+  }
+  std::string Key() const { return Key(op_name, device_type); }
+  bool has_backward() const { return def.backward != nullptr; }
+};
+
+/*! \brief A kernel instance for fixed kwargs and a device. */
+class Kernel {
+ public:
+  Kernel(std::shared_ptr<const KernelEntry> entry, const KwArgs& kwargs, Context ctx);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  void Forward(const MXPKernelArgs& args) const;
+  void Backward(const MXPKernelArgs& args) const;
+  const KernelEntry& entry() const { return *entry_; }
+
+ private:
+  std::string Where(const char* phase) const;
+
+  std::shared_ptr<const KernelEntry> entry_;
+  Context ctx_;
+  void* state_ = nullptr;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_KERNEL_H_

@@ -1,0 +1,63 @@
+/*!
+ * \file mxplug/op_runner.h
+ * \brief OpRunner: one op, configured by kwargs, run directly on Tensors of one device:
+ * inference of output shapes and types, allocation, the plugin's kernel, temp space. The
+ * synchronous path under NDArray and the executor, and what tests call ops through.
+ */
+#ifndef MXPLUG_OP_RUNNER_H_
+#define MXPLUG_OP_RUNNER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mxplug/sdk/context.hpp"
+#include "mxplug/kernel.h"
+#include "mxplug/op.h"
+#include "mxplug/sdk/parameter.hpp"
+#include "mxplug/tensor.h"
+
+namespace mxplug {
+
+class Runtime;
+
+class OpRunner {
+ public:
+  /*! \throws Error for an unknown op, bad kwargs, or no kernel of the op on ctx's device type. */
+  OpRunner(const std::string& op, const KwArgs& kwargs, Context ctx = Context::CPU(),
+           Runtime* runtime = nullptr);
+  ~OpRunner();
+
+  const OpProperty& property() const { return *property_; }
+
+  /*! \brief Infers output shapes and types from the inputs, allocates outputs, runs forward. */
+  std::vector<Tensor> Forward(const std::vector<Tensor>& inputs,
+                              const std::vector<Tensor>& aux = {}, bool is_train = false);
+  /*! \brief Forward into given outputs with a req per output. */
+  void ForwardInto(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+               const std::vector<OpReqType>& req, const std::vector<Tensor>& aux = {},
+               bool is_train = false);
+  /*! \brief Allocates input gradients (kWriteTo) and runs backward. */
+  std::vector<Tensor> Backward(const std::vector<Tensor>& out_grads,
+                               const std::vector<Tensor>& inputs,
+                               const std::vector<Tensor>& outputs,
+                               const std::vector<Tensor>& aux = {});
+  /*! \brief Backward into given gradients with a req per input. */
+  void BackwardInto(const std::vector<Tensor>& out_grads, const std::vector<Tensor>& inputs,
+                const std::vector<Tensor>& outputs, const std::vector<Tensor>& in_grads,
+                const std::vector<OpReqType>& req, const std::vector<Tensor>& aux = {});
+
+ private:
+  struct TempSpace;
+  void CheckCount(const char* what, size_t got, const std::vector<std::string>& names) const;
+  void CheckDevice(const char* what, const std::vector<Tensor>& tensors) const;
+
+  Context ctx_;
+  std::unique_ptr<OpProperty> property_;
+  std::unique_ptr<Kernel> kernel_;
+  std::unique_ptr<TempSpace> temp_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_OP_RUNNER_H_

@@ -1,0 +1,104 @@
+/*!
+ * \file mxplug/runtime.h
+ * \brief The process-wide catalogue: the registries of ops, kernels and devices, and the plugin
+ * loader that fills them. See docs/architecture.md, "Loading plugins".
+ *
+ * Loading is all or nothing per plugin: a file that is not a plugin, speaks another ABI major,
+ * fails or throws in init, or registers a name that exists changes nothing and is recorded as
+ * refused with the reason. Libraries are never unloaded (Note [No dlclose] in runtime.cc).
+ * Every member is safe to call from any thread.
+ */
+#ifndef MXPLUG_RUNTIME_H_
+#define MXPLUG_RUNTIME_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mxplug/device.h"
+#include "mxplug/kernel.h"
+#include "mxplug/op.h"
+#include "mxplug/plugin_record.h"
+#include "mxplug/registry.h"
+
+namespace mxplug {
+
+/*! \brief How a search path is loaded. */
+struct LoadOptions {
+  /*!
+   * \brief Probe each file not seen before in a child process first (see plugin_probe.h), so a
+   * plugin that crashes in init costs one probe instead of the process. Verdicts are cached by
+   * file identity.
+   */
+  bool isolate_new_files = false;
+  /*! \brief Where probe verdicts are cached; empty: DefaultProbeCacheDir(). */
+  std::string cache_dir;
+};
+
+/*! \brief One folder of a search path and where it came from. */
+struct SearchFolder {
+  std::string path;
+  std::string source;
+};
+
+class Runtime {
+ public:
+  /*! \brief The process-wide runtime, created on first use and never destroyed. */
+  static Runtime& Get();
+
+  /*! \brief A runtime of its own, for tests and the probe helper. */
+  Runtime();
+  ~Runtime();
+
+  const Registry<OpEntry>& ops() const { return ops_; }
+  const Registry<KernelEntry>& kernels() const { return kernels_; }
+  const Registry<DeviceEntry>& devices() const { return devices_; }
+  /*! \brief Every plugin file seen, in load order. */
+  std::vector<PluginRecord> Plugins() const;
+
+  /*! \brief The default plugin folder (lib/mxplug/plugins beside libmxplug.so), then each folder
+   * of MXPLUG_PLUGIN_PATH. */
+  static std::vector<SearchFolder> DefaultSearchPath();
+  /*! \brief Loads every *.so in each folder, sorted by name; missing folders are skipped. */
+  void LoadSearchPath(const std::vector<SearchFolder>& folders, const LoadOptions& options = {});
+  /*! \brief Loads the default search path once per runtime; later calls do nothing. */
+  void EnsureDefaultPluginsLoaded(const LoadOptions& options = {});
+
+  /*!
+   * \brief Loads one file; never throws. A file already seen (same canonical path) returns its
+   * earlier record.
+   */
+  PluginRecord LoadFile(const std::string& path, const std::string& source = "explicit");
+  /*! \brief mx.library.load: like LoadFile, but throws Error with the reason when refused. */
+  PluginRecord LoadLibrary(const std::string& path);
+
+  /*! \brief The op called `name`. \throws Error naming the closest registered names. */
+  std::shared_ptr<const OpEntry> GetOp(const std::string& name) const;
+  /*! \brief The kernel of op on a device type, or nullptr. */
+  std::shared_ptr<const KernelEntry> FindKernel(const std::string& op, int32_t device_type) const;
+  /*! \brief Every kernel registered for op. */
+  std::vector<std::shared_ptr<const KernelEntry>> KernelsOf(const std::string& op) const;
+  /*! \brief Kernels whose op no loaded plugin defines (yet). */
+  std::vector<std::shared_ptr<const KernelEntry>> UnboundKernels() const;
+  /*! \brief The backend of a device type. \throws Error when none is loaded. */
+  std::shared_ptr<const DeviceEntry> GetDevice(int32_t device_type) const;
+  /*! \brief Checks that ctx names an existing device. \throws Error saying what exists. */
+  void CheckContext(const Context& ctx) const;
+
+  /*! \brief Registered names nearest to `name` (edit distance), best first. */
+  static std::vector<std::string> ClosestNames(const std::string& name,
+                                               const std::vector<std::string>& candidates,
+                                               size_t max_results = 3);
+
+ private:
+  struct Impl;
+  Registry<OpEntry> ops_;
+  Registry<KernelEntry> kernels_;
+  Registry<DeviceEntry> devices_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_RUNTIME_H_

@@ -1,0 +1,45 @@
+/*!
+ * \file mxplug/storage.h
+ * \brief Storage: one block of memory on a device, allocated and freed by that device's backend
+ * plugin. Shared by the tensors that view it.
+ */
+#ifndef MXPLUG_STORAGE_H_
+#define MXPLUG_STORAGE_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "mxplug/sdk/context.hpp"
+#include "mxplug/device.h"
+
+namespace mxplug {
+
+class Storage {
+ public:
+  /*! \brief Alignment of every block: a cache line, and what SIMD loads want. */
+  static constexpr size_t kAlignment = 64;
+
+  /*! \brief Allocates `bytes` on ctx. \throws Error when ctx has no device or memory runs out. */
+  static std::shared_ptr<Storage> Alloc(size_t bytes, Context ctx);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Context ctx() const { return ctx_; }
+  const DeviceEntry& device() const { return *device_; }
+
+ private:
+  Storage(std::shared_ptr<const DeviceEntry> device, Context ctx, void* data, size_t bytes)
+      : device_(std::move(device)), ctx_(ctx), data_(data), bytes_(bytes) {}
+
+  std::shared_ptr<const DeviceEntry> device_;
+  Context ctx_;
+  void* data_;
+  size_t bytes_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_STORAGE_H_

@@ -1,0 +1,222 @@
+#include "registry/host_api.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "mxplug/error.h"
+#include "mxplug/version.h"
+
+namespace mxplug::detail {
+namespace {
+
+MXPStatus* StatusNew(int32_t code, const char* message) {
+  return new MXPStatus{code, message ? message : ""};
+}
+void StatusFree(MXPStatus* status) { delete status; }
+int32_t StatusCode(const MXPStatus* status) { return status ? status->code : kMXPOk; }
+const char* StatusMessage(const MXPStatus* status) { return status ? status->message.c_str() : ""; }
+
+int32_t MinLogLevel() {
+  static const int32_t level = [] {
+    const char* v = std::getenv("MXPLUG_LOG_LEVEL");
+    return v ? std::atoi(v) : static_cast<int32_t>(kMXPLogWarning);
+  }();
+  return level;
+}
+
+void Log(int32_t level, const char* source, const char* message) {
+  if (level < MinLogLevel()) return;
+  static std::mutex mu;
+  static const char* names[] = {"debug", "info", "warning", "error"};
+  const char* name = level >= 0 && level <= 3 ? names[level] : "log";
+  std::lock_guard<std::mutex> lock(mu);
+  std::fprintf(stderr, "[mxplug %s] %s: %s\n", name, source ? source : "?", message ? message : "");
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (c <= ' ' || c == '@') return false;
+  return true;
+}
+
+std::vector<std::string> Strings(const char* const* items, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; items && i < n; ++i) out.push_back(Str(items[i]));
+  return out;
+}
+
+MXPStatus* RegisterOp(MXPRegistrar* registrar, const MXPOpDef* raw) {
+  if (!registrar || !raw) return NewStatus(kMXPInvalidArgument, "register_op: null argument");
+  MXPOpDef def = CopyDef(raw);
+  auto entry = std::make_shared<OpEntry>();
+  entry->name = Str(def.name);
+  const std::string what = "op '" + entry->name + "'";
+  if (!ValidName(entry->name))
+    return NewStatus(kMXPInvalidArgument, "register_op: invalid op name '" + entry->name + "'");
+  if (!def.create || !def.destroy || !def.list || !def.infer_shape)
+    return NewStatus(kMXPInvalidArgument,
+                     what + " lacks one of create, destroy, list, infer_shape");
+  for (const auto& other : registrar->pending.ops)
+    if (other->name == entry->name)
+      return NewStatus(kMXPAlreadyExists, what + " is registered twice by this plugin");
+  entry->doc = Str(def.doc);
+  for (size_t i = 0; def.params && i < def.num_params; ++i) {
+    if (!def.params[i]) continue;
+    MXPParamDef p = CopyDef(def.params[i]);
+    ParamInfo info;
+    info.name = Str(p.name);
+    info.type = p.type;
+    info.type_text = Str(p.type_text);
+    if (p.default_value) info.default_value = p.default_value;
+    if (p.has_lower_bound) info.lower_bound = p.lower_bound;
+    if (p.has_upper_bound) info.upper_bound = p.upper_bound;
+    info.choices = Strings(p.choices, p.num_choices);
+    info.doc = Str(p.doc);
+    entry->params.push_back(std::move(info));
+  }
+  for (size_t i = 0; def.arguments && i < def.num_arguments; ++i) {
+    if (!def.arguments[i]) continue;
+    MXPArgumentDef a = CopyDef(def.arguments[i]);
+    entry->arguments.push_back({Str(a.name), Str(a.type_text), Str(a.doc)});
+  }
+  entry->def = def;
+  if (const PluginRecord* plugin = registrar->pending.plugin) {
+    entry->plugin = plugin->name;
+    entry->plugin_path = plugin->path;
+  }
+  registrar->pending.ops.push_back(std::move(entry));
+  return nullptr;
+}
+
+MXPStatus* RegisterKernel(MXPRegistrar* registrar, const MXPKernelDef* raw) {
+  if (!registrar || !raw) return NewStatus(kMXPInvalidArgument, "register_kernel: null argument");
+  MXPKernelDef def = CopyDef(raw);
+  auto entry = std::make_shared<KernelEntry>();
+  entry->op_name = Str(def.op_name);
+  entry->device_type = def.device_type;
+  if (!ValidName(entry->op_name))
+    return NewStatus(kMXPInvalidArgument, "register_kernel: invalid op name '" + entry->op_name + "'");
+  const std::string what = "kernel " + entry->Key();
+  if (!def.create || !def.destroy || !def.forward)
+    return NewStatus(kMXPInvalidArgument, what + " lacks one of create, destroy, forward");
+  for (const auto& other : registrar->pending.kernels)
+    if (other->Key() == entry->Key())
+      return NewStatus(kMXPAlreadyExists, what + " is registered twice by this plugin");
+  entry->def = def;
+  if (const PluginRecord* plugin = registrar->pending.plugin) {
+    entry->plugin = plugin->name;
+    entry->plugin_path = plugin->path;
+  }
+  registrar->pending.kernels.push_back(std::move(entry));
+  return nullptr;
+}
+
+MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
+  if (!registrar || !raw) return NewStatus(kMXPInvalidArgument, "register_device: null argument");
+  MXPDeviceDef def = CopyDef(raw);
+  auto entry = std::make_shared<DeviceEntry>();
+  entry->name = Str(def.name);
+  entry->device_type = def.device_type;
+  if (!ValidName(entry->name))
+    return NewStatus(kMXPInvalidArgument, "register_device: invalid device name '" + entry->name + "'");
+  const std::string what = "device '" + entry->name + "'";
+  if (!def.device_count || !def.describe || !def.allocate || !def.free || !def.copy ||
+      !def.stream_create || !def.stream_destroy || !def.stream_synchronize || !def.event_create ||
+      !def.event_destroy || !def.event_record || !def.stream_wait_event ||
+      !def.event_synchronize || !def.synchronize)
+    return NewStatus(kMXPInvalidArgument, what + " lacks functions of MXPDeviceDef (all are required)");
+  for (const auto& other : registrar->pending.devices)
+    if (other->device_type == entry->device_type)
+      return NewStatus(kMXPAlreadyExists, what + ": device type registered twice by this plugin");
+  entry->def = def;
+  if (const PluginRecord* plugin = registrar->pending.plugin) {
+    entry->plugin = plugin->name;
+    entry->plugin_path = plugin->path;
+  }
+  registrar->pending.devices.push_back(std::move(entry));
+  return nullptr;
+}
+
+size_t ShapeCount(const MXPShapeSlots* slots) { return slots ? slots->shapes->size() : 0; }
+
+MXPStatus* ShapeGet(const MXPShapeSlots* slots, size_t index, int32_t* ndim, const int64_t** dims) {
+  if (!slots || index >= slots->shapes->size())
+    return NewStatus(kMXPOutOfRange, "shape_get: index " + std::to_string(index) + " out of range");
+  const TShape& s = (*slots->shapes)[index];
+  *ndim = s.ndim();
+  *dims = s.data();
+  return nullptr;
+}
+
+MXPStatus* ShapeSet(MXPShapeSlots* slots, size_t index, int32_t ndim, const int64_t* dims) {
+  if (!slots || index >= slots->shapes->size())
+    return NewStatus(kMXPOutOfRange, "shape_set: index " + std::to_string(index) + " out of range");
+  if (ndim > 0 && !dims) return NewStatus(kMXPInvalidArgument, "shape_set: null dims");
+  (*slots->shapes)[index] = ndim < 0 ? TShape() : TShape(dims, dims + ndim);
+  return nullptr;
+}
+
+MXPStatus* TempSpace(const MXPResource* resource, size_t bytes, void** ptr) {
+  if (!resource || resource->kind != kMXPResourceTempSpace || !resource->handle)
+    return NewStatus(kMXPInvalidArgument, "temp_space: not a temp-space resource");
+  try {
+    *ptr = static_cast<TempSpaceProvider*>(resource->handle)->Get(bytes);
+    return nullptr;
+  } catch (const std::exception& e) {
+    return NewStatus(kMXPResourceExhausted, std::string("temp_space: ") + e.what());
+  }
+}
+
+}  // namespace
+
+const MXPHostApi* HostApi() {
+  static const MXPHostApi api = [] {
+    MXPHostApi a{};
+    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, temp_space);
+    a.abi_major = MXP_ABI_MAJOR;
+    a.abi_minor = MXP_ABI_MINOR;
+    a.host_version = MXPLUG_VERSION_STRING;
+    a.status_new = &StatusNew;
+    a.status_free = &StatusFree;
+    a.status_code = &StatusCode;
+    a.status_message = &StatusMessage;
+    a.log = &Log;
+    a.register_op = &RegisterOp;
+    a.register_kernel = &RegisterKernel;
+    a.register_device = &RegisterDevice;
+    a.shape_count = &ShapeCount;
+    a.shape_get = &ShapeGet;
+    a.shape_set = &ShapeSet;
+    a.temp_space = &TempSpace;
+    return a;
+  }();
+  return &api;
+}
+
+MXPStatus* NewStatus(int32_t code, const std::string& message) {
+  return StatusNew(code, message.c_str());
+}
+
+std::string TakeMessage(MXPStatus* status) {
+  std::string message = status ? status->message : "";
+  delete status;
+  return message;
+}
+
+}  // namespace mxplug::detail
+
+namespace mxplug {
+
+void ThrowIfError(MXPStatus* status, const std::string& context) {
+  if (!status) return;
+  int32_t code = status->code;
+  std::string message = detail::TakeMessage(status);
+  // Plugin messages often start with the op's name already; say it once.
+  if (message.rfind(context + ":", 0) == 0) throw Error(message, code);
+  throw Error(context + ": " + message, code);
+}
+
+}  // namespace mxplug

@@ -1,0 +1,370 @@
+// The plugin loader and the process-wide catalogue.
+//
+// Note [No dlclose]
+// Libraries are never unloaded, refused ones included: registry entries, statuses and kernel
+// states point into them, and a plugin may have started threads or registered atexit handlers.
+// Every system that unloads eagerly has crashed at teardown (MXNet #20411, #19016; ONNX Runtime
+// #14099). The shared_library objects live in a vector that is itself never freed, so no
+// destructor runs dlclose at exit either.
+#include "mxplug/runtime.h"
+
+#define BOOST_DLL_USE_STD_FS
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "mxplug/plugin_probe.h"
+#include "mxplug/version.h"
+#include "registry/host_api.h"
+
+namespace fs = std::filesystem;
+
+namespace mxplug {
+
+struct Runtime::Impl {
+  std::mutex load_mu;  // one load at a time: validation and commit see a stable registry
+  mutable std::mutex records_mu;
+  std::vector<PluginRecord> records;
+  std::map<std::string, size_t> record_index;  // canonical path -> records
+  std::vector<boost::dll::shared_library>* libraries = new std::vector<boost::dll::shared_library>();
+  std::once_flag defaults_once;
+};
+
+Runtime& Runtime::Get() {
+  static Runtime* runtime = new Runtime();  // never destroyed: see Note [No dlclose]
+  return *runtime;
+}
+
+Runtime::Runtime() : impl_(std::make_unique<Impl>()) {}
+Runtime::~Runtime() = default;
+
+std::vector<PluginRecord> Runtime::Plugins() const {
+  std::lock_guard<std::mutex> lock(impl_->records_mu);
+  return impl_->records;
+}
+
+std::vector<SearchFolder> Runtime::DefaultSearchPath() {
+  std::vector<SearchFolder> folders;
+  fs::path lib_dir = fs::weakly_canonical(boost::dll::this_line_location()).parent_path();
+  folders.push_back({(lib_dir / "mxplug" / "plugins").string(), "default folder"});
+  if (const char* env = std::getenv("MXPLUG_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    std::string item;
+    while (std::getline(ss, item, ':'))
+      if (!item.empty()) folders.push_back({item, "MXPLUG_PLUGIN_PATH"});
+  }
+  return folders;
+}
+
+namespace {
+
+std::vector<std::string> PluginFilesIn(const std::string& folder) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return files;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (e.path().extension() == ".so" && e.is_regular_file(ec)) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Boost.DLL reports "boost::dll::shared_library::load() failed (dlerror system message: X)": the
+// user wants X, which names the missing dependency or the bad ELF header.
+std::string DlErrorText(const std::string& what) {
+  const std::string marker = "dlerror system message: ";
+  size_t pos = what.find(marker);
+  if (pos == std::string::npos) return what;
+  std::string text = what.substr(pos + marker.size());
+  size_t end = text.rfind("): ");  // what follows is Boost's own error_code text
+  if (end == std::string::npos && !text.empty() && text.back() == ')') end = text.size() - 1;
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+std::vector<int> ParseVersion(const std::string& v) {
+  std::vector<int> parts;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, '.')) parts.push_back(std::atoi(item.c_str()));
+  parts.resize(3, 0);
+  return parts;
+}
+
+}  // namespace
+
+void Runtime::LoadSearchPath(const std::vector<SearchFolder>& folders, const LoadOptions& options) {
+  std::string cache_dir = options.cache_dir.empty() ? DefaultProbeCacheDir() : options.cache_dir;
+  bool isolate = options.isolate_new_files;
+  if (isolate && ProbeHelperPath().empty()) {
+    detail::HostApi()->log(kMXPLogWarning, "loader",
+                           "mxplug-probe helper not found; loading plugins in-process unprobed");
+    isolate = false;
+  }
+  for (const SearchFolder& folder : folders) {
+    for (const std::string& file : PluginFilesIn(folder.path)) {
+      std::error_code ec;
+      std::string canonical = fs::weakly_canonical(file, ec).string();
+      {
+        std::lock_guard<std::mutex> lock(impl_->records_mu);
+        if (impl_->record_index.count(canonical)) continue;
+      }
+      if (isolate) {
+        std::optional<ProbeVerdict> verdict = CachedProbeVerdict(canonical, cache_dir);
+        bool cached = verdict.has_value();
+        if (!cached) {
+          try {
+            verdict = ProbePlugin(canonical);
+          } catch (const Error& e) {
+            detail::HostApi()->log(kMXPLogWarning, "loader", e.what());
+          }
+          if (verdict) StoreProbeVerdict(canonical, *verdict, cache_dir);
+        }
+        if (verdict && verdict->kind != ProbeVerdict::Kind::kOk) {
+          PluginRecord record = verdict->record;
+          record.path = canonical;
+          record.source = folder.source;
+          record.state = PluginState::kRefused;
+          if (cached) record.reason += " (verdict cached by file identity)";
+          std::lock_guard<std::mutex> lock(impl_->records_mu);
+          impl_->record_index[canonical] = impl_->records.size();
+          impl_->records.push_back(std::move(record));
+          continue;
+        }
+      }
+      LoadFile(canonical, folder.source);
+    }
+  }
+}
+
+void Runtime::EnsureDefaultPluginsLoaded(const LoadOptions& options) {
+  std::call_once(impl_->defaults_once, [&] { LoadSearchPath(DefaultSearchPath(), options); });
+}
+
+PluginRecord Runtime::LoadFile(const std::string& path, const std::string& source) {
+  std::lock_guard<std::mutex> load_lock(impl_->load_mu);
+  std::error_code ec;
+  std::string canonical = fs::weakly_canonical(path, ec).string();
+  if (ec || canonical.empty()) canonical = path;
+  {
+    std::lock_guard<std::mutex> lock(impl_->records_mu);
+    auto it = impl_->record_index.find(canonical);
+    if (it != impl_->record_index.end()) return impl_->records[it->second];
+  }
+
+  PluginRecord record;
+  record.path = canonical;
+  record.source = source;
+  MXPRegistrar registrar;
+  registrar.pending.plugin = &record;
+
+  // Each step either refuses with a reason or goes on; nothing touches the registries until the
+  // commit at the end, so a refusal changes nothing.
+  auto load = [&]() -> std::string {
+    if (!fs::exists(canonical, ec)) return "no such file";
+    boost::dll::shared_library lib;
+    try {
+      lib.load(canonical, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+      return "cannot be loaded: " + DlErrorText(e.what());
+    }
+    impl_->libraries->push_back(lib);  // Note [No dlclose]
+    if (!lib.has(MXP_INIT_SYMBOL))
+      return "not an mxplug plugin: it does not export " MXP_INIT_SYMBOL;
+    auto init = lib.get<MXPStatus*(const MXPHostApi*, MXPPluginApi*)>(MXP_INIT_SYMBOL);
+
+    MXPPluginApi info{};
+    info.struct_size = sizeof(info);
+    MXPStatus* status = nullptr;
+    try {
+      status = init(detail::HostApi(), &info);
+    } catch (const std::exception& e) {
+      return std::string(MXP_INIT_SYMBOL " threw a C++ exception across the ABI: ") + e.what();
+    } catch (...) {
+      return MXP_INIT_SYMBOL " threw a C++ exception across the ABI";
+    }
+    if (status) return MXP_INIT_SYMBOL " failed: " + detail::TakeMessage(status);
+    if (info.struct_size < MXP_STRUCT_SIZE(MXPPluginApi, vendor))
+      return MXP_INIT_SYMBOL " described the plugin in " + std::to_string(info.struct_size) +
+             " bytes, fewer than the frozen part of MXPPluginApi";
+    record.abi_major = info.abi_major;
+    record.abi_minor_built = info.abi_minor_built;
+    record.abi_minor_min = info.abi_minor_min;
+    record.name = detail::Str(info.name);
+    record.version = detail::Str(info.version);
+    record.vendor = detail::Str(info.vendor);
+    if (MXP_HAS_FIELD(&info, MXPPluginApi, min_host_version))
+      record.min_host_version = detail::Str(info.min_host_version);
+    if (MXP_HAS_FIELD(&info, MXPPluginApi, build_info))
+      record.build_info = detail::Str(info.build_info);
+
+    const std::string host_abi =
+        std::to_string(MXP_ABI_MAJOR) + "." + std::to_string(MXP_ABI_MINOR);
+    if (info.abi_major != MXP_ABI_MAJOR)
+      return "built for plugin ABI " + std::to_string(info.abi_major) + "." +
+             std::to_string(info.abi_minor_built) + ", but this host speaks ABI " + host_abi +
+             "; the major versions must match (rebuild the plugin against mxplug " +
+             MXPLUG_VERSION_STRING + ")";
+    if (info.abi_minor_min > MXP_ABI_MINOR)
+      return "needs plugin ABI " + std::to_string(info.abi_major) + "." +
+             std::to_string(info.abi_minor_min) + " or newer, but this host speaks ABI " + host_abi;
+    if (!record.min_host_version.empty() &&
+        ParseVersion(MXPLUG_VERSION_STRING) < ParseVersion(record.min_host_version))
+      return "needs mxplug " + record.min_host_version + " or newer, but this host is " +
+             MXPLUG_VERSION_STRING;
+    if (record.name.empty()) return "declares no plugin name in " MXP_INIT_SYMBOL;
+    {
+      std::lock_guard<std::mutex> lock(impl_->records_mu);
+      for (const PluginRecord& other : impl_->records)
+        if (other.loaded() && other.name == record.name)
+          return "a plugin named '" + record.name + "' is already loaded from " + other.path;
+    }
+    if (!MXP_HAS_FIELD(&info, MXPPluginApi, register_all) || !info.register_all)
+      return "declares no register_all function";
+
+    try {
+      status = info.register_all(detail::HostApi(), &registrar);
+    } catch (const std::exception& e) {
+      return std::string("registration threw a C++ exception across the ABI: ") + e.what();
+    } catch (...) {
+      return "registration threw a C++ exception across the ABI";
+    }
+    for (const auto& op : registrar.pending.ops) record.ops.push_back(op->name);
+    for (const auto& k : registrar.pending.kernels) record.kernels.push_back(k->Key());
+    for (const auto& d : registrar.pending.devices) record.devices.push_back(d->name);
+    if (status) return "registration failed: " + detail::TakeMessage(status);
+
+    auto owner = [](const std::string& plugin, const std::string& path) {
+      return "plugin '" + plugin + "' (" + path + ")";
+    };
+    for (const auto& op : registrar.pending.ops)
+      if (auto existing = ops_.Find(op->name))
+        return "op '" + op->name + "' is already registered by " +
+               owner(existing->plugin, existing->plugin_path);
+    for (const auto& k : registrar.pending.kernels)
+      if (auto existing = kernels_.Find(k->Key()))
+        return "kernel " + k->Key() + " is already registered by " +
+               owner(existing->plugin, existing->plugin_path);
+    for (const auto& d : registrar.pending.devices)
+      for (const auto& existing : devices_.List())
+        if (existing->device_type == d->device_type || existing->name == d->name)
+          return "device '" + d->name + "' is already provided by " +
+                 owner(existing->plugin, existing->plugin_path);
+    return "";
+  };
+
+  record.reason = load();
+  if (record.reason.empty()) {
+    for (auto& op : registrar.pending.ops) ops_.Insert(op->name, op);
+    for (auto& k : registrar.pending.kernels) kernels_.Insert(k->Key(), k);
+    for (auto& d : registrar.pending.devices) devices_.Insert(d->name, d);
+    record.state = PluginState::kLoaded;
+  } else {
+    record.state = PluginState::kRefused;
+    detail::HostApi()->log(kMXPLogInfo, "loader", (canonical + ": " + record.reason).c_str());
+  }
+  std::lock_guard<std::mutex> lock(impl_->records_mu);
+  impl_->record_index[canonical] = impl_->records.size();
+  impl_->records.push_back(record);
+  return record;
+}
+
+PluginRecord Runtime::LoadLibrary(const std::string& path) {
+  PluginRecord record = LoadFile(path, "explicit");
+  if (!record.loaded())
+    throw Error("plugin " + record.path + " was refused: " + record.reason, kMXPFailedPrecondition);
+  return record;
+}
+
+std::shared_ptr<const OpEntry> Runtime::GetOp(const std::string& name) const {
+  if (auto op = ops_.Find(name)) return op;
+  std::string message = "operator '" + name + "' is not registered";
+  std::vector<std::string> near = ClosestNames(name, ops_.Names());
+  if (!near.empty()) {
+    message += "; did you mean ";
+    for (size_t i = 0; i < near.size(); ++i) message += (i ? ", '" : "'") + near[i] + "'";
+    message += "?";
+  } else if (ops_.Size() == 0) {
+    message += "; no operator plugin is loaded (see `mxplug plugins`)";
+  }
+  throw Error(message, kMXPNotFound);
+}
+
+std::shared_ptr<const KernelEntry> Runtime::FindKernel(const std::string& op,
+                                                       int32_t device_type) const {
+  return kernels_.Find(KernelEntry::Key(op, device_type));
+}
+
+std::vector<std::shared_ptr<const KernelEntry>> Runtime::KernelsOf(const std::string& op) const {
+  std::vector<std::shared_ptr<const KernelEntry>> out;
+  for (const auto& k : kernels_.List())
+    if (k->op_name == op) out.push_back(k);
+  return out;
+}
+
+std::vector<std::shared_ptr<const KernelEntry>> Runtime::UnboundKernels() const {
+  std::vector<std::shared_ptr<const KernelEntry>> out;
+  for (const auto& k : kernels_.List())
+    if (!ops_.Contains(k->op_name)) out.push_back(k);
+  return out;
+}
+
+std::shared_ptr<const DeviceEntry> Runtime::GetDevice(int32_t device_type) const {
+  for (const auto& d : devices_.List())
+    if (d->device_type == device_type) return d;
+  throw Error("no device backend for " + DeviceTypeName(device_type) +
+              " is loaded (see `mxplug devices` and `mxplug plugins`)", kMXPNotFound);
+}
+
+void Runtime::CheckContext(const Context& ctx) const {
+  auto device = GetDevice(ctx.dev_type);
+  std::string reason;
+  int32_t count = device->Count(&reason);
+  if (ctx.dev_id < 0 || ctx.dev_id >= count)
+    throw Error("context " + ctx.ToString() + " does not exist: " + device->name + " has " +
+                std::to_string(count) + " device(s)" + (reason.empty() ? "" : " (" + reason + ")"),
+                kMXPInvalidArgument);
+}
+
+std::vector<std::string> Runtime::ClosestNames(const std::string& name,
+                                               const std::vector<std::string>& candidates,
+                                               size_t max_results) {
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  const std::string query = lower(name);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const std::string& c : candidates) {
+    std::string lc = lower(c);
+    size_t d = distance(query, lc);
+    bool contains = !query.empty() && (lc.find(query) != std::string::npos ||
+                                       (query.size() >= 4 && query.find(lc) != std::string::npos));
+    if (contains) d = std::min<size_t>(d, 1);
+    if (d <= std::max<size_t>(2, query.size() / 3)) scored.emplace_back(d, c);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < max_results; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+}  // namespace mxplug

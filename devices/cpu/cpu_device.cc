@@ -1,0 +1,66 @@
+// The CPU device backend: 64-byte aligned host memory, memcpy copies, one device, and streams
+// and events that are tokens only, since CPU work runs inline on the calling engine thread.
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "mxplug/plugin.hpp"
+
+namespace {
+
+class CpuBackend : public mxplug::DeviceBackend {
+ public:
+  int DeviceCount(std::string*) override { return 1; }
+
+  std::string Describe(int dev_id) override {
+    if (dev_id != 0) throw std::out_of_range("cpu(" + std::to_string(dev_id) + ") does not exist");
+    std::string model = "unknown processor";
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);)
+      if (line.rfind("model name", 0) == 0) {
+        model = line.substr(line.find(':') + 2);
+        break;
+      }
+    return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
+  }
+
+  void* Allocate(int dev_id, size_t bytes, size_t alignment) override {
+    CheckId(dev_id);
+    if (alignment < 64) alignment = 64;
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    void* ptr = std::aligned_alloc(alignment, rounded ? rounded : alignment);
+    if (!ptr) throw std::bad_alloc();
+    return ptr;
+  }
+
+  void Free(int, void* ptr) override { std::free(ptr); }
+
+  void Copy(DLDevice dst_device, void* dst, DLDevice src_device, const void* src, size_t bytes,
+            void*) override {
+    if (dst_device.device_type != kDLCPU || src_device.device_type != kDLCPU)
+      throw std::invalid_argument("the cpu backend copies only between cpu buffers");
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+
+  // Tokens: non-null handles so that callers can treat every device alike.
+  void* CreateStream(int dev_id) override { return CheckId(dev_id), new int(dev_id); }
+  void DestroyStream(int, void* stream) override { delete static_cast<int*>(stream); }
+  void* CreateEvent(int dev_id) override { return CheckId(dev_id), new int(dev_id); }
+  void DestroyEvent(int, void* event) override { delete static_cast<int*>(event); }
+
+ private:
+  static void CheckId(int dev_id) {
+    if (dev_id != 0) throw std::out_of_range("cpu(" + std::to_string(dev_id) + ") does not exist; the cpu backend has one device, cpu(0)");
+  }
+};
+
+}  // namespace
+
+MXPLUG_REGISTER_DEVICE(cpu, kDLCPU, CpuBackend);
+
+MXPLUG_PLUGIN("cpu", MXPLUG_PLUGIN_VERSION, "mxplug")

@@ -1,0 +1,69 @@
+/*!
+ * \file mxplug/abi/host.h
+ * \brief The services the host hands a plugin at init: statuses, logging, registration, shapes
+ * and resources. A plugin has no other way into the host, so it links nothing of the host.
+ *
+ * Threading: mxplug_init and register_all run on one loader thread under the host's registry
+ * lock; they must not call back into the loader. Kernels must be reentrant across streams.
+ */
+#ifndef MXPLUG_ABI_HOST_H_
+#define MXPLUG_ABI_HOST_H_
+
+#include "mxplug/abi/base.h"
+#include "mxplug/abi/device.h"
+#include "mxplug/abi/op.h"
+#include "mxplug/abi/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*! \brief Opaque handle that collects one plugin's registrations until the host commits them. */
+typedef struct MXPRegistrar MXPRegistrar;
+
+/*!
+ * \brief The host's function table. The members up to and including `host_version` are frozen
+ * across major versions, so that a plugin of another major can be told why it is refused.
+ * \since 1.0
+ */
+typedef struct MXPHostApi {
+  size_t struct_size;
+  MXPExtension* ext;
+  int32_t abi_major;
+  int32_t abi_minor;
+  const char* host_version; /*!< the host's release, "0.1.0" */
+
+  /*! \brief New status (code is MXPStatusCode; message is copied). Never returns NULL. */
+  MXPStatus* (*status_new)(int32_t code, const char* message);
+  void (*status_free)(MXPStatus* status);
+  int32_t (*status_code)(const MXPStatus* status);
+  /*! \brief Borrowed; valid until the status is freed. */
+  const char* (*status_message)(const MXPStatus* status);
+
+  /*! \brief Logs a line; `source` names the plugin or op. */
+  void (*log)(int32_t level, const char* source, const char* message);
+
+  /*! \brief Registration, only from inside MXPPluginApi::register_all. Defs are copied. */
+  MXPStatus* (*register_op)(MXPRegistrar* registrar, const MXPOpDef* def);
+  MXPStatus* (*register_kernel)(MXPRegistrar* registrar, const MXPKernelDef* def);
+  MXPStatus* (*register_device)(MXPRegistrar* registrar, const MXPDeviceDef* def);
+
+  /*! \brief Shape slots (see MXPShapeSlots). `dims` from shape_get is borrowed until the next
+   * shape_set on that slot; shape_set copies. */
+  size_t (*shape_count)(const MXPShapeSlots* slots);
+  MXPStatus* (*shape_get)(const MXPShapeSlots* slots, size_t index, int32_t* ndim,
+                          const int64_t** dims);
+  MXPStatus* (*shape_set)(MXPShapeSlots* slots, size_t index, int32_t ndim, const int64_t* dims);
+
+  /*!
+   * \brief Scratch memory from a kMXPResourceTempSpace resource, on the kernel's device, valid
+   * until the kernel call returns. \param[out] ptr borrowed.
+   */
+  MXPStatus* (*temp_space)(const MXPResource* resource, size_t bytes, void** ptr);
+} MXPHostApi;
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // MXPLUG_ABI_HOST_H_

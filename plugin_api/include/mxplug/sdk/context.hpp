@@ -1,0 +1,46 @@
+/*!
+ * \file mxplug/sdk/context.hpp
+ * \brief Where data lives and code runs: a DLPack device type and an index (MXNet's Context).
+ * Shared by plugins and the core.
+ */
+#ifndef MXPLUG_SDK_CONTEXT_HPP_
+#define MXPLUG_SDK_CONTEXT_HPP_
+
+#include <cstdint>
+#include <string>
+
+#include <dlpack/dlpack.h>
+
+namespace mxplug {
+
+/*! \brief The name users write for a DLPack device type: "cpu", "cuda", "hip", or "dlN". */
+inline std::string DeviceTypeName(int32_t device_type) {
+  switch (device_type) {
+    case kDLCPU: return "cpu";
+    case kDLCUDA: return "cuda";
+    case kDLCUDAHost: return "cuda_host";
+    case kDLROCM: return "hip";
+    case kDLROCMHost: return "hip_host";
+    case kDLOpenCL: return "opencl";
+    case kDLVulkan: return "vulkan";
+    case kDLMetal: return "metal";
+    case kDLExtDev: return "ext_dev";
+    default: return "dl" + std::to_string(device_type);
+  }
+}
+
+struct Context {
+  int32_t dev_type = kDLCPU;  // DLDeviceType
+  int32_t dev_id = 0;
+
+  static Context CPU(int32_t id = 0) { return {kDLCPU, id}; }
+  DLDevice ToDLDevice() const { return DLDevice{static_cast<DLDeviceType>(dev_type), dev_id}; }
+  /*! \brief "cpu(0)", as MXNet prints contexts. */
+  std::string ToString() const { return DeviceTypeName(dev_type) + "(" + std::to_string(dev_id) + ")"; }
+  bool operator==(const Context& o) const { return dev_type == o.dev_type && dev_id == o.dev_id; }
+  bool operator!=(const Context& o) const { return !(*this == o); }
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_SDK_CONTEXT_HPP_

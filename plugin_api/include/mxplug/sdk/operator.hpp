@@ -1,0 +1,157 @@
+/*!
+ * \file mxplug/sdk/operator.hpp
+ * \brief The kernel side of an op, as in the seeds: Operator::Forward / Backward over TBlobs,
+ * with OpContext, RunContext, OpReqType and requested resources.
+ */
+#ifndef MXPLUG_SDK_OPERATOR_HPP_
+#define MXPLUG_SDK_OPERATOR_HPP_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "mxplug/abi/host.h"
+#include "mxplug/abi/op.h"
+#include "mxplug/sdk/context.hpp"
+#include "mxplug/sdk/dtype.hpp"
+#include "mxplug/sdk/tshape.hpp"
+
+namespace mxplug {
+
+/*! \brief How an output is written. */
+enum OpReqType { kNullOp = kMXPNullOp, kWriteTo = kMXPWriteTo, kWriteInplace = kMXPWriteInplace, kAddTo = kMXPAddTo };
+
+/*! \brief Runtime information decided by the engine (the seeds: RunContext). */
+struct RunContext {
+  Context ctx;
+  void* stream = nullptr;  // the device plugin's stream; cast to cudaStream_t on CUDA
+  template <typename T>
+  T get_stream() const { return static_cast<T>(stream); }
+};
+
+/*! \brief A resource an op asks for in ForwardResource / BackwardResource. */
+struct ResourceRequest {
+  enum Type { kRandom, kTempSpace };
+  Type type;
+  ResourceRequest(Type t) : type(t) {}  // NOLINT: implicit, as MXNet's
+};
+
+/*! \brief A granted resource. */
+struct Resource {
+  ResourceRequest::Type type = ResourceRequest::kTempSpace;
+  const MXPResource* raw = nullptr;
+  const MXPHostApi* host = nullptr;
+  /*! \brief Scratch memory on the kernel's device, valid until the kernel call returns. */
+  void* get_space(size_t bytes) const {
+    void* ptr = nullptr;
+    if (MXPStatus* status = host->temp_space(raw, bytes, &ptr)) {
+      std::string msg = host->status_message(status);
+      host->status_free(status);
+      throw std::runtime_error(msg);
+    }
+    return ptr;
+  }
+  template <typename T>
+  T* get_space_typed(size_t count) const { return static_cast<T*>(get_space(count * sizeof(T))); }
+};
+
+/*! \brief The state of one kernel call (the seeds: OpContext). */
+struct OpContext {
+  bool is_train = false;
+  RunContext run_ctx;
+  std::vector<Resource> requested;
+};
+
+/*! \brief The type flag (MXPDType) of a C++ element type. */
+template <typename T>
+constexpr int DTypeFlag() {
+  if constexpr (std::is_same_v<T, float>) return kMXPFloat32;
+  else if constexpr (std::is_same_v<T, double>) return kMXPFloat64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return kMXPUint8;
+  else if constexpr (std::is_same_v<T, int8_t>) return kMXPInt8;
+  else if constexpr (std::is_same_v<T, int32_t>) return kMXPInt32;
+  else if constexpr (std::is_same_v<T, int64_t>) return kMXPInt64;
+  else if constexpr (std::is_same_v<T, int16_t>) return kMXPInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return kMXPUint16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return kMXPUint32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return kMXPUint64;
+  else return kMXPUnknownDType;
+}
+
+/*! \brief A compact tensor view over a DLTensor (MXNet's TBlob). */
+class TBlob {
+ public:
+  TBlob() = default;
+  explicit TBlob(const DLTensor& t)
+      : dptr_(static_cast<char*>(t.data) + t.byte_offset),
+        shape_(t.shape, t.shape + t.ndim),
+        type_flag_(FromDLDataType(t.dtype)),
+        dev_(t.device) {}
+
+  /*! \brief The data as T*; throws when T is not the blob's element type. */
+  template <typename T>
+  T* dptr() const {
+    if (DTypeFlag<T>() != type_flag_)
+      throw std::invalid_argument("tensor holds " + DTypeName(type_flag_) + ", not " +
+                                  DTypeName(DTypeFlag<T>()));
+    return static_cast<T*>(dptr_);
+  }
+  int64_t Size() const { return shape_.Size(); }
+  int ndim() const { return shape_.ndim(); }
+
+  void* dptr_ = nullptr;
+  TShape shape_;
+  int type_flag_ = kMXPUnknownDType;
+  DLDevice dev_{kDLCPU, 0};
+};
+
+/*!
+ * \brief Calls `fn(T{})` with T the C++ type of a floating-point flag (float32 or float64).
+ * \throws std::invalid_argument for other types (naming `what` when given; kernels pass ""
+ * since the host already names the op).
+ */
+template <typename Fn>
+void RealTypeSwitch(int type_flag, const std::string& what, Fn&& fn) {
+  switch (type_flag) {
+    case kMXPFloat32: fn(float{}); break;
+    case kMXPFloat64: fn(double{}); break;
+    default:
+      throw std::invalid_argument("dtype " + DTypeName(type_flag) + " is not supported" +
+                                  (what.empty() ? "" : " by " + what) +
+                                  "; expected float32 or float64");
+  }
+}
+
+/*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
+template <typename T>
+inline void Assign(T& out, OpReqType req, T value) {
+  if (req == kAddTo) out += value;
+  else if (req != kNullOp) out = value;
+}
+
+/*!
+ * \brief An op's computation on one device (the seeds' Operator). Made by
+ * OperatorProperty::CreateOperator or registered directly with MXPLUG_REGISTER_KERNEL.
+ */
+class Operator {
+ public:
+  virtual ~Operator() = default;
+  virtual void Forward(const OpContext& ctx, const std::vector<TBlob>& in_data,
+                       const std::vector<OpReqType>& req, const std::vector<TBlob>& out_data,
+                       const std::vector<TBlob>& aux_states) = 0;
+  /*! \brief Gradients of the inputs; the default says the op has none. */
+  virtual void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
+                        const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                        const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                        const std::vector<TBlob>& aux_states) {
+    (void)ctx, (void)out_grad, (void)in_data, (void)out_data, (void)req, (void)in_grad,
+        (void)aux_states;
+    throw std::logic_error("this operator has no backward");
+  }
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_SDK_OPERATOR_HPP_

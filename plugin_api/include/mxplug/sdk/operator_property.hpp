@@ -1,0 +1,116 @@
+/*!
+ * \file mxplug/sdk/operator_property.hpp
+ * \brief The semantic side of an op, as in the seeds: OperatorProperty. Registered once; its
+ * kernels are registered per device type, possibly by other plugins.
+ */
+#ifndef MXPLUG_SDK_OPERATOR_PROPERTY_HPP_
+#define MXPLUG_SDK_OPERATOR_PROPERTY_HPP_
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mxplug/sdk/dtype.hpp"
+#include "mxplug/sdk/operator.hpp"
+#include "mxplug/sdk/parameter.hpp"
+#include "mxplug/sdk/tshape.hpp"
+
+namespace mxplug {
+
+class OperatorProperty {
+ public:
+  virtual ~OperatorProperty() = default;
+
+  /*! \brief Parses kwargs (usually `param_.Init(kwargs, "OpName")`). Throw ParamError on bad input. */
+  virtual void Init(const KwArgs& kwargs) = 0;
+
+  virtual std::vector<std::string> ListArguments() const { return {"data"}; }
+  virtual std::vector<std::string> ListOutputs() const { return {"output"}; }
+  virtual std::vector<std::string> ListAuxiliaryStates() const { return {}; }
+
+  /*!
+   * \brief Fills unknown shapes (TShape() or dims of -1) and checks known ones; the vectors come
+   * sized like the lists above. Returns false when too little is known yet.
+   * \throws std::invalid_argument for inconsistent shapes (say which argument and why).
+   */
+  virtual bool InferShape(std::vector<TShape>* in_shape, std::vector<TShape>* out_shape,
+                          std::vector<TShape>* aux_shape) const = 0;
+
+  /*! \brief Fills unknown dtypes (-1). The default makes every type equal to the first known. */
+  virtual bool InferType(std::vector<int>* in_type, std::vector<int>* out_type,
+                         std::vector<int>* aux_type) const {
+    const std::vector<std::string> args = ListArguments();
+    int known = kMXPUnknownDType;
+    for (int t : *in_type)
+      if (t != kMXPUnknownDType) { known = t; break; }
+    if (known == kMXPUnknownDType)
+      for (int t : *out_type)
+        if (t != kMXPUnknownDType) { known = t; break; }
+    if (known == kMXPUnknownDType) return false;
+    for (size_t i = 0; i < in_type->size(); ++i) {
+      int& t = (*in_type)[i];
+      if (t != kMXPUnknownDType && t != known)
+        throw std::invalid_argument("argument '" + (i < args.size() ? args[i] : std::to_string(i)) +
+                                    "' has dtype " + DTypeName(t) + ", expected " +
+                                    DTypeName(known) + " like the other inputs");
+      t = known;
+    }
+    for (int& t : *out_type) t = known;
+    for (int& t : *aux_type) t = known;
+    return true;
+  }
+
+  /*!
+   * \brief The tensors Backward reads, chosen from the ids given (the seeds' backward
+   * dependency). The default keeps all of them; ops should return only what they use so that
+   * memory can be freed early.
+   */
+  virtual std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                                     const std::vector<int>& in_data,
+                                                     const std::vector<int>& out_data) const {
+    std::vector<int> deps(out_grad);
+    deps.insert(deps.end(), in_data.begin(), in_data.end());
+    deps.insert(deps.end(), out_data.begin(), out_data.end());
+    return deps;
+  }
+
+  /*! \brief Pairs {input id, output id} whose memory may be shared in Forward. */
+  virtual std::vector<std::pair<int, int>> ForwardInplaceOption(
+      const std::vector<int>& in_data, const std::vector<int>& out_data) const {
+    (void)in_data, (void)out_data;
+    return {};
+  }
+
+  /*! \brief Pairs {out_grad, in_data or out_data id, in_grad id} whose memory may be shared. */
+  virtual std::vector<std::pair<int, int>> BackwardInplaceOption(
+      const std::vector<int>& out_grad, const std::vector<int>& in_data,
+      const std::vector<int>& out_data, const std::vector<int>& in_grad) const {
+    (void)out_grad, (void)in_data, (void)out_data, (void)in_grad;
+    return {};
+  }
+
+  /*! \brief Resources Forward needs; in_shape holds the shapes of the last InferShape. */
+  virtual std::vector<ResourceRequest> ForwardResource(const std::vector<TShape>& in_shape) const {
+    (void)in_shape;
+    return {};
+  }
+  virtual std::vector<ResourceRequest> BackwardResource(const std::vector<TShape>& in_shape) const {
+    (void)in_shape;
+    return {};
+  }
+
+  /*!
+   * \brief The kernel for a device, for ops registered with `.add_kernel(device_type)`: return a
+   * new Operator (the host owns and deletes it). Ops whose kernels come from
+   * MXPLUG_REGISTER_KERNEL need not override this.
+   */
+  virtual Operator* CreateOperator(Context ctx) const {
+    (void)ctx;
+    return nullptr;
+  }
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_SDK_OPERATOR_PROPERTY_HPP_

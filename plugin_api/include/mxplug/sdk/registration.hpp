@@ -1,0 +1,668 @@
+/*!
+ * \file mxplug/sdk/registration.hpp
+ * \brief Registration for plugin authors: MXPLUG_PLUGIN (the one entry point, once per plugin),
+ * MXPLUG_REGISTER_OP_PROPERTY, MXPLUG_REGISTER_KERNEL, MXPLUG_REGISTER_DEVICE and
+ * MXPLUG_REGISTER_PARAMETER. See Note [Registration is recorded, not performed].
+ *
+ * Note [Registration is recorded, not performed]
+ * The macros run at static-initialisation time, but they only append to this plugin's own
+ * record list. Nothing reaches the host until the host has checked the ABI handshake and calls
+ * register_all, which hands the records over. So a plugin of the wrong version registers nothing,
+ * and a refused plugin leaves no trace. The record list is defined by MXPLUG_PLUGIN with hidden
+ * visibility, so two plugins never share it, whatever flags they were built with.
+ *
+ * Every C function here is a trampoline that catches all exceptions and returns an MXPStatus.
+ */
+#ifndef MXPLUG_SDK_REGISTRATION_HPP_
+#define MXPLUG_SDK_REGISTRATION_HPP_
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "mxplug/abi/plugin.h"
+#include "mxplug/sdk/device_backend.hpp"
+#include "mxplug/sdk/operator.hpp"
+#include "mxplug/sdk/operator_property.hpp"
+#include "mxplug/sdk/parameter.hpp"
+
+#if defined(__GNUC__)
+#define MXPLUG_SDK_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define MXPLUG_SDK_HIDDEN
+#endif
+
+namespace mxplug {
+
+class OpRegistration;
+
+namespace sdk {
+
+struct KernelRecord;
+struct DeviceRecord;
+
+/*! \brief Everything one plugin's macros recorded. */
+struct PluginRecords {
+  std::vector<OpRegistration*> ops;
+  std::vector<KernelRecord*> kernels;
+  std::vector<DeviceRecord*> devices;
+  std::vector<std::pair<const char*, void (*)()>> param_checks;
+};
+
+// Defined once per plugin by MXPLUG_PLUGIN.
+MXPLUG_SDK_HIDDEN PluginRecords& Records();
+MXPLUG_SDK_HIDDEN const MXPHostApi*& HostSlot();
+MXPLUG_SDK_HIDDEN const char* PluginName();
+
+inline const MXPHostApi* Host() { return HostSlot(); }
+
+/*! \brief Turns a host status into an exception (freeing the status). */
+inline void ThrowIfError(MXPStatus* status) {
+  if (!status) return;
+  std::string msg = Host()->status_message(status);
+  Host()->status_free(status);
+  throw std::runtime_error(msg);
+}
+
+inline MXPStatus* MakeStatus(int32_t code, const std::string& message) {
+  return Host()->status_new(code, message.c_str());
+}
+
+/*! \brief Runs `fn`, turning any exception into a status: no exception crosses the ABI. */
+template <typename Fn>
+MXPStatus* Guard(Fn&& fn) noexcept {
+  try {
+    fn();
+    return nullptr;
+  } catch (const std::invalid_argument& e) {
+    return MakeStatus(kMXPInvalidArgument, e.what());
+  } catch (const std::out_of_range& e) {
+    return MakeStatus(kMXPOutOfRange, e.what());
+  } catch (const std::bad_alloc&) {
+    return MakeStatus(kMXPResourceExhausted, "out of memory");
+  } catch (const std::exception& e) {
+    return MakeStatus(kMXPInternal, e.what());
+  } catch (...) {
+    return MakeStatus(kMXPUnknown, "unknown C++ exception");
+  }
+}
+
+inline KwArgs ToKwArgs(const char* const* keys, const char* const* values, size_t n) {
+  KwArgs kwargs;
+  kwargs.reserve(n);
+  for (size_t i = 0; i < n; ++i) kwargs.emplace_back(keys[i], values[i]);
+  return kwargs;
+}
+
+inline std::vector<TShape> ReadShapes(const MXPShapeSlots* slots) {
+  std::vector<TShape> shapes(Host()->shape_count(slots));
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    int32_t ndim = -1;
+    const int64_t* dims = nullptr;
+    ThrowIfError(Host()->shape_get(slots, i, &ndim, &dims));
+    if (ndim >= 0) shapes[i] = TShape(dims, dims + ndim);
+  }
+  return shapes;
+}
+
+inline void WriteShapes(const std::vector<TShape>& shapes, MXPShapeSlots* slots, const char* what) {
+  if (shapes.size() != Host()->shape_count(slots))
+    throw std::logic_error(std::string("InferShape resized the ") + what + " shape list");
+  for (size_t i = 0; i < shapes.size(); ++i)
+    ThrowIfError(Host()->shape_set(slots, i, shapes[i].ndim(), shapes[i].data()));
+}
+
+inline std::vector<TBlob> ToBlobs(const DLTensor* tensors, size_t n) {
+  std::vector<TBlob> blobs;
+  blobs.reserve(n);
+  for (size_t i = 0; i < n; ++i) blobs.emplace_back(tensors[i]);
+  return blobs;
+}
+
+inline OpContext ToOpContext(const MXPKernelArgs* a) {
+  OpContext ctx;
+  ctx.is_train = a->is_train != 0;
+  ctx.run_ctx.ctx = Context{a->device.device_type, a->device.device_id};
+  ctx.run_ctx.stream = a->stream;
+  for (size_t i = 0; i < a->num_requested; ++i) {
+    Resource r;
+    r.raw = a->requested[i];
+    r.host = Host();
+    r.type = r.raw->kind == kMXPResourceRandom ? ResourceRequest::kRandom : ResourceRequest::kTempSpace;
+    ctx.requested.push_back(r);
+  }
+  return ctx;
+}
+
+inline uint32_t ResourceMask(const std::vector<ResourceRequest>& reqs) {
+  uint32_t mask = 0;
+  for (const ResourceRequest& r : reqs)
+    mask |= r.type == ResourceRequest::kRandom ? kMXPResourceRandom : kMXPResourceTempSpace;
+  return mask;
+}
+
+/*! \brief A property instance as the host sees it: the author's object plus borrowed lists. */
+struct PropertyInstance {
+  std::unique_ptr<OperatorProperty> prop;
+  std::vector<std::string> lists[3];
+  std::vector<const char*> list_ptrs[3];
+  std::vector<MXPInplacePair> inplace[2];
+  std::vector<TShape> last_in_shapes;
+};
+
+// ---- Section: kernels ----
+
+struct KernelInstance {
+  std::unique_ptr<Operator> op;
+};
+
+inline MXPStatus* KernelForward(void* state, const MXPKernelArgs* a) {
+  return Guard([&] {
+    auto* k = static_cast<KernelInstance*>(state);
+    std::vector<OpReqType> req;
+    for (size_t i = 0; i < a->num_req; ++i) req.push_back(static_cast<OpReqType>(a->req[i]));
+    k->op->Forward(ToOpContext(a), ToBlobs(a->in_data, a->num_in_data), req,
+                   ToBlobs(a->out_data, a->num_out_data), ToBlobs(a->aux, a->num_aux));
+  });
+}
+
+inline MXPStatus* KernelBackward(void* state, const MXPKernelArgs* a) {
+  return Guard([&] {
+    auto* k = static_cast<KernelInstance*>(state);
+    std::vector<OpReqType> req;
+    for (size_t i = 0; i < a->num_req; ++i) req.push_back(static_cast<OpReqType>(a->req[i]));
+    k->op->Backward(ToOpContext(a), ToBlobs(a->out_grad, a->num_out_grad),
+                    ToBlobs(a->in_data, a->num_in_data), ToBlobs(a->out_data, a->num_out_data),
+                    req, ToBlobs(a->in_grad, a->num_in_grad), ToBlobs(a->aux, a->num_aux));
+  });
+}
+
+inline void KernelDestroy(void*, void* state) { delete static_cast<KernelInstance*>(state); }
+
+/*! \brief One (op, device type) kernel registration. */
+struct KernelRecord {
+  std::string op_name;
+  MXPKernelDef def{};
+  // Makes the Operator for kwargs and a device; set by the registering macro.
+  Operator* (*make)(const KernelRecord& self, const KwArgs& kwargs, Context ctx) = nullptr;
+  const OpRegistration* owner = nullptr;  // for kernels made by a property's CreateOperator
+
+  static MXPStatus* Create(void* user, const char* const* keys, const char* const* values,
+                           size_t n, DLDevice device, void** state) {
+    return Guard([&] {
+      auto* self = static_cast<KernelRecord*>(user);
+      Context ctx{device.device_type, device.device_id};
+      std::unique_ptr<Operator> op(self->make(*self, ToKwArgs(keys, values, n), ctx));
+      if (!op)
+        throw std::logic_error(self->op_name + ": CreateOperator returned no operator for this device");
+      *state = new KernelInstance{std::move(op)};
+    });
+  }
+
+  void Fill(int32_t device_type, bool has_backward) {
+    def.struct_size = MXP_STRUCT_SIZE(MXPKernelDef, backward);
+    def.op_name = op_name.c_str();
+    def.device_type = device_type;
+    def.user = this;
+    def.create = &KernelRecord::Create;
+    def.destroy = &KernelDestroy;
+    def.forward = &KernelForward;
+    def.backward = has_backward ? &KernelBackward : nullptr;
+  }
+};
+
+/*! \brief Records a kernel whose Operator class is constructed as OpClass(kwargs, ctx). */
+template <typename OpClass>
+KernelRecord& RegisterKernel(const char* op_name, DLDeviceType device_type) {
+  static_assert(std::is_constructible_v<OpClass, const KwArgs&, Context>,
+                "a kernel class registered with MXPLUG_REGISTER_KERNEL needs a constructor "
+                "OpClass(const mxplug::KwArgs& kwargs, mxplug::Context ctx)");
+  auto* rec = new KernelRecord();
+  rec->op_name = op_name;
+  rec->make = [](const KernelRecord&, const KwArgs& kwargs, Context ctx) -> Operator* {
+    return new OpClass(kwargs, ctx);
+  };
+  rec->Fill(device_type, true);
+  Records().kernels.push_back(rec);
+  return *rec;
+}
+
+// ---- Section: devices ----
+
+struct DeviceRecord {
+  std::string name;
+  std::unique_ptr<DeviceBackend> backend;
+  std::string reason;                       // why DeviceCount is zero
+  std::vector<std::string> descriptions;    // borrowed by the host, one per device id
+  MXPDeviceDef def{};
+
+  static DeviceRecord* Self(void* user) { return static_cast<DeviceRecord*>(user); }
+  static DeviceBackend& B(void* user) { return *Self(user)->backend; }
+
+  void Fill(int32_t device_type) {
+    def.struct_size = MXP_STRUCT_SIZE(MXPDeviceDef, synchronize);
+    def.name = name.c_str();
+    def.device_type = device_type;
+    def.user = this;
+    def.device_count = [](void* u, int32_t* count, const char** reason) {
+      return Guard([&] {
+        DeviceRecord* self = Self(u);
+        self->reason.clear();
+        *count = self->backend->DeviceCount(&self->reason);
+        *reason = *count == 0 ? self->reason.c_str() : nullptr;
+        if (self->descriptions.size() < static_cast<size_t>(*count)) self->descriptions.resize(*count);
+      });
+    };
+    def.describe = [](void* u, int32_t id, const char** text) {
+      return Guard([&] {
+        DeviceRecord* self = Self(u);
+        if (id < 0) throw std::out_of_range("device id " + std::to_string(id));
+        if (self->descriptions.size() <= static_cast<size_t>(id)) self->descriptions.resize(id + 1);
+        self->descriptions[id] = self->backend->Describe(id);
+        *text = self->descriptions[id].c_str();
+      });
+    };
+    def.allocate = [](void* u, int32_t id, size_t bytes, size_t align, void** ptr) {
+      return Guard([&] { *ptr = B(u).Allocate(id, bytes, align); });
+    };
+    def.free = [](void* u, int32_t id, void* ptr) { B(u).Free(id, ptr); };
+    def.copy = [](void* u, DLDevice dd, void* dst, DLDevice sd, const void* src, size_t n, void* s) {
+      return Guard([&] { B(u).Copy(dd, dst, sd, src, n, s); });
+    };
+    def.stream_create = [](void* u, int32_t id, void** s) {
+      return Guard([&] { *s = B(u).CreateStream(id); });
+    };
+    def.stream_destroy = [](void* u, int32_t id, void* s) { B(u).DestroyStream(id, s); };
+    def.stream_synchronize = [](void* u, int32_t id, void* s) {
+      return Guard([&] { B(u).SynchronizeStream(id, s); });
+    };
+    def.event_create = [](void* u, int32_t id, void** e) {
+      return Guard([&] { *e = B(u).CreateEvent(id); });
+    };
+    def.event_destroy = [](void* u, int32_t id, void* e) { B(u).DestroyEvent(id, e); };
+    def.event_record = [](void* u, int32_t id, void* e, void* s) {
+      return Guard([&] { B(u).RecordEvent(id, e, s); });
+    };
+    def.stream_wait_event = [](void* u, int32_t id, void* s, void* e) {
+      return Guard([&] { B(u).WaitEvent(id, s, e); });
+    };
+    def.event_synchronize = [](void* u, int32_t id, void* e) {
+      return Guard([&] { B(u).SynchronizeEvent(id, e); });
+    };
+    def.synchronize = [](void* u, int32_t id) { return Guard([&] { B(u).Synchronize(id); }); };
+  }
+};
+
+template <typename Backend>
+DeviceRecord& RegisterDevice(const char* name, DLDeviceType device_type) {
+  auto* rec = new DeviceRecord();
+  rec->name = name;
+  rec->backend = std::make_unique<Backend>();
+  rec->Fill(device_type);
+  Records().devices.push_back(rec);
+  return *rec;
+}
+
+template <typename P>
+bool RegisterParameter(const char* name) {
+  // Building the field list runs the author's declarations; doing it inside register_all turns a
+  // mistake there into a refused plugin instead of a crash at load.
+  Records().param_checks.emplace_back(name, [] { (void)P::Fields(); });
+  return true;
+}
+
+}  // namespace sdk
+
+// ---- Section: ops ----
+
+/*! \brief One op's registration (returned by MXPLUG_REGISTER_OP_PROPERTY for chaining). */
+class OpRegistration {
+ public:
+  using Factory = std::unique_ptr<OperatorProperty> (*)();
+
+  OpRegistration(std::string name, Factory factory) : name_(std::move(name)), factory_(factory) {}
+
+  OpRegistration& describe(std::string doc) { return doc_ = std::move(doc), *this; }
+  /*! \brief Documents an input (MXNet's add_argument). */
+  OpRegistration& add_argument(std::string name, std::string type, std::string doc) {
+    arguments_.push_back({std::move(name), std::move(type), std::move(doc)});
+    return *this;
+  }
+  /*! \brief Documents the parameters (pass `Param::Fields()`). */
+  OpRegistration& add_arguments(const std::vector<FieldInfo>& fields) {
+    for (const FieldInfo& f : fields) fields_.push_back(&f);
+    return *this;
+  }
+  /*! \brief Registers a kernel for `device_type` made by the property's CreateOperator. */
+  OpRegistration& add_kernel(DLDeviceType device_type) {
+    auto* rec = new sdk::KernelRecord();
+    rec->op_name = name_;
+    rec->owner = this;
+    rec->make = [](const sdk::KernelRecord& self, const KwArgs& kwargs, Context ctx) {
+      std::unique_ptr<OperatorProperty> prop = self.owner->factory_();
+      prop->Init(kwargs);
+      return prop->CreateOperator(ctx);
+    };
+    rec->Fill(device_type, true);
+    sdk::Records().kernels.push_back(rec);
+    return *this;
+  }
+
+  const std::string& name() const { return name_; }
+
+  /*! \brief The C definition handed to the host; built once, then stable. */
+  const MXPOpDef* Def() {
+    if (def_.struct_size) return &def_;
+    for (const FieldInfo* f : fields_) {
+      MXPParamDef p{};
+      p.struct_size = MXP_STRUCT_SIZE(MXPParamDef, doc);
+      p.name = f->name.c_str();
+      p.type = f->type;
+      p.type_text = f->type_text.c_str();
+      p.default_value = f->has_default ? f->default_text.c_str() : nullptr;
+      p.has_lower_bound = f->has_lower;
+      p.has_upper_bound = f->has_upper;
+      p.lower_bound = f->lower;
+      p.upper_bound = f->upper;
+      p.doc = f->doc.c_str();
+      params_.push_back(p);
+      std::vector<const char*> choices;
+      for (const auto& e : f->enum_values) choices.push_back(e.first.c_str());
+      choices_.push_back(std::move(choices));
+    }
+    for (size_t i = 0; i < params_.size(); ++i) {
+      params_[i].choices = choices_[i].data();
+      params_[i].num_choices = choices_[i].size();
+      param_ptrs_.push_back(&params_[i]);
+    }
+    for (const Argument& a : arguments_) {
+      MXPArgumentDef d{};
+      d.struct_size = MXP_STRUCT_SIZE(MXPArgumentDef, doc);
+      d.name = a.name.c_str();
+      d.type_text = a.type.c_str();
+      d.doc = a.doc.c_str();
+      argument_defs_.push_back(d);
+    }
+    for (const MXPArgumentDef& d : argument_defs_) argument_ptrs_.push_back(&d);
+
+    def_.name = name_.c_str();
+    def_.doc = doc_.c_str();
+    def_.params = param_ptrs_.data();
+    def_.num_params = param_ptrs_.size();
+    def_.arguments = argument_ptrs_.data();
+    def_.num_arguments = argument_ptrs_.size();
+    def_.user = this;
+    def_.create = &Create;
+    def_.destroy = [](void*, void* p) { delete static_cast<sdk::PropertyInstance*>(p); };
+    def_.list = &List;
+    def_.infer_shape = &InferShape;
+    def_.infer_type = &InferType;
+    def_.backward_dependency = &BackwardDependency;
+    def_.inplace_options = &InplaceOptions;
+    def_.resources = &Resources;
+    def_.struct_size = MXP_STRUCT_SIZE(MXPOpDef, resources);
+    return &def_;
+  }
+
+ private:
+  struct Argument {
+    std::string name, type, doc;
+  };
+
+  static sdk::PropertyInstance* Inst(void* p) { return static_cast<sdk::PropertyInstance*>(p); }
+
+  static MXPStatus* Create(void* user, const char* const* keys, const char* const* values,
+                           size_t n, void** out) {
+    return sdk::Guard([&] {
+      auto* self = static_cast<OpRegistration*>(user);
+      auto inst = std::make_unique<sdk::PropertyInstance>();
+      inst->prop = self->factory_();
+      inst->prop->Init(sdk::ToKwArgs(keys, values, n));
+      for (int k = 0; k < 3; ++k) {
+        inst->lists[k] = k == 0   ? inst->prop->ListArguments()
+                         : k == 1 ? inst->prop->ListOutputs()
+                                  : inst->prop->ListAuxiliaryStates();
+        for (const std::string& s : inst->lists[k]) inst->list_ptrs[k].push_back(s.c_str());
+      }
+      *out = inst.release();
+    });
+  }
+
+  static MXPStatus* List(void* p, int32_t kind, size_t* count, const char* const** names) {
+    return sdk::Guard([&] {
+      if (kind < 0 || kind > 2) throw std::out_of_range("unknown list kind " + std::to_string(kind));
+      *count = Inst(p)->list_ptrs[kind].size();
+      *names = Inst(p)->list_ptrs[kind].data();
+    });
+  }
+
+  static MXPStatus* InferShape(void* p, MXPShapeSlots* in, MXPShapeSlots* out, MXPShapeSlots* aux,
+                               int32_t* complete) {
+    return sdk::Guard([&] {
+      std::vector<TShape> ins = sdk::ReadShapes(in), outs = sdk::ReadShapes(out),
+                          auxs = sdk::ReadShapes(aux);
+      bool done = Inst(p)->prop->InferShape(&ins, &outs, &auxs);
+      sdk::WriteShapes(ins, in, "input");
+      sdk::WriteShapes(outs, out, "output");
+      sdk::WriteShapes(auxs, aux, "auxiliary");
+      Inst(p)->last_in_shapes = ins;
+      *complete = done ? 1 : 0;
+    });
+  }
+
+  static MXPStatus* InferType(void* p, int32_t* in, size_t nin, int32_t* out, size_t nout,
+                              int32_t* aux, size_t naux, int32_t* complete) {
+    return sdk::Guard([&] {
+      std::vector<int> ins(in, in + nin), outs(out, out + nout), auxs(aux, aux + naux);
+      bool done = Inst(p)->prop->InferType(&ins, &outs, &auxs);
+      if (ins.size() != nin || outs.size() != nout || auxs.size() != naux)
+        throw std::logic_error("InferType resized a type list");
+      std::copy(ins.begin(), ins.end(), in);
+      std::copy(outs.begin(), outs.end(), out);
+      std::copy(auxs.begin(), auxs.end(), aux);
+      *complete = done ? 1 : 0;
+    });
+  }
+
+  // Ids as MXNet numbers them: out_grad, then in_data, then out_data, then in_grad.
+  static std::vector<int> Ids(int begin, size_t n) {
+    std::vector<int> ids(n);
+    for (size_t i = 0; i < n; ++i) ids[i] = begin + static_cast<int>(i);
+    return ids;
+  }
+
+  static MXPStatus* BackwardDependency(void* p, uint8_t* og, uint8_t* id, uint8_t* od) {
+    return sdk::Guard([&] {
+      const int nin = static_cast<int>(Inst(p)->lists[0].size());
+      const int nout = static_cast<int>(Inst(p)->lists[1].size());
+      std::vector<int> deps = Inst(p)->prop->DeclareBackwardDependency(
+          Ids(0, nout), Ids(nout, nin), Ids(nout + nin, nout));
+      for (int d : deps) {
+        if (d < 0 || d >= 2 * nout + nin)
+          throw std::out_of_range("DeclareBackwardDependency returned unknown id " + std::to_string(d));
+        if (d < nout) og[d] = 1;
+        else if (d < nout + nin) id[d - nout] = 1;
+        else od[d - nout - nin] = 1;
+      }
+    });
+  }
+
+  static MXPStatus* InplaceOptions(void* p, int32_t phase, size_t* count,
+                                   const MXPInplacePair** pairs) {
+    return sdk::Guard([&] {
+      sdk::PropertyInstance* inst = Inst(p);
+      const int nin = static_cast<int>(inst->lists[0].size());
+      const int nout = static_cast<int>(inst->lists[1].size());
+      std::vector<MXPInplacePair>& res = inst->inplace[phase == kMXPPhaseBackward ? 1 : 0];
+      res.clear();
+      if (phase == kMXPPhaseForward) {
+        for (auto [i, o] : inst->prop->ForwardInplaceOption(Ids(0, nin), Ids(nin, nout))) {
+          if (i < 0 || i >= nin || o < nin || o >= nin + nout)
+            throw std::out_of_range("ForwardInplaceOption returned an unknown id");
+          res.push_back({kMXPRoleInData, i, kMXPRoleOutData, o - nin});
+        }
+      } else {
+        const int grad_begin = 2 * nout + nin;
+        for (auto [s, d] : inst->prop->BackwardInplaceOption(Ids(0, nout), Ids(nout, nin),
+                                                             Ids(nout + nin, nout),
+                                                             Ids(grad_begin, nin))) {
+          if (d < grad_begin || d >= grad_begin + nin || s < 0 || s >= grad_begin)
+            throw std::out_of_range("BackwardInplaceOption returned an unknown id");
+          MXPInplacePair pair{kMXPRoleOutGrad, s, kMXPRoleInGrad, d - grad_begin};
+          if (s >= nout + nin) pair.src_role = kMXPRoleOutData, pair.src_index = s - nout - nin;
+          else if (s >= nout) pair.src_role = kMXPRoleInData, pair.src_index = s - nout;
+          res.push_back(pair);
+        }
+      }
+      *count = res.size();
+      *pairs = res.data();
+    });
+  }
+
+  static MXPStatus* Resources(void* p, int32_t phase, uint32_t* mask) {
+    return sdk::Guard([&] {
+      sdk::PropertyInstance* inst = Inst(p);
+      *mask = sdk::ResourceMask(phase == kMXPPhaseForward
+                                    ? inst->prop->ForwardResource(inst->last_in_shapes)
+                                    : inst->prop->BackwardResource(inst->last_in_shapes));
+    });
+  }
+
+  std::string name_, doc_;
+  Factory factory_;
+  std::vector<Argument> arguments_;
+  std::vector<const FieldInfo*> fields_;
+  std::vector<MXPParamDef> params_;
+  std::vector<std::vector<const char*>> choices_;
+  std::vector<const MXPParamDef*> param_ptrs_;
+  std::vector<MXPArgumentDef> argument_defs_;
+  std::vector<const MXPArgumentDef*> argument_ptrs_;
+  MXPOpDef def_{};
+};
+
+namespace sdk {
+
+template <typename Prop>
+OpRegistration& RegisterOp(const char* name) {
+  static_assert(std::is_base_of_v<OperatorProperty, Prop>, "Prop must derive from OperatorProperty");
+  auto* reg = new OpRegistration(name, []() -> std::unique_ptr<OperatorProperty> {
+    return std::make_unique<Prop>();
+  });
+  Records().ops.push_back(reg);
+  return *reg;
+}
+
+/*! \brief Hands every record to the host; called by the host after the handshake. */
+inline MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
+  HostSlot() = host;
+  MXPStatus* status = Guard([] {
+    for (const auto& check : Records().param_checks) {
+      try {
+        check.second();
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("parameter struct ") + check.first + ": " + e.what());
+      }
+    }
+  });
+  if (status) return status;
+  for (OpRegistration* op : Records().ops) {
+    const MXPOpDef* def = nullptr;
+    if ((status = Guard([&] { def = op->Def(); }))) return status;
+    if ((status = host->register_op(registrar, def))) return status;
+  }
+  for (KernelRecord* k : Records().kernels)
+    if ((status = host->register_kernel(registrar, &k->def))) return status;
+  for (DeviceRecord* d : Records().devices)
+    if ((status = host->register_device(registrar, &d->def))) return status;
+  return nullptr;
+}
+
+#ifndef MXPLUG_PLUGIN_ABI_MINOR_MIN
+#define MXPLUG_PLUGIN_ABI_MINOR_MIN 0
+#endif
+
+/*! \brief The handshake half of mxplug_init: describe the plugin, register nothing yet. */
+inline MXPStatus* Init(const MXPHostApi* host, MXPPluginApi* out, const char* name,
+                       const char* version, const char* vendor, const char* min_host_version) {
+  HostSlot() = host;
+  MXPPluginApi info{};
+  info.struct_size = MXP_STRUCT_SIZE(MXPPluginApi, register_all);
+  info.abi_major = MXP_ABI_MAJOR;
+  info.abi_minor_built = MXP_ABI_MINOR;
+  info.abi_minor_min = MXPLUG_PLUGIN_ABI_MINOR_MIN;
+  info.name = name;
+  info.version = version;
+  info.vendor = vendor;
+  info.min_host_version = min_host_version;
+#if defined(__clang__)
+  info.build_info = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  info.build_info = "gcc " __VERSION__;
+#else
+  info.build_info = "unknown compiler";
+#endif
+  info.register_all = &RegisterAll;
+  // The host says how much room it gave; write no more than that (Note in abi/plugin.h).
+  size_t n = out->struct_size < info.struct_size ? out->struct_size : info.struct_size;
+  info.struct_size = n;
+  std::memcpy(out, &info, n);
+  return nullptr;
+}
+
+}  // namespace sdk
+}  // namespace mxplug
+
+#define MXPLUG_SDK_CAT_(a, b) a##b
+#define MXPLUG_SDK_CAT(a, b) MXPLUG_SDK_CAT_(a, b)
+
+/*!
+ * \brief Defines the plugin's entry point (exactly once per plugin, in any one source file).
+ * \param NAME short id ("nn"); VERSION the plugin's release; VENDOR who ships it.
+ * Define MXPLUG_PLUGIN_MIN_HOST_VERSION before including to require a host release.
+ */
+#ifndef MXPLUG_PLUGIN_MIN_HOST_VERSION
+#define MXPLUG_PLUGIN_MIN_HOST_VERSION nullptr
+#endif
+#define MXPLUG_PLUGIN(NAME, VERSION, VENDOR)                                                   \
+  namespace mxplug::sdk {                                                                      \
+  PluginRecords& Records() {                                                                   \
+    static PluginRecords records;                                                              \
+    return records;                                                                            \
+  }                                                                                            \
+  const MXPHostApi*& HostSlot() {                                                              \
+    static const MXPHostApi* host = nullptr;                                                   \
+    return host;                                                                               \
+  }                                                                                            \
+  const char* PluginName() { return NAME; }                                                    \
+  }                                                                                            \
+  extern "C" MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {    \
+    return ::mxplug::sdk::Init(host, out, NAME, VERSION, VENDOR, MXPLUG_PLUGIN_MIN_HOST_VERSION); \
+  }
+
+/*! \brief Registers OperatorProperty class Prop as op Name; chain describe, add_argument(s), add_kernel. */
+#define MXPLUG_REGISTER_OP_PROPERTY(Name, Prop) \
+  static ::mxplug::OpRegistration& mxplug_op_registration_##Name = ::mxplug::sdk::RegisterOp<Prop>(#Name)
+/*! \brief Same, for a name that is not an identifier ("myorg.MyOp"); Var names the registration. */
+#define MXPLUG_REGISTER_OP_PROPERTY_AS(Var, NameString, Prop) \
+  static ::mxplug::OpRegistration& mxplug_op_registration_##Var = ::mxplug::sdk::RegisterOp<Prop>(NameString)
+/*! \brief Registers Operator class OpClass, built as OpClass(kwargs, ctx), as op Name's kernel on DevType. */
+#define MXPLUG_REGISTER_KERNEL(Name, DevType, OpClass)                                       \
+  static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Name##_##DevType =       \
+      ::mxplug::sdk::RegisterKernel<OpClass>(#Name, DevType)
+#define MXPLUG_REGISTER_KERNEL_AS(Var, NameString, DevType, OpClass)                         \
+  static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Var =                    \
+      ::mxplug::sdk::RegisterKernel<OpClass>(NameString, DevType)
+/*! \brief Registers DeviceBackend class Backend for DLPack device type DevType under `name`. */
+#define MXPLUG_REGISTER_DEVICE(Name, DevType, Backend)                                        \
+  static ::mxplug::sdk::DeviceRecord& mxplug_device_registration_##Name =                   \
+      ::mxplug::sdk::RegisterDevice<Backend>(#Name, DevType)
+/*! \brief Checks parameter struct P's declarations when the plugin registers. */
+#define MXPLUG_REGISTER_PARAMETER(P) \
+  static bool mxplug_parameter_registration_##P = ::mxplug::sdk::RegisterParameter<P>(#P)
+
+#endif  // MXPLUG_SDK_REGISTRATION_HPP_

@@ -1,0 +1,79 @@
+/*!
+ * \file mxplug/sdk/tshape.hpp
+ * \brief TShape: a tensor shape that may be unknown (ndim -1) or partly unknown (a dim of -1),
+ * as in MXNet's numpy-shape semantics. Shared by plugins and the core (no plugin state here).
+ */
+#ifndef MXPLUG_SDK_TSHAPE_HPP_
+#define MXPLUG_SDK_TSHAPE_HPP_
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace mxplug {
+
+class TShape {
+ public:
+  /*! \brief An unknown shape. */
+  TShape() = default;
+  TShape(std::initializer_list<int64_t> dims) : known_(true), dims_(dims) {}
+  explicit TShape(std::vector<int64_t> dims) : known_(true), dims_(std::move(dims)) {}
+  /*! \brief A shape of `ndim` dimensions, each `fill` (-1: unknown). */
+  TShape(int ndim, int64_t fill) : known_(ndim >= 0), dims_(ndim > 0 ? ndim : 0, fill) {}
+  TShape(const int64_t* begin, const int64_t* end) : known_(true), dims_(begin, end) {}
+
+  /*! \brief Number of dimensions, or -1 when unknown. */
+  int ndim() const { return known_ ? static_cast<int>(dims_.size()) : -1; }
+  /*! \brief True when ndim and every dimension are known. */
+  bool IsKnown() const {
+    if (!known_) return false;
+    for (int64_t d : dims_)
+      if (d < 0) return false;
+    return true;
+  }
+  /*! \brief Product of dimensions (1 for a scalar shape), or -1 when not known. */
+  int64_t Size() const {
+    if (!IsKnown()) return -1;
+    int64_t n = 1;
+    for (int64_t d : dims_) n *= d;
+    return n;
+  }
+  /*! \brief Product of dimensions [begin, end). */
+  int64_t ProdShape(int begin, int end) const {
+    int64_t n = 1;
+    for (int i = begin; i < end; ++i) n *= dims_[i];
+    return n;
+  }
+
+  int64_t operator[](int i) const { return dims_[i]; }
+  int64_t& operator[](int i) { return dims_[i]; }
+  const int64_t* data() const { return dims_.data(); }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  std::vector<int64_t>::const_iterator begin() const { return dims_.begin(); }
+  std::vector<int64_t>::const_iterator end() const { return dims_.end(); }
+
+  bool operator==(const TShape& o) const { return known_ == o.known_ && dims_ == o.dims_; }
+  bool operator!=(const TShape& o) const { return !(*this == o); }
+
+  /*! \brief Python tuple notation, as MXNet prints shapes: "(2, 3)", "(5,)", "()"; "None" when
+   * unknown; an unknown dimension prints as -1. */
+  std::string ToString() const {
+    if (!known_) return "None";
+    std::string s = "(";
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (i) s += ", ";
+      s += std::to_string(dims_[i]);
+    }
+    if (dims_.size() == 1) s += ",";
+    return s + ")";
+  }
+
+ private:
+  bool known_ = false;
+  std::vector<int64_t> dims_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_SDK_TSHAPE_HPP_

@@ -1,0 +1,36 @@
+"""Loading plugin libraries at run time (MXNet's ``mx.library``)."""
+import os
+
+from . import _core
+from ._core import MXPlugError
+
+
+def load(path, verbose=True):
+    """Loads a plugin library: its operators, kernels and devices become available at once.
+
+    As in MXNet, ``path`` must be an absolute path to an existing file. A plugin that is refused
+    (another ABI major, a failing init, a name that is already registered...) raises
+    ``MXPlugError`` naming the file and the reason, and changes nothing.
+    """
+    if not isinstance(path, str):
+        raise MXPlugError("load path %r is not a string" % (path,))
+    if not os.path.exists(path):
+        raise MXPlugError("load path %s does not exist" % path)
+    if not os.path.isabs(path):
+        raise MXPlugError("load path %s is not an absolute path" % path)
+    record = _core.load_library(path)
+    if verbose:
+        print("loaded plugin %s %s from %s: %d operator(s), %d kernel(s), %d device(s)" % (
+            record["name"], record["version"], path, len(record["ops"]),
+            len(record["kernels"]), len(record["devices"])))
+    return record
+
+
+def operators():
+    """Every registered operator: name, plugin and the devices that have kernels."""
+    return _core.operators()
+
+
+def plugins():
+    """Every plugin file seen: loaded or refused and why, versions, what it registered."""
+    return _core.plugins()

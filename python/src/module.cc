@@ -1,0 +1,76 @@
+// mxplug._core: the pybind11 bridge to the core. The Python package on top (python/mxplug)
+// gives it MXNet's names.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "mxplug/runtime.h"
+#include "mxplug/version.h"
+
+namespace py = pybind11;
+
+namespace {
+
+py::dict RecordDict(const mxplug::PluginRecord& r) {
+  py::dict d;
+  d["path"] = r.path;
+  d["source"] = r.source;
+  d["state"] = r.loaded() ? "loaded" : "refused";
+  d["reason"] = r.reason;
+  d["name"] = r.name;
+  d["version"] = r.version;
+  d["vendor"] = r.vendor;
+  d["abi"] = py::make_tuple(r.abi_major, r.abi_minor_built, r.abi_minor_min);
+  d["ops"] = r.ops;
+  d["kernels"] = r.kernels;
+  d["devices"] = r.devices;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "mxplug core bindings";
+  m.attr("__version__") = MXPLUG_VERSION_STRING;
+  static py::exception<mxplug::Error> error(m, "MXPlugError");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const mxplug::Error& e) {
+      error(e.what());
+    }
+  });
+
+  m.def("load_default_plugins", [] {
+    mxplug::LoadOptions options;
+    options.isolate_new_files = true;  // a crashing plugin costs a probe, not the interpreter
+    py::gil_scoped_release release;
+    mxplug::Runtime::Get().EnsureDefaultPluginsLoaded(options);
+  }, "Loads the default plugin folder and MXPLUG_PLUGIN_PATH, once.");
+  m.def("load_library", [](const std::string& path) {
+    mxplug::PluginRecord r;
+    {
+      py::gil_scoped_release release;
+      r = mxplug::Runtime::Get().LoadLibrary(path);
+    }
+    return RecordDict(r);
+  }, py::arg("path"), "Loads one plugin file; raises MXPlugError with the reason when refused.");
+  m.def("plugins", [] {
+    py::list out;
+    for (const auto& r : mxplug::Runtime::Get().Plugins()) out.append(RecordDict(r));
+    return out;
+  }, "Every plugin file seen: loaded or refused, with versions and what it registered.");
+  m.def("operators", [] {
+    py::list out;
+    const mxplug::Runtime& rt = mxplug::Runtime::Get();
+    for (const auto& op : rt.ops().List()) {
+      std::vector<std::string> devices;
+      for (const auto& k : rt.KernelsOf(op->name)) devices.push_back(mxplug::DeviceTypeName(k->device_type));
+      py::dict d;
+      d["name"] = op->name;
+      d["plugin"] = op->plugin;
+      d["devices"] = devices;
+      out.append(d);
+    }
+    return out;
+  }, "Every registered operator with its plugin and the devices that have kernels.");
+}

@@ -1,0 +1,236 @@
+// The first operator slice, run through plugins on real tensors: FullyConnected against a naive
+// loop, every op's backward against central finite differences in float64, OpReqType handling,
+// and the errors for bad shapes, arity and dtypes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "mxplug/op_runner.h"
+#include "mxplug/runtime.h"
+
+namespace mxplug {
+namespace {
+
+class Ops : public ::testing::Test {
+ protected:
+  void SetUp() override { Runtime::Get().EnsureDefaultPluginsLoaded(); }
+};
+
+template <typename T>
+std::vector<T> Random(size_t n, uint32_t seed, T lo = -1, T hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(dist(gen));
+  return v;
+}
+
+template <typename T>
+Tensor Make(const std::vector<T>& v, const TShape& s) {
+  return Tensor::FromVector<T>(v, s);
+}
+
+// out[m, n] = sum_k data[m, k] * w[n, k] + b[n], written independently of the plugin.
+template <typename T>
+std::vector<T> NaiveFullyConnected(const std::vector<T>& x, const std::vector<T>& w,
+                                   const std::vector<T>* b, int64_t m, int64_t n, int64_t k) {
+  std::vector<T> out(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = b ? (*b)[j] : 0.0;
+      for (int64_t p = 0; p < k; ++p) acc += double(x[i * k + p]) * w[j * k + p];
+      out[i * n + j] = static_cast<T>(acc);
+    }
+  return out;
+}
+
+template <typename T>
+void ExpectNear(const std::vector<T>& got, const std::vector<T>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(double(want[i])))) << "at " << i;
+}
+
+TEST_F(Ops, FullyConnectedForwardMatchesNaiveLoop) {
+  struct Case { TShape data; bool flatten, no_bias; int64_t m, k; TShape out; };
+  for (const Case& c : {Case{TShape{5, 7}, true, false, 5, 7, TShape{5, 3}},
+                        Case{TShape{2, 3, 4}, true, false, 2, 12, TShape{2, 3}},
+                        Case{TShape{2, 3, 4}, false, false, 6, 4, TShape{2, 3, 3}},
+                        Case{TShape{4, 6}, true, true, 4, 6, TShape{4, 3}}}) {
+    const int64_t n = 3;
+    auto x = Random<float>(c.data.Size(), 1), w = Random<float>(n * c.k, 2), b = Random<float>(n, 3);
+    KwArgs kw{{"num_hidden", "3"}, {"flatten", c.flatten ? "true" : "false"},
+              {"no_bias", c.no_bias ? "1" : "0"}};
+    OpRunner fc("FullyConnected", kw);
+    std::vector<Tensor> in{Make(x, c.data), Make(w, TShape{n, c.k})};
+    if (!c.no_bias) in.push_back(Make(b, TShape{n}));
+    std::vector<Tensor> out = fc.Forward(in);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape(), c.out);
+    ExpectNear(out[0].ToVector<float>(), NaiveFullyConnected(x, w, c.no_bias ? nullptr : &b, c.m, n, c.k), 1e-5);
+  }
+}
+
+TEST_F(Ops, FullyConnectedInfersWeightAndBiasShapes) {
+  OpRunner fc("FullyConnected", {{"num_hidden", "10"}});
+  std::vector<TShape> in{TShape{100, 100}, TShape(), TShape()}, out, aux;
+  EXPECT_TRUE(fc.property().InferShape(&in, &out, &aux));
+  EXPECT_EQ(in[1], (TShape{10, 100}));  // the seeds' fc1_weight
+  EXPECT_EQ(in[2], (TShape{10}));
+  EXPECT_EQ(out[0], (TShape{100, 10}));
+  auto deps = fc.property().DeclareBackwardDependency();
+  EXPECT_EQ(deps.out_data, std::vector<bool>{false});  // the output is not kept for backward
+  EXPECT_EQ(deps.in_data, (std::vector<bool>{true, true, false}));
+}
+
+// Central differences of L = sum(out * R) with respect to each input, in float64.
+std::vector<std::vector<double>> NumericGradients(const std::string& op, const KwArgs& kw,
+                                                 std::vector<std::vector<double>> inputs,
+                                                 const std::vector<TShape>& shapes,
+                                                 const std::vector<double>& r) {
+  OpRunner runner(op, kw);
+  auto loss = [&]() {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(Make(inputs[i], shapes[i]));
+    std::vector<double> out = runner.Forward(in)[0].ToVector<double>();
+    double l = 0;
+    for (size_t i = 0; i < out.size(); ++i) l += out[i] * r[i];
+    return l;
+  };
+  const double eps = 1e-6;
+  std::vector<std::vector<double>> grads;
+  for (auto& v : inputs) {
+    std::vector<double> g(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      double keep = v[i];
+      v[i] = keep + eps;
+      double up = loss();
+      v[i] = keep - eps;
+      double down = loss();
+      v[i] = keep;
+      g[i] = (up - down) / (2 * eps);
+    }
+    grads.push_back(g);
+  }
+  return grads;
+}
+
+void CheckBackward(const std::string& op, const KwArgs& kw, const std::vector<TShape>& shapes,
+                   double lo = -1, double hi = 1) {
+  SCOPED_TRACE(op);
+  std::vector<std::vector<double>> values;
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    values.push_back(Random<double>(shapes[i].Size(), 10 + i, lo, hi));
+    in.push_back(Make(values.back(), shapes[i]));
+  }
+  OpRunner runner(op, kw);
+  std::vector<Tensor> out = runner.Forward(in);
+  std::vector<double> r = Random<double>(out[0].size(), 99);
+  std::vector<Tensor> grads = runner.Backward({Make(r, out[0].shape())}, in, out);
+  auto numeric = NumericGradients(op, kw, values, shapes, r);
+  for (size_t i = 0; i < grads.size(); ++i) ExpectNear(grads[i].ToVector<double>(), numeric[i], 1e-6);
+
+  // kAddTo accumulates onto what is there; kNullOp leaves it alone.
+  std::vector<Tensor> acc;
+  std::vector<std::vector<double>> before;
+  for (const TShape& s : shapes) {
+    before.push_back(Random<double>(s.Size(), 7));
+    acc.push_back(Make(before.back(), s));
+  }
+  std::vector<OpReqType> req(shapes.size(), kAddTo);
+  req.back() = kNullOp;
+  runner.BackwardInto({Make(r, out[0].shape())}, in, out, acc, req);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    std::vector<double> want = before[i];
+    if (req[i] == kAddTo)
+      for (size_t j = 0; j < want.size(); ++j) want[j] += numeric[i][j];
+    ExpectNear(acc[i].ToVector<double>(), want, 1e-6);
+  }
+}
+
+TEST_F(Ops, FullyConnectedBackwardMatchesFiniteDifferences) {
+  CheckBackward("FullyConnected", {{"num_hidden", "4"}}, {TShape{3, 5}, TShape{4, 5}, TShape{4}});
+  CheckBackward("FullyConnected", {{"num_hidden", "2"}, {"flatten", "false"}},
+                {TShape{2, 3, 5}, TShape{2, 5}, TShape{2}});
+  CheckBackward("FullyConnected", {{"num_hidden", "3"}, {"no_bias", "true"}}, {TShape{4, 2, 3}, TShape{3, 6}});
+}
+
+TEST_F(Ops, ElementwiseBackwardMatchesFiniteDifferences) {
+  for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul"})
+    CheckBackward(op, {}, {TShape{3, 4}, TShape{3, 4}});
+  CheckBackward("elemwise_div", {}, {TShape{3, 4}, TShape{3, 4}}, 0.5, 2.0);  // away from zero
+  for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"})
+    CheckBackward(op, {{"scalar", "2.5"}}, {TShape{2, 5}});
+  CheckBackward("_rdiv_scalar", {{"scalar", "2.5"}}, {TShape{2, 5}}, 0.5, 2.0);
+}
+
+TEST_F(Ops, ElementwiseForwardMatchesDirectArithmetic) {
+  auto a = Random<float>(6, 1), b = Random<float>(6, 2, 0.5f, 2.0f);
+  std::vector<std::pair<const char*, std::function<float(float, float)>>> binary{
+      {"elemwise_add", std::plus<float>()}, {"elemwise_sub", std::minus<float>()},
+      {"elemwise_mul", std::multiplies<float>()}, {"elemwise_div", std::divides<float>()}};
+  for (auto& [op, f] : binary) {
+    auto out = OpRunner(op, {}).Forward({Make(a, TShape{2, 3}), Make(b, TShape{2, 3})})[0].ToVector<float>();
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_FLOAT_EQ(out[i], f(a[i], b[i])) << op;
+  }
+  const float s = 3.0f;
+  std::vector<std::pair<const char*, std::function<float(float)>>> scalar{
+      {"_plus_scalar", [&](float x) { return x + s; }}, {"_minus_scalar", [&](float x) { return x - s; }},
+      {"_rminus_scalar", [&](float x) { return s - x; }}, {"_mul_scalar", [&](float x) { return x * s; }},
+      {"_div_scalar", [&](float x) { return x / s; }}, {"_rdiv_scalar", [&](float x) { return s / x; }}};
+  for (auto& [op, f] : scalar) {
+    auto out = OpRunner(op, {{"scalar", "3"}}).Forward({Make(b, TShape{6})})[0].ToVector<float>();
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_FLOAT_EQ(out[i], f(b[i])) << op;
+  }
+  // The scalar defaults to 1, as in MXNet.
+  auto plus_one = OpRunner("_plus_scalar", {}).Forward({Make(a, TShape{6})})[0].ToVector<float>();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_FLOAT_EQ(plus_one[i], a[i] + 1.0f);
+}
+
+TEST_F(Ops, ForwardHonoursAddToAndNullOp) {
+  auto a = Random<float>(4, 1), b = Random<float>(4, 2), c = Random<float>(4, 3);
+  OpRunner add("elemwise_add", {});
+  Tensor out = Make(c, TShape{4});
+  add.ForwardInto({Make(a, TShape{4}), Make(b, TShape{4})}, {out}, {kAddTo});
+  auto got = out.ToVector<float>();
+  for (size_t i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], c[i] + a[i] + b[i]);
+  add.ForwardInto({Make(a, TShape{4}), Make(b, TShape{4})}, {out}, {kNullOp});
+  EXPECT_EQ(out.ToVector<float>(), got);
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
+  auto t = [](TShape s, int dtype = kMXPFloat32) { return Tensor::Empty(s, dtype); };
+  EXPECT_EQ(ErrorOf([&] { OpRunner("elemwise_add", {}).Forward({t({2, 3}), t({3, 2})}); }),
+            "elemwise_add: lhs has shape (2, 3) but rhs has shape (3, 2); they must be equal "
+            "(use broadcast ops for broadcasting)");
+  EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}}).Forward({t({2, 3}), t({4, 5}), t({4})}); }),
+            "FullyConnected: weight has shape (4, 5), expected (4, 3) for data of shape (2, 3)");
+  EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}}).Forward({t({2, 3}), t({4, 3})}); }),
+            "FullyConnected: expected 3 inputs (data, weight, bias), got 2");
+  EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}})
+                              .Forward({t({2, 3}, kMXPInt32), t({4, 3}, kMXPInt32), t({4}, kMXPInt32)}); }),
+            "FullyConnected forward on cpu(0) (kernel from plugin nn): dtype int32 is not "
+            "supported; expected float32 or float64");
+  EXPECT_EQ(ErrorOf([&] { OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)}); }),
+            "elemwise_add: argument 'rhs' has dtype float64, expected float32 like the other inputs");
+  EXPECT_EQ(ErrorOf([&] { OpRunner("Convolution", {}); }), "operator 'Convolution' is not registered");
+  EXPECT_EQ(ErrorOf([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLCUDA, 0}); }),
+            "no device backend for cuda is loaded (see `mxplug devices` and `mxplug plugins`)");
+  EXPECT_EQ(ErrorOf([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context::CPU(3)); }),
+            "context cpu(3) does not exist: cpu has 1 device(s)");
+}
+
+}  // namespace
+}  // namespace mxplug

@@ -1,0 +1,86 @@
+// Probing plugins in a child process, and the verdict cache keyed by file identity.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "mxplug/plugin_probe.h"
+#include "mxplug/runtime.h"
+#include "test_paths.h"
+
+namespace fs = std::filesystem;
+
+namespace mxplug {
+namespace {
+
+std::string FreshCacheDir(const std::string& name) {
+  fs::path dir = fs::path(test::kScratchDir) / name;
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+TEST(Probe, HelperIsFoundBesideTheLibrary) { EXPECT_FALSE(ProbeHelperPath().empty()); }
+
+TEST(Probe, CrashInInitIsReportedNotSuffered) {
+  ProbeVerdict v = ProbePlugin(test::kCrashDir + "/libtest_init_crashes.so");
+  EXPECT_EQ(v.kind, ProbeVerdict::Kind::kCrashed);
+  EXPECT_NE(v.record.reason.find("signal 11"), std::string::npos) << v.record.reason;
+}
+
+TEST(Probe, GoodAndRefusedPluginsReportWhatTheyWouldRegister) {
+  ProbeVerdict good = ProbePlugin(test::kPluginDir + "/libmxplug_nn.so");
+  ASSERT_EQ(good.kind, ProbeVerdict::Kind::kOk) << good.record.reason;
+  EXPECT_EQ(good.record.name, "nn");
+  EXPECT_EQ(good.record.ops, (std::vector<std::string>{"FullyConnected"}));
+  EXPECT_EQ(good.record.kernels, (std::vector<std::string>{"FullyConnected@cpu"}));
+  ProbeVerdict bad = ProbePlugin(test::kZooDir + "/libtest_bad_abi.so");
+  EXPECT_EQ(bad.kind, ProbeVerdict::Kind::kRefused);
+  EXPECT_NE(bad.record.reason.find("built for plugin ABI 99.3"), std::string::npos);
+}
+
+TEST(Probe, VerdictCacheFollowsFileIdentity) {
+  std::string cache = FreshCacheDir("probe-cache");
+  fs::path dir = fs::path(test::kScratchDir) / "identity";
+  fs::create_directories(dir);
+  fs::path file = dir / "libcrash.so";
+  fs::copy_file(test::kCrashDir + "/libtest_init_crashes.so", file, fs::copy_options::overwrite_existing);
+
+  EXPECT_FALSE(CachedProbeVerdict(file.string(), cache).has_value());
+  ProbeVerdict v = ProbePlugin(file.string());
+  StoreProbeVerdict(file.string(), v, cache);
+  auto cached = CachedProbeVerdict(file.string(), cache);
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(cached->kind, ProbeVerdict::Kind::kCrashed);
+  EXPECT_EQ(cached->record.reason, v.record.reason);
+
+  // A rebuilt file (new modification time) is a new identity: the verdict no longer applies.
+  fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(5));
+  EXPECT_FALSE(CachedProbeVerdict(file.string(), cache).has_value());
+}
+
+TEST(Probe, IsolatedLoadingSurvivesACrashingPluginAndCachesIt) {
+  std::string cache = FreshCacheDir("isolated-cache");
+  LoadOptions options;
+  options.isolate_new_files = true;
+  options.cache_dir = cache;
+  std::vector<SearchFolder> path{{test::kPluginDir, "default folder"}, {test::kCrashDir, "crash"}};
+  for (int run = 0; run < 2; ++run) {
+    Runtime rt;
+    rt.LoadSearchPath(path, options);
+    EXPECT_EQ(rt.ops().Size(), 11u);
+    bool seen = false;
+    for (const PluginRecord& r : rt.Plugins()) {
+      if (r.path.find("libtest_init_crashes.so") == std::string::npos) continue;
+      seen = true;
+      EXPECT_FALSE(r.loaded());
+      EXPECT_NE(r.reason.find("crashed while loading"), std::string::npos) << r.reason;
+      // The second run reuses the first run's verdict instead of probing again.
+      EXPECT_EQ(r.reason.find("cached") != std::string::npos, run == 1) << r.reason;
+    }
+    EXPECT_TRUE(seen);
+  }
+}
+
+}  // namespace
+}  // namespace mxplug

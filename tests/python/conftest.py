@@ -1,0 +1,47 @@
+"""Shared fixtures: the build and install trees that tools/test.sh made."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BUILD = (REPO / os.environ.get("MXPLUG_BUILD_DIR", "build")).resolve()
+INSTALL = BUILD / "install"
+MXPLUG = INSTALL / "bin" / "mxplug"
+TEST_PLUGINS = BUILD / "tests" / "plugins"
+PYTHON_PACKAGES = INSTALL / "lib" / "python3" / "dist-packages"
+
+
+def run_cli(args, plugin_path=None, cache_dir=None, extra_env=None):
+    """Runs the installed mxplug CLI; returns (exit code, stdout, stderr)."""
+    env = dict(os.environ)
+    env["MXPLUG_PLUGIN_PATH"] = plugin_path or ""
+    env["MXPLUG_CACHE_DIR"] = str(cache_dir) if cache_dir else env.get("MXPLUG_CACHE_DIR", "")
+    env.update(extra_env or {})
+    p = subprocess.run([str(MXPLUG)] + list(args), capture_output=True, text=True, env=env, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_json(args, **kwargs):
+    code, out, err = run_cli(["--json"] + list(args), **kwargs)
+    return code, json.loads(out), err
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_tree():
+    assert MXPLUG.exists(), "%s is missing: run tools/test.sh, which builds and installs" % MXPLUG
+    return INSTALL
+
+
+def run_python(code, plugin_path=""):
+    """Runs code in a fresh interpreter that imports the installed mxplug package."""
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH=plugin_path)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)

@@ -1,0 +1,166 @@
+"""The mxplug CLI: what it lists, how it describes, and how it survives broken plugins."""
+import os
+import time
+
+from conftest import TEST_PLUGINS, run_cli, run_json
+
+ZOO = str(TEST_PLUGINS / "zoo")
+CRASH = str(TEST_PLUGINS / "crash")
+LATE = str(TEST_PLUGINS / "late")
+BUILTIN_OPS = {"FullyConnected", "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
+               "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+               "_rdiv_scalar"}
+
+
+def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
+    code, out, _ = run_json(["list"], cache_dir=cache_dir)
+    assert code == 0
+    ops = {op["name"]: op for op in out["operators"]}
+    assert set(ops) == BUILTIN_OPS
+    assert ops["FullyConnected"]["plugin"] == "nn"
+    assert ops["elemwise_add"]["plugin"] == "tensor"
+    assert all(op["devices"] == ["cpu"] for op in ops.values())
+    code, text, _ = run_cli(["list"], cache_dir=cache_dir)
+    assert code == 0
+    assert "FullyConnected  nn" in text and "11 operators from 3 plugins" in text
+
+
+def test_describe_fully_connected_schema(cache_dir):
+    code, out, _ = run_json(["describe", "FullyConnected"], cache_dir=cache_dir)
+    assert code == 0
+    params = {p["name"]: p for p in out["params"]}
+    assert list(params) == ["num_hidden", "no_bias", "flatten"]
+    assert params["num_hidden"]["type"] == "int" and params["num_hidden"]["required"]
+    assert params["num_hidden"]["min"] == 1 and "default" not in params["num_hidden"]
+    assert params["no_bias"]["type"] == "boolean" and params["no_bias"]["default"] == "false"
+    assert params["flatten"]["type"] == "boolean" and params["flatten"]["default"] == "true"
+    assert [i["name"] for i in out["inputs"]] == ["data", "weight", "bias"]
+    assert out["instance"]["backward_reads"] == ["grad(output)", "data", "weight"]
+    assert out["kernels"] == [{"device": "cpu", "plugin": "nn", "backward": True}]
+
+    code, text, _ = run_cli(["describe", "FullyConnected"], cache_dir=cache_dir)
+    assert code == 0
+    assert "num_hidden  int >= 1, required" in text
+    assert "no_bias     boolean, default false" in text
+    assert "flatten     boolean, default true" in text
+
+
+def test_describe_with_params_shows_that_instance(cache_dir):
+    code, out, _ = run_json(["describe", "FullyConnected", "num_hidden=8", "no_bias=true"], cache_dir=cache_dir)
+    assert code == 0
+    assert out["instance"]["arguments"] == ["data", "weight"]
+    assert out["instance"]["note"] == ""
+    code, out, _ = run_json(["describe", "elemwise_add"], cache_dir=cache_dir)
+    assert out["instance"]["forward_inplace"] == "lhs -> output"
+    code, text, err = run_cli(["describe", "FullyConnected", "num_hidden=-3"], cache_dir=cache_dir)
+    assert code == 1
+    assert "FullyConnected: parameter 'num_hidden' = -3 is out of range: expected an integer >= 1" in text
+
+
+def test_describe_unknown_op_names_the_closest(cache_dir):
+    code, out, err = run_cli(["describe", "FullyConected"], cache_dir=cache_dir)
+    assert code == 1
+    assert "operator 'FullyConected' is not registered; did you mean 'FullyConnected'?" in err
+    code, out, _ = run_json(["describe", "elemwise_ad"], cache_dir=cache_dir)
+    assert code == 1 and out["closest"][0] == "elemwise_add"
+
+
+def test_devices(cache_dir):
+    code, out, _ = run_json(["devices"], cache_dir=cache_dir)
+    assert code == 0
+    (cpu,) = out["devices"]
+    assert cpu["name"] == "cpu" and cpu["count"] == 1 and cpu["dlpack_device_type"] == 1
+    assert "hardware threads" in cpu["devices"][0]["description"]
+
+
+def test_broken_plugins_do_not_stop_the_good_ones(cache_dir):
+    path = ":".join([ZOO, CRASH, LATE])
+    code, out, _ = run_json(["list"], plugin_path=path, cache_dir=cache_dir)
+    assert code == 0
+    names = {op["name"] for op in out["operators"]}
+    assert names == BUILTIN_OPS | {"test.Late"}
+    assert out["refused_plugins"] == 10
+
+    code, out, _ = run_json(["plugins"], plugin_path=path, cache_dir=cache_dir)
+    assert code == 0
+    reasons = {os.path.basename(p["path"]): p["reason"] for p in out["plugins"] if p["state"] == "refused"}
+    expected = {
+        "libtest_bad_abi.so": "built for plugin ABI 99.3",
+        "libtest_needs_newer_minor.so": "needs plugin ABI 1.7 or newer",
+        "libtest_needs_newer_host.so": "needs mxplug 99.0.0 or newer",
+        "libtest_init_fails.so": "device driver libfake.so.1 is missing",
+        "libtest_incomplete_op.so": "lacks one of create, destroy, list, infer_shape",
+        "libtest_init_throws.so": "boom: configuration file not found",
+        "libtest_duplicate_op.so": "op 'FullyConnected' is already registered by plugin 'nn'",
+        "libtest_no_entry.so": "does not export mxplug_init",
+        "libtest_not_a_library.so": "invalid ELF header",
+        "libtest_init_crashes.so": "crashed while loading in a probe process (signal 11",
+    }
+    for name, text in expected.items():
+        assert text in reasons.get(name, "(not refused)"), (name, reasons.get(name))
+    assert out["unbound_kernels"] == []
+
+    code, text, _ = run_cli(["plugins"], plugin_path=path, cache_dir=cache_dir)
+    assert code == 0
+    assert "refused: crashed while loading" in text
+
+
+def test_crash_verdict_is_cached_by_file_identity(cache_dir, tmp_path):
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    crasher = folder / "libcrasher.so"
+    crasher.write_bytes((TEST_PLUGINS / "crash" / "libtest_init_crashes.so").read_bytes())
+    def reason():
+        plugins = run_json(["plugins"], plugin_path=str(folder), cache_dir=cache_dir)[1]["plugins"]
+        (record,) = [p for p in plugins if p["path"].endswith("libcrasher.so")]
+        assert record["state"] == "refused"
+        return record["reason"]
+
+    first = reason()
+    assert "crashed while loading" in first and "cached" not in first
+    second = reason()
+    assert "crashed while loading" in second and "cached" in second
+    # A rebuilt file is a new identity and is probed again.
+    stat = crasher.stat()
+    os.utime(crasher, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    third = reason()
+    assert "crashed while loading" in third and "cached" not in third
+
+
+def test_unbound_kernel_is_shown_until_its_op_loads(cache_dir, tmp_path):
+    folder = tmp_path / "kernel_only"
+    folder.mkdir()
+    (folder / "libtest_late_kernel.so").write_bytes((TEST_PLUGINS / "late" / "libtest_late_kernel.so").read_bytes())
+    code, out, _ = run_json(["plugins"], plugin_path=str(folder), cache_dir=cache_dir)
+    assert out["unbound_kernels"] == [{"kernel": "test.Late@cpu", "plugin": "late_kernel"}]
+    code, out, _ = run_json(["plugins"], plugin_path=str(folder) + ":" + LATE, cache_dir=cache_dir)
+    assert out["unbound_kernels"] == []
+
+
+def test_check_validates_one_file_in_a_child(cache_dir):
+    code, out, _ = run_json(["check", str(TEST_PLUGINS.parent.parent / "lib/mxplug/plugins/libmxplug_nn.so")],
+                            cache_dir=cache_dir)
+    assert code == 0
+    assert out["verdict"] == "ok" and out["plugin"]["ops"] == ["FullyConnected"]
+    assert out["extra_exports"] == []
+    code, text, _ = run_cli(["check", CRASH + "/libtest_init_crashes.so"], cache_dir=cache_dir)
+    assert code == 1 and "crashed: crashed while loading in a probe process (signal 11" in text
+    for name in ["libtest_bad_abi.so", "libtest_init_throws.so", "libtest_not_a_library.so"]:
+        code, text, _ = run_cli(["check", ZOO + "/" + name], cache_dir=cache_dir)
+        assert code == 1 and "refused" in text, (name, text)
+    code, text, _ = run_cli(["check", ZOO + "/libtest_no_entry.so"], cache_dir=cache_dir)
+    assert code == 1 and "not an mxplug plugin" in text
+
+
+def test_empty_plugin_path_lists_nothing_and_says_so(tmp_path, cache_dir):
+    code, text, _ = run_cli(["--plugin-path", str(tmp_path), "list"], cache_dir=cache_dir)
+    assert code == 0
+    assert text.startswith("no operators registered (plugin folders searched: %s)" % tmp_path)
+
+
+def test_usage_errors_exit_2(cache_dir):
+    assert run_cli([], cache_dir=cache_dir)[0] == 2
+    assert run_cli(["frobnicate"], cache_dir=cache_dir)[0] == 2
+    assert run_cli(["describe"], cache_dir=cache_dir)[0] == 2
+    code, _, err = run_cli(["describe", "FullyConnected", "num_hidden"], cache_dir=cache_dir)
+    assert code == 2 and "is not KEY=VALUE" in err

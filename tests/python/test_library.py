@@ -1,0 +1,45 @@
+"""mxplug.library (MXNet's mx.library.load) from Python, against the installed package."""
+import json
+
+from conftest import TEST_PLUGINS, run_cli, run_python
+
+
+def test_operators_match_the_cli(tmp_path):
+    p = run_python("import json, mxplug as mx; print(json.dumps(mx.library.operators()))")
+    assert p.returncode == 0, p.stderr
+    from_python = {op["name"]: op["devices"] for op in json.loads(p.stdout)}
+    code, out, _ = run_cli(["--json", "list"], cache_dir=tmp_path)
+    from_cli = {op["name"]: op["devices"] for op in json.loads(out)["operators"]}
+    assert from_python == from_cli and len(from_cli) == 11
+
+
+def test_load_adds_ops_and_refusals_raise_mxnet_error():
+    late = TEST_PLUGINS / "late"
+    code = """
+import mxplug as mx
+def ops(): return {o['name'] for o in mx.library.operators()}
+assert 'test.Late' not in ops()
+rec = mx.library.load(%r, verbose=False)
+assert rec['name'] == 'late_op' and rec['ops'] == ['test.Late'], rec
+mx.library.load(%r, verbose=False)
+assert [o for o in mx.library.operators() if o['name'] == 'test.Late'][0]['devices'] == ['cpu']
+for path, text in [(%r, 'built for plugin ABI 99.3'), (%r, 'already registered by plugin')]:
+    try:
+        mx.library.load(path)
+    except mx.MXNetError as e:
+        assert text in str(e) and path in str(e), str(e)
+    else:
+        raise AssertionError('no error for ' + path)
+for bad, text in [('/no/such/lib.so', 'does not exist'), ('relative.so', 'does not exist')]:
+    try:
+        mx.library.load(bad)
+    except mx.MXPlugError as e:
+        assert text in str(e)
+    else:
+        raise AssertionError(bad)
+print('ok', len(ops()))
+""" % (str(late / "libtest_late_op.so"), str(late / "libtest_late_kernel.so"),
+       str(TEST_PLUGINS / "zoo" / "libtest_bad_abi.so"), str(TEST_PLUGINS / "zoo" / "libtest_duplicate_op.so"))
+    p = run_python(code)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "ok 12"

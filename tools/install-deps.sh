@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs every Debian package that mxplug's build, tests and benchmarks need, and the
+# MXNet 1.9.1 reference environment (an oracle for file formats and a benchmark peer; never a
+# dependency of mxplug). Idempotent: a second run installs nothing and takes seconds.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build ccache g++ pkg-config
+  # core and plugins
+  libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libdlpack-dev
+  libboost-dev libboost-filesystem-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Python package (Debian's /usr/bin/python3 is the project's interpreter)
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-torch
+  # distribution
+  libopenmpi-dev openmpi-bin
+  # data for examples and benchmark peers
+  dataset-fashion-mnist libstarpu-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+fi
+
+# MXNet 1.9.1 in its own virtual environment: the oracle and peer. It needs numpy 1.23.5 (1.24
+# removed np.bool, which MXNet 1.9.1 uses at import).
+venv="${MXPLUG_MXNET_VENV:-$HOME/.cache/mxplug/mxnet-venv}"
+if [[ "${MXPLUG_SKIP_MXNET:-0}" != 1 ]]; then
+  if ! "$venv/bin/python" -c 'import mxnet' >/dev/null 2>&1; then
+    echo "install-deps: creating the MXNet 1.9.1 reference environment in $venv"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5'
+  else
+    echo "install-deps: MXNet reference environment present in $venv"
+  fi
+fi
