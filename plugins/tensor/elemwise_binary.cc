@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "elementwise.h"
 #include "mxplug/plugin.hpp"
 
 namespace {
@@ -68,7 +69,7 @@ class BinaryOp : public mxplug::Operator {
 };
 
 template <Binary K>
-class BinaryProp : public mxplug::OperatorProperty {
+class BinaryProp : public mxplug_tensor::ElementwiseProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
@@ -94,17 +95,6 @@ class BinaryProp : public mxplug::OperatorProperty {
     return {out_grad[0], in_data[0], in_data[1]};
   }
 
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
-                                                        const std::vector<int>& out_data) const override {
-    return {{in_data[0], out_data[0]}};
-  }
-
-  std::vector<std::pair<int, int>> BackwardInplaceOption(
-      const std::vector<int>& out_grad, const std::vector<int>&, const std::vector<int>&,
-      const std::vector<int>& in_grad) const override {
-    return {{out_grad[0], in_grad[0]}};
-  }
-
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BinaryOp<K>(); }
 
  private:
@@ -113,23 +103,14 @@ class BinaryProp : public mxplug::OperatorProperty {
 
 }  // namespace
 
-MXPLUG_REGISTER_OP_PROPERTY(elemwise_add, BinaryProp<Binary::kAdd>)
-    .describe("Adds arguments element-wise: lhs + rhs. Both must have the same shape.")
-    .add_argument("lhs", "NDArray-or-Symbol", "first input")
-    .add_argument("rhs", "NDArray-or-Symbol", "second input")
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(elemwise_sub, BinaryProp<Binary::kSub>)
-    .describe("Subtracts arguments element-wise: lhs - rhs. Both must have the same shape.")
-    .add_argument("lhs", "NDArray-or-Symbol", "first input")
-    .add_argument("rhs", "NDArray-or-Symbol", "second input")
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(elemwise_mul, BinaryProp<Binary::kMul>)
-    .describe("Multiplies arguments element-wise: lhs * rhs. Both must have the same shape.")
-    .add_argument("lhs", "NDArray-or-Symbol", "first input")
-    .add_argument("rhs", "NDArray-or-Symbol", "second input")
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(elemwise_div, BinaryProp<Binary::kDiv>)
-    .describe("Divides arguments element-wise: lhs / rhs. Both must have the same shape.")
-    .add_argument("lhs", "NDArray-or-Symbol", "first input")
-    .add_argument("rhs", "NDArray-or-Symbol", "second input")
-    .add_kernel(kDLCPU);
+using mxplug_tensor::RegisterElementwise;
+static const std::initializer_list<mxplug_tensor::InputDoc> kBinaryInputs{{"lhs", "first input"},
+                                                                          {"rhs", "second input"}};
+static auto& elemwise_add = RegisterElementwise<BinaryProp<Binary::kAdd>>(
+    "elemwise_add", "Adds arguments element-wise: lhs + rhs. Both must have the same shape.", kBinaryInputs);
+static auto& elemwise_sub = RegisterElementwise<BinaryProp<Binary::kSub>>(
+    "elemwise_sub", "Subtracts arguments element-wise: lhs - rhs. Both must have the same shape.", kBinaryInputs);
+static auto& elemwise_mul = RegisterElementwise<BinaryProp<Binary::kMul>>(
+    "elemwise_mul", "Multiplies arguments element-wise: lhs * rhs. Both must have the same shape.", kBinaryInputs);
+static auto& elemwise_div = RegisterElementwise<BinaryProp<Binary::kDiv>>(
+    "elemwise_div", "Divides arguments element-wise: lhs / rhs. Both must have the same shape.", kBinaryInputs);

@@ -2,6 +2,7 @@
 // and a scalar (MXNet's names and parameters: scalar, is_int).
 #include <string>
 
+#include "elementwise.h"
 #include "mxplug/plugin.hpp"
 
 namespace {
@@ -79,7 +80,7 @@ class ScalarOp : public mxplug::Operator {
 };
 
 template <Scalar K>
-class ScalarProp : public mxplug::OperatorProperty {
+class ScalarProp : public mxplug_tensor::ElementwiseProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
 
@@ -97,17 +98,6 @@ class ScalarProp : public mxplug::OperatorProperty {
     return {out_grad[0]};
   }
 
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
-                                                        const std::vector<int>& out_data) const override {
-    return {{in_data[0], out_data[0]}};
-  }
-
-  std::vector<std::pair<int, int>> BackwardInplaceOption(
-      const std::vector<int>& out_grad, const std::vector<int>&, const std::vector<int>&,
-      const std::vector<int>& in_grad) const override {
-    return {{out_grad[0], in_grad[0]}};
-  }
-
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new ScalarOp<K>(param_); }
 
  private:
@@ -116,33 +106,17 @@ class ScalarProp : public mxplug::OperatorProperty {
 
 }  // namespace
 
-MXPLUG_REGISTER_OP_PROPERTY(_plus_scalar, ScalarProp<Scalar::kPlus>)
-    .describe("Adds a scalar to every element: data + scalar.")
-    .add_argument("data", "NDArray-or-Symbol", "source input")
-    .add_arguments(ScalarParam::Fields())
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(_minus_scalar, ScalarProp<Scalar::kMinus>)
-    .describe("Subtracts a scalar from every element: data - scalar.")
-    .add_argument("data", "NDArray-or-Symbol", "source input")
-    .add_arguments(ScalarParam::Fields())
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(_rminus_scalar, ScalarProp<Scalar::kRMinus>)
-    .describe("Subtracts every element from a scalar: scalar - data.")
-    .add_argument("data", "NDArray-or-Symbol", "source input")
-    .add_arguments(ScalarParam::Fields())
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(_mul_scalar, ScalarProp<Scalar::kMul>)
-    .describe("Multiplies every element by a scalar: data * scalar.")
-    .add_argument("data", "NDArray-or-Symbol", "source input")
-    .add_arguments(ScalarParam::Fields())
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(_div_scalar, ScalarProp<Scalar::kDiv>)
-    .describe("Divides every element by a scalar: data / scalar.")
-    .add_argument("data", "NDArray-or-Symbol", "source input")
-    .add_arguments(ScalarParam::Fields())
-    .add_kernel(kDLCPU);
-MXPLUG_REGISTER_OP_PROPERTY(_rdiv_scalar, ScalarProp<Scalar::kRDiv>)
-    .describe("Divides a scalar by every element: scalar / data.")
-    .add_argument("data", "NDArray-or-Symbol", "source input")
-    .add_arguments(ScalarParam::Fields())
-    .add_kernel(kDLCPU);
+using mxplug_tensor::RegisterElementwise;
+static const std::initializer_list<mxplug_tensor::InputDoc> kScalarInputs{{"data", "source input"}};
+static auto& plus_scalar = RegisterElementwise<ScalarProp<Scalar::kPlus>>(
+    "_plus_scalar", "Adds a scalar to every element: data + scalar.", kScalarInputs, ScalarParam::Fields());
+static auto& minus_scalar = RegisterElementwise<ScalarProp<Scalar::kMinus>>(
+    "_minus_scalar", "Subtracts a scalar from every element: data - scalar.", kScalarInputs, ScalarParam::Fields());
+static auto& rminus_scalar = RegisterElementwise<ScalarProp<Scalar::kRMinus>>(
+    "_rminus_scalar", "Subtracts every element from a scalar: scalar - data.", kScalarInputs, ScalarParam::Fields());
+static auto& mul_scalar = RegisterElementwise<ScalarProp<Scalar::kMul>>(
+    "_mul_scalar", "Multiplies every element by a scalar: data * scalar.", kScalarInputs, ScalarParam::Fields());
+static auto& div_scalar = RegisterElementwise<ScalarProp<Scalar::kDiv>>(
+    "_div_scalar", "Divides every element by a scalar: data / scalar.", kScalarInputs, ScalarParam::Fields());
+static auto& rdiv_scalar = RegisterElementwise<ScalarProp<Scalar::kRDiv>>(
+    "_rdiv_scalar", "Divides a scalar by every element: scalar / data.", kScalarInputs, ScalarParam::Fields());

@@ -163,9 +163,12 @@ TEST(Loader, ConcurrentLoadsGiveTheSameCatalogueAsSerial) {
     if (!r.loaded()) continue;
     for (const std::string& op : r.ops) EXPECT_EQ(parallel.GetOp(op)->plugin, r.name) << op;
     // Apart from the nn / duplicate_op race, the same plugins load as in the serial run.
-    if (r.name != "nn" && r.name != "duplicate_op")
-      for (const PluginRecord& s : serial.Plugins())
-        if (s.path == r.path) EXPECT_TRUE(s.loaded()) << r.path;
+    if (r.name == "nn" || r.name == "duplicate_op") continue;
+    for (const PluginRecord& s : serial.Plugins()) {
+      if (s.path == r.path) {
+        EXPECT_TRUE(s.loaded()) << r.path;
+      }
+    }
   }
   EXPECT_EQ(owners_of_fully_connected, 1);
   EXPECT_NE(parallel.ops().Find("test.Late"), nullptr);

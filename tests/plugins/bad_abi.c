@@ -1,20 +1,8 @@
 /* A plugin built for a future ABI major: the host must refuse it before registering anything. */
-#include "mxplug/plugin_abi.h"
-
-static MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
-  (void)host, (void)registrar;
-  return 0;
-}
+#include "c_plugin.h"
 
 MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {
   (void)host;
-  out->struct_size = MXP_STRUCT_SIZE(MXPPluginApi, register_all);
-  out->abi_major = 99;
-  out->abi_minor_built = 3;
-  out->abi_minor_min = 0;
-  out->name = "bad_abi";
-  out->version = "1.0.0";
-  out->vendor = "tests";
-  out->register_all = &RegisterAll;
+  DescribeTestPlugin(out, "bad_abi", 99, 3, 0, 0, &RegisterNothing);
   return 0;
 }

@@ -1,9 +1,8 @@
-/* A plugin that registers a good-looking device and then an op without infer_shape: the host
-   rejects the op, and the device must not be registered either (all or nothing). */
+/* A plugin that registers an op without infer_shape: the host rejects it, and with it the plugin. */
 #include <stddef.h>
 #include <string.h>
 
-#include "mxplug/plugin_abi.h"
+#include "c_plugin.h"
 
 static MXPStatus* Create(void* user, const char* const* k, const char* const* v, size_t n, void** p) {
   (void)user, (void)k, (void)v, (void)n;
@@ -31,13 +30,6 @@ static MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
 
 MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {
   (void)host;
-  out->struct_size = MXP_STRUCT_SIZE(MXPPluginApi, register_all);
-  out->abi_major = MXP_ABI_MAJOR;
-  out->abi_minor_built = MXP_ABI_MINOR;
-  out->abi_minor_min = 0;
-  out->name = "incomplete_op";
-  out->version = "1.0.0";
-  out->vendor = "tests";
-  out->register_all = &RegisterAll;
+  DescribeTestPlugin(out, "incomplete_op", MXP_ABI_MAJOR, MXP_ABI_MINOR, 0, 0, &RegisterAll);
   return 0;
 }

@@ -1,5 +1,5 @@
 /* A plugin whose registration reports an error status. */
-#include "mxplug/plugin_abi.h"
+#include "c_plugin.h"
 
 static MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
   (void)registrar;
@@ -8,13 +8,6 @@ static MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
 
 MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {
   (void)host;
-  out->struct_size = MXP_STRUCT_SIZE(MXPPluginApi, register_all);
-  out->abi_major = MXP_ABI_MAJOR;
-  out->abi_minor_built = MXP_ABI_MINOR;
-  out->abi_minor_min = 0;
-  out->name = "init_fails";
-  out->version = "1.0.0";
-  out->vendor = "tests";
-  out->register_all = &RegisterAll;
+  DescribeTestPlugin(out, "init_fails", MXP_ABI_MAJOR, MXP_ABI_MINOR, 0, 0, &RegisterAll);
   return 0;
 }

@@ -1,21 +1,9 @@
 /* A plugin that needs a newer host release than this one. */
-#include "mxplug/plugin_abi.h"
-
-static MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
-  (void)host, (void)registrar;
-  return 0;
-}
+#include "c_plugin.h"
 
 MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {
   (void)host;
-  out->struct_size = MXP_STRUCT_SIZE(MXPPluginApi, register_all);
-  out->abi_major = MXP_ABI_MAJOR;
-  out->abi_minor_built = MXP_ABI_MINOR;
-  out->abi_minor_min = 0;
-  out->name = "needs_newer_host";
-  out->version = "1.0.0";
-  out->vendor = "tests";
-  out->min_host_version = "99.0.0";
-  out->register_all = &RegisterAll;
+  DescribeTestPlugin(out, "needs_newer_host", MXP_ABI_MAJOR, MXP_ABI_MINOR, 0, "99.0.0",
+                     &RegisterNothing);
   return 0;
 }

@@ -51,6 +51,8 @@ class OpRunner {
   struct TempSpace;
   void CheckCount(const char* what, size_t got, const std::vector<std::string>& names) const;
   void CheckDevice(const char* what, const std::vector<Tensor>& tensors) const;
+  /*! \brief The resources the op asked for in a phase, as the kernel receives them. */
+  std::vector<const MXPResource*> Requested(MXPPhase phase) const;
 
   Context ctx_;
   std::unique_ptr<OpProperty> property_;

@@ -42,6 +42,34 @@ std::vector<DLTensor> Views(const std::vector<Tensor>& tensors) {
   return out;
 }
 
+// The tensor lists of one kernel call; they must outlive the MXPKernelArgs that point into them.
+struct KernelViews {
+  std::vector<DLTensor> in, out, aux, out_grad, in_grad;
+  std::vector<int32_t> req;
+
+  MXPKernelArgs Args(bool is_train, Context ctx, const std::vector<const MXPResource*>& requested) const {
+    MXPKernelArgs a{};
+    a.struct_size = sizeof(a);
+    a.is_train = is_train ? 1 : 0;
+    a.device = ctx.ToDLDevice();
+    a.requested = requested.data();
+    a.num_requested = requested.size();
+    a.in_data = in.data();
+    a.num_in_data = in.size();
+    a.out_data = out.data();
+    a.num_out_data = out.size();
+    a.aux = aux.data();
+    a.num_aux = aux.size();
+    a.out_grad = out_grad.data();
+    a.num_out_grad = out_grad.size();
+    a.in_grad = in_grad.data();
+    a.num_in_grad = in_grad.size();
+    a.req = req.data();
+    a.num_req = req.size();
+    return a;
+  }
+};
+
 }  // namespace
 
 OpRunner::OpRunner(const std::string& op, const KwArgs& kwargs, Context ctx, Runtime* runtime)
@@ -65,6 +93,16 @@ void OpRunner::CheckCount(const char* what, size_t got, const std::vector<std::s
   if (got != names.size())
     throw Error(property_->op().name + ": expected " + std::to_string(names.size()) + " " + what +
                 " (" + Names(names) + "), got " + std::to_string(got), kMXPInvalidArgument);
+}
+
+std::vector<const MXPResource*> OpRunner::Requested(MXPPhase phase) const {
+  uint32_t mask = property_->Resources(phase);
+  if (mask & kMXPResourceRandom)
+    throw Error(property_->op().name + " requests a random-number resource, which the engine "
+                "provides; run it through NDArray", kMXPUnimplemented);
+  std::vector<const MXPResource*> requested;
+  if (mask & kMXPResourceTempSpace) requested.push_back(&temp_->resource);
+  return requested;
 }
 
 void OpRunner::CheckDevice(const char* what, const std::vector<Tensor>& tensors) const {
@@ -111,30 +149,10 @@ void OpRunner::ForwardInto(const std::vector<Tensor>& inputs, const std::vector<
   CheckDevice("input", inputs);
   CheckDevice("output", outputs);
   CheckDevice("auxiliary state", aux);
-  std::vector<DLTensor> in = Views(inputs), out = Views(outputs), ax = Views(aux);
-  std::vector<int32_t> req32(req.begin(), req.end());
-  uint32_t mask = property_->Resources(kMXPPhaseForward);
-  if (mask & kMXPResourceRandom)
-    throw Error(property_->op().name + " requests a random-number resource, which the engine "
-                "provides; run it through NDArray", kMXPUnimplemented);
-  std::vector<const MXPResource*> requested;
-  if (mask & kMXPResourceTempSpace) requested.push_back(&temp_->resource);
-
-  MXPKernelArgs args{};
-  args.struct_size = sizeof(args);
-  args.is_train = is_train ? 1 : 0;
-  args.device = ctx_.ToDLDevice();
-  args.requested = requested.data();
-  args.num_requested = requested.size();
-  args.in_data = in.data();
-  args.num_in_data = in.size();
-  args.out_data = out.data();
-  args.num_out_data = out.size();
-  args.aux = ax.data();
-  args.num_aux = ax.size();
-  args.req = req32.data();
-  args.num_req = req32.size();
-  kernel_->Forward(args);
+  KernelViews v{Views(inputs), Views(outputs), Views(aux), {}, {},
+                 std::vector<int32_t>(req.begin(), req.end())};
+  std::vector<const MXPResource*> requested = Requested(kMXPPhaseForward);
+  kernel_->Forward(v.Args(is_train, ctx_, requested));
 }
 
 std::vector<Tensor> OpRunner::Backward(const std::vector<Tensor>& out_grads,
@@ -158,35 +176,10 @@ void OpRunner::BackwardInto(const std::vector<Tensor>& out_grads, const std::vec
   CheckCount("requests (one per input gradient)", req.size(), property_->ListArguments());
   CheckCount("auxiliary states", aux.size(), property_->ListAuxiliaryStates());
   for (const auto* list : {&out_grads, &inputs, &outputs, &in_grads, &aux}) CheckDevice("tensor", *list);
-  std::vector<DLTensor> og = Views(out_grads), in = Views(inputs), out = Views(outputs),
-                        ig = Views(in_grads), ax = Views(aux);
-  std::vector<int32_t> req32(req.begin(), req.end());
-  uint32_t mask = property_->Resources(kMXPPhaseBackward);
-  if (mask & kMXPResourceRandom)
-    throw Error(property_->op().name + " requests a random-number resource in backward, which "
-                "the engine provides", kMXPUnimplemented);
-  std::vector<const MXPResource*> requested;
-  if (mask & kMXPResourceTempSpace) requested.push_back(&temp_->resource);
-
-  MXPKernelArgs args{};
-  args.struct_size = sizeof(args);
-  args.is_train = 1;
-  args.device = ctx_.ToDLDevice();
-  args.requested = requested.data();
-  args.num_requested = requested.size();
-  args.in_data = in.data();
-  args.num_in_data = in.size();
-  args.out_data = out.data();
-  args.num_out_data = out.size();
-  args.aux = ax.data();
-  args.num_aux = ax.size();
-  args.out_grad = og.data();
-  args.num_out_grad = og.size();
-  args.in_grad = ig.data();
-  args.num_in_grad = ig.size();
-  args.req = req32.data();
-  args.num_req = req32.size();
-  kernel_->Backward(args);
+  KernelViews v{Views(inputs), Views(outputs), Views(aux), Views(out_grads), Views(in_grads),
+                 std::vector<int32_t>(req.begin(), req.end())};
+  std::vector<const MXPResource*> requested = Requested(kMXPPhaseBackward);
+  kernel_->Backward(v.Args(true, ctx_, requested));
 }
 
 }  // namespace mxplug

@@ -42,6 +42,18 @@ bool ValidName(const std::string& name) {
   return true;
 }
 
+// Stamps an entry with the plugin registering it and adds it to the pending list.
+template <typename Entry>
+MXPStatus* Record(MXPRegistrar* registrar, std::shared_ptr<Entry> entry,
+                  std::vector<std::shared_ptr<Entry>>& pending) {
+  if (const PluginRecord* plugin = registrar->pending.plugin) {
+    entry->plugin = plugin->name;
+    entry->plugin_path = plugin->path;
+  }
+  pending.push_back(std::move(entry));
+  return nullptr;
+}
+
 std::vector<std::string> Strings(const char* const* items, size_t n) {
   std::vector<std::string> out;
   for (size_t i = 0; items && i < n; ++i) out.push_back(Str(items[i]));
@@ -83,12 +95,7 @@ MXPStatus* RegisterOp(MXPRegistrar* registrar, const MXPOpDef* raw) {
     entry->arguments.push_back({Str(a.name), Str(a.type_text), Str(a.doc)});
   }
   entry->def = def;
-  if (const PluginRecord* plugin = registrar->pending.plugin) {
-    entry->plugin = plugin->name;
-    entry->plugin_path = plugin->path;
-  }
-  registrar->pending.ops.push_back(std::move(entry));
-  return nullptr;
+  return Record(registrar, std::move(entry), registrar->pending.ops);
 }
 
 MXPStatus* RegisterKernel(MXPRegistrar* registrar, const MXPKernelDef* raw) {
@@ -106,12 +113,7 @@ MXPStatus* RegisterKernel(MXPRegistrar* registrar, const MXPKernelDef* raw) {
     if (other->Key() == entry->Key())
       return NewStatus(kMXPAlreadyExists, what + " is registered twice by this plugin");
   entry->def = def;
-  if (const PluginRecord* plugin = registrar->pending.plugin) {
-    entry->plugin = plugin->name;
-    entry->plugin_path = plugin->path;
-  }
-  registrar->pending.kernels.push_back(std::move(entry));
-  return nullptr;
+  return Record(registrar, std::move(entry), registrar->pending.kernels);
 }
 
 MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
@@ -132,12 +134,7 @@ MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
     if (other->device_type == entry->device_type)
       return NewStatus(kMXPAlreadyExists, what + ": device type registered twice by this plugin");
   entry->def = def;
-  if (const PluginRecord* plugin = registrar->pending.plugin) {
-    entry->plugin = plugin->name;
-    entry->plugin_path = plugin->path;
-  }
-  registrar->pending.devices.push_back(std::move(entry));
-  return nullptr;
+  return Record(registrar, std::move(entry), registrar->pending.devices);
 }
 
 size_t ShapeCount(const MXPShapeSlots* slots) { return slots ? slots->shapes->size() : 0; }

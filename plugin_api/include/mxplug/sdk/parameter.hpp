@@ -427,7 +427,8 @@ struct Parameter {
 }  // namespace mxplug
 
 /*! \brief Opens the field declarations of parameter struct P (a member function). */
-#define MXPLUG_DECLARE_PARAMETER(P) void DeclareFields(::mxplug::ParamDeclarer& mxplug_declarer_)
+#define MXPLUG_DECLARE_PARAMETER(P) \
+  void DeclareFields([[maybe_unused]] ::mxplug::ParamDeclarer& mxplug_declarer_)
 /*! \brief Declares member `field` inside MXPLUG_DECLARE_PARAMETER; chain set_default, describe... */
 #define MXPLUG_DECLARE_FIELD(field) mxplug_declarer_.Field(#field, this->field)
 

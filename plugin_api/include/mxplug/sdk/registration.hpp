@@ -615,10 +615,18 @@ inline MXPStatus* Init(const MXPHostApi* host, MXPPluginApi* out, const char* na
 }
 
 }  // namespace sdk
-}  // namespace mxplug
 
-#define MXPLUG_SDK_CAT_(a, b) a##b
-#define MXPLUG_SDK_CAT(a, b) MXPLUG_SDK_CAT_(a, b)
+/*!
+ * \brief Registers OperatorProperty class Prop as op `name` and returns the registration for
+ * chaining. MXPLUG_REGISTER_OP_PROPERTY is sugar for this; call it directly from a helper that
+ * registers a family of similar ops. Only from a static initialiser (see the Note above).
+ */
+template <typename Prop>
+OpRegistration& RegisterOpProperty(const char* name) {
+  return sdk::RegisterOp<Prop>(name);
+}
+
+}  // namespace mxplug
 
 /*!
  * \brief Defines the plugin's entry point (exactly once per plugin, in any one source file).
@@ -646,10 +654,10 @@ inline MXPStatus* Init(const MXPHostApi* host, MXPPluginApi* out, const char* na
 
 /*! \brief Registers OperatorProperty class Prop as op Name; chain describe, add_argument(s), add_kernel. */
 #define MXPLUG_REGISTER_OP_PROPERTY(Name, Prop) \
-  static ::mxplug::OpRegistration& mxplug_op_registration_##Name = ::mxplug::sdk::RegisterOp<Prop>(#Name)
+  static ::mxplug::OpRegistration& mxplug_op_registration_##Name = ::mxplug::RegisterOpProperty<Prop>(#Name)
 /*! \brief Same, for a name that is not an identifier ("myorg.MyOp"); Var names the registration. */
 #define MXPLUG_REGISTER_OP_PROPERTY_AS(Var, NameString, Prop) \
-  static ::mxplug::OpRegistration& mxplug_op_registration_##Var = ::mxplug::sdk::RegisterOp<Prop>(NameString)
+  static ::mxplug::OpRegistration& mxplug_op_registration_##Var = ::mxplug::RegisterOpProperty<Prop>(NameString)
 /*! \brief Registers Operator class OpClass, built as OpClass(kwargs, ctx), as op Name's kernel on DevType. */
 #define MXPLUG_REGISTER_KERNEL(Name, DevType, OpClass)                                       \
   static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Name##_##DevType =       \
