@@ -54,7 +54,9 @@ class Runtime {
   const Registry<OpEntry>& ops() const { return ops_; }
   const Registry<KernelEntry>& kernels() const { return kernels_; }
   const Registry<DeviceEntry>& devices() const { return devices_; }
-  /*! \brief Every plugin file seen, in load order. */
+  /*! \brief Every plugin file seen, loaded or refused, keyed by canonical path. */
+  const Registry<PluginRecord>& plugins() const { return plugins_; }
+  /*! \brief The same, as values sorted by path. */
   std::vector<PluginRecord> Plugins() const;
 
   /*! \brief The default plugin folder (lib/mxplug/plugins beside libmxplug.so), then each folder
@@ -93,9 +95,12 @@ class Runtime {
 
  private:
   struct Impl;
+  void Record(PluginRecord record);
+
   Registry<OpEntry> ops_;
   Registry<KernelEntry> kernels_;
   Registry<DeviceEntry> devices_;
+  Registry<PluginRecord> plugins_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -16,7 +16,6 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <sstream>
 
 #include "mxplug/plugin_probe.h"
@@ -29,9 +28,6 @@ namespace mxplug {
 
 struct Runtime::Impl {
   std::mutex load_mu;  // one load at a time: validation and commit see a stable registry
-  mutable std::mutex records_mu;
-  std::vector<PluginRecord> records;
-  std::map<std::string, size_t> record_index;  // canonical path -> records
   std::vector<boost::dll::shared_library>* libraries = new std::vector<boost::dll::shared_library>();
   std::once_flag defaults_once;
 };
@@ -45,8 +41,15 @@ Runtime::Runtime() : impl_(std::make_unique<Impl>()) {}
 Runtime::~Runtime() = default;
 
 std::vector<PluginRecord> Runtime::Plugins() const {
-  std::lock_guard<std::mutex> lock(impl_->records_mu);
-  return impl_->records;
+  std::vector<PluginRecord> out;
+  for (const auto& record : plugins_.List()) out.push_back(*record);
+  return out;
+}
+
+void Runtime::Record(PluginRecord record) {
+  // Under load_mu, so two threads that both saw a file as new record it once.
+  const std::string key = record.path;
+  if (!plugins_.Contains(key)) plugins_.Insert(key, std::make_shared<const PluginRecord>(std::move(record)));
 }
 
 std::vector<SearchFolder> Runtime::DefaultSearchPath() {
@@ -109,10 +112,7 @@ void Runtime::LoadSearchPath(const std::vector<SearchFolder>& folders, const Loa
     for (const std::string& file : PluginFilesIn(folder.path)) {
       std::error_code ec;
       std::string canonical = fs::weakly_canonical(file, ec).string();
-      {
-        std::lock_guard<std::mutex> lock(impl_->records_mu);
-        if (impl_->record_index.count(canonical)) continue;
-      }
+      if (plugins_.Contains(canonical)) continue;
       if (isolate) {
         std::optional<ProbeVerdict> verdict = CachedProbeVerdict(canonical, cache_dir);
         bool cached = verdict.has_value();
@@ -130,9 +130,8 @@ void Runtime::LoadSearchPath(const std::vector<SearchFolder>& folders, const Loa
           record.source = folder.source;
           record.state = PluginState::kRefused;
           if (cached) record.reason += " (verdict cached by file identity)";
-          std::lock_guard<std::mutex> lock(impl_->records_mu);
-          impl_->record_index[canonical] = impl_->records.size();
-          impl_->records.push_back(std::move(record));
+          std::lock_guard<std::mutex> load_lock(impl_->load_mu);
+          Record(std::move(record));
           continue;
         }
       }
@@ -150,11 +149,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
   std::error_code ec;
   std::string canonical = fs::weakly_canonical(path, ec).string();
   if (ec || canonical.empty()) canonical = path;
-  {
-    std::lock_guard<std::mutex> lock(impl_->records_mu);
-    auto it = impl_->record_index.find(canonical);
-    if (it != impl_->record_index.end()) return impl_->records[it->second];
-  }
+  if (auto seen = plugins_.Find(canonical)) return *seen;
 
   PluginRecord record;
   record.path = canonical;
@@ -217,12 +212,9 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
       return "needs mxplug " + record.min_host_version + " or newer, but this host is " +
              MXPLUG_VERSION_STRING;
     if (record.name.empty()) return "declares no plugin name in " MXP_INIT_SYMBOL;
-    {
-      std::lock_guard<std::mutex> lock(impl_->records_mu);
-      for (const PluginRecord& other : impl_->records)
-        if (other.loaded() && other.name == record.name)
-          return "a plugin named '" + record.name + "' is already loaded from " + other.path;
-    }
+    for (const auto& other : plugins_.List())
+      if (other->loaded() && other->name == record.name)
+        return "a plugin named '" + record.name + "' is already loaded from " + other->path;
     if (!MXP_HAS_FIELD(&info, MXPPluginApi, register_all) || !info.register_all)
       return "declares no register_all function";
 
@@ -267,9 +259,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
     record.state = PluginState::kRefused;
     detail::HostApi()->log(kMXPLogInfo, "loader", (canonical + ": " + record.reason).c_str());
   }
-  std::lock_guard<std::mutex> lock(impl_->records_mu);
-  impl_->record_index[canonical] = impl_->records.size();
-  impl_->records.push_back(record);
+  Record(record);
   return record;
 }
 
