@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds if needed, installs into <build>/install, then runs every test: ctest (C++) and pytest
-# (the CLI and the out-of-tree plugin example, against the installed tree).
+# (the CLI, Python and the out-of-tree plugin example, against the installed tree); then the C++
+# tests again in a second build under AddressSanitizer and UndefinedBehaviorSanitizer
+# (<build>-asan; skip with MXPLUG_TEST_SANITIZERS=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${MXPLUG_BUILD_DIR:-build}"
@@ -16,3 +18,12 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 echo "== Python tests (pytest) =="
 # Debian's interpreter: it is the one that sees python3-numpy and python3-pytest.
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+
+if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
+  echo "== C++ tests under AddressSanitizer and UndefinedBehaviorSanitizer =="
+  asan="$build-asan"
+  [[ -f "$asan/CMakeCache.txt" ]] ||
+    tools/configure.sh "$asan" -DMXPLUG_SANITIZE=address,undefined -DMXPLUG_WITH_PYTHON=OFF
+  cmake --build "$asan"
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir "$asan" --output-on-failure -j "$(nproc)"
+fi

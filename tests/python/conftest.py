@@ -36,8 +36,10 @@ def cache_dir(tmp_path):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def installed_tree():
+def installed_tree(tmp_path_factory):
     assert MXPLUG.exists(), "%s is missing: run tools/test.sh, which builds and installs" % MXPLUG
+    # Probe verdicts of this session go to a scratch folder, never to the user's cache.
+    os.environ["MXPLUG_CACHE_DIR"] = str(tmp_path_factory.mktemp("probe_cache"))
     return INSTALL
 
 

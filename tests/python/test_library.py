@@ -43,3 +43,15 @@ print('ok', len(ops()))
     p = run_python(code)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "ok 12"
+
+
+def test_import_survives_a_plugin_that_crashes_in_init():
+    code = """
+import mxplug as mx
+(crasher,) = [p for p in mx.library.plugins() if p['path'].endswith('libtest_init_crashes.so')]
+assert crasher['state'] == 'refused' and 'signal 11' in crasher['reason'], crasher
+print(len(mx.library.operators()))
+"""
+    p = run_python(code, plugin_path=str(TEST_PLUGINS / "crash"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "11"

@@ -23,7 +23,11 @@ class Runtime;
 
 class OpRunner {
  public:
-  /*! \throws Error for an unknown op, bad kwargs, or no kernel of the op on ctx's device type. */
+  /*!
+   * \param runtime where the op and its kernel are looked up (default: Runtime::Get()); tensors
+   * and temp space always come from the process-wide runtime's device backends.
+   * \throws Error for an unknown op, bad kwargs, or no kernel of the op on ctx's device type.
+   */
   OpRunner(const std::string& op, const KwArgs& kwargs, Context ctx = Context::CPU(),
            Runtime* runtime = nullptr);
   ~OpRunner();

@@ -28,9 +28,19 @@ namespace mxplug {
 
 struct Runtime::Impl {
   std::mutex load_mu;  // one load at a time: validation and commit see a stable registry
-  std::vector<boost::dll::shared_library>* libraries = new std::vector<boost::dll::shared_library>();
   std::once_flag defaults_once;
 };
+
+namespace {
+// Every library any runtime opened, kept open until the process ends: see Note [No dlclose].
+// Library handles are process-wide anyway (dlopen of the same file returns the same handle).
+void KeepOpen(const boost::dll::shared_library& lib) {
+  static std::mutex mu;
+  static auto* libraries = new std::vector<boost::dll::shared_library>();
+  std::lock_guard<std::mutex> lock(mu);
+  libraries->push_back(lib);
+}
+}  // namespace
 
 Runtime& Runtime::Get() {
   static Runtime* runtime = new Runtime();  // never destroyed: see Note [No dlclose]
@@ -167,7 +177,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
     } catch (const std::exception& e) {
       return "cannot be loaded: " + DlErrorText(e.what());
     }
-    impl_->libraries->push_back(lib);  // Note [No dlclose]
+    KeepOpen(lib);
     if (!lib.has(MXP_INIT_SYMBOL))
       return "not an mxplug plugin: it does not export " MXP_INIT_SYMBOL;
     auto init = lib.get<MXPStatus*(const MXPHostApi*, MXPPluginApi*)>(MXP_INIT_SYMBOL);

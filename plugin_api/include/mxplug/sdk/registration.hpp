@@ -204,7 +204,7 @@ struct KernelRecord {
     });
   }
 
-  void Fill(int32_t device_type, bool has_backward) {
+  void Fill(int32_t device_type) {
     def.struct_size = MXP_STRUCT_SIZE(MXPKernelDef, backward);
     def.op_name = op_name.c_str();
     def.device_type = device_type;
@@ -212,7 +212,8 @@ struct KernelRecord {
     def.create = &KernelRecord::Create;
     def.destroy = &KernelDestroy;
     def.forward = &KernelForward;
-    def.backward = has_backward ? &KernelBackward : nullptr;
+    // Operator::Backward's default throws "no backward", which reaches the host as a status.
+    def.backward = &KernelBackward;
   }
 };
 
@@ -227,7 +228,7 @@ KernelRecord& RegisterKernel(const char* op_name, DLDeviceType device_type) {
   rec->make = [](const KernelRecord&, const KwArgs& kwargs, Context ctx) -> Operator* {
     return new OpClass(kwargs, ctx);
   };
-  rec->Fill(device_type, true);
+  rec->Fill(device_type);
   Records().kernels.push_back(rec);
   return *rec;
 }
@@ -348,7 +349,7 @@ class OpRegistration {
       prop->Init(kwargs);
       return prop->CreateOperator(ctx);
     };
-    rec->Fill(device_type, true);
+    rec->Fill(device_type);
     sdk::Records().kernels.push_back(rec);
     return *this;
   }
@@ -639,8 +640,9 @@ OpRegistration& RegisterOpProperty(const char* name) {
 #define MXPLUG_PLUGIN(NAME, VERSION, VENDOR)                                                   \
   namespace mxplug::sdk {                                                                      \
   PluginRecords& Records() {                                                                   \
-    static PluginRecords records;                                                              \
-    return records;                                                                            \
+    /* Never destroyed: the host may call into these records until the process ends. */        \
+    static PluginRecords* records = new PluginRecords();                                       \
+    return *records;                                                                           \
   }                                                                                            \
   const MXPHostApi*& HostSlot() {                                                              \
     static const MXPHostApi* host = nullptr;                                                   \
