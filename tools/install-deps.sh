@@ -17,7 +17,7 @@ packages=(
   # distribution
   libopenmpi-dev openmpi-bin
   # data for examples and benchmark peers
-  dataset-fashion-mnist libstarpu-dev
+  dataset-fashion-mnist libstarpu-dev python3-matplotlib
 )
 
 missing=()

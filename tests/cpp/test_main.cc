@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "test_paths.h"
 
 int main(int argc, char** argv) {
+  std::filesystem::create_directories(mxplug::test::kScratchDir);
   setenv("MXPLUG_PLUGIN_PATH", "", 1);
   setenv("MXPLUG_CACHE_DIR", (mxplug::test::kScratchDir + "/cache").c_str(), 1);
 #if defined(__SANITIZE_ADDRESS__)

@@ -9,6 +9,7 @@ inline const std::string kPluginDir = MXPLUG_TEST_PLUGIN_DIR;  // build/lib/mxpl
 inline const std::string kZooDir = MXPLUG_TEST_ZOO_DIR;
 inline const std::string kCrashDir = MXPLUG_TEST_CRASH_DIR;
 inline const std::string kLateDir = MXPLUG_TEST_LATE_DIR;
+inline const std::string kDevicesDir = MXPLUG_TEST_DEVICES_DIR;
 inline const std::string kScratchDir = MXPLUG_TEST_SCRATCH_DIR;
 }  // namespace mxplug::test
 

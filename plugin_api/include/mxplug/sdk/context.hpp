@@ -41,6 +41,17 @@ struct Context {
   bool operator!=(const Context& o) const { return !(*this == o); }
 };
 
+/*!
+ * \brief What only the engine knows when a function runs (the seeds: RunContext, as opposed to
+ * the Context a function was pushed for): the device and the stream of the worker running it.
+ */
+struct RunContext {
+  Context ctx;
+  void* stream = nullptr;  // the device plugin's stream; cast to cudaStream_t on CUDA
+  template <typename T>
+  T get_stream() const { return static_cast<T>(stream); }
+};
+
 }  // namespace mxplug
 
 #endif  // MXPLUG_SDK_CONTEXT_HPP_

@@ -23,14 +23,6 @@ namespace mxplug {
 /*! \brief How an output is written. */
 enum OpReqType { kNullOp = kMXPNullOp, kWriteTo = kMXPWriteTo, kWriteInplace = kMXPWriteInplace, kAddTo = kMXPAddTo };
 
-/*! \brief Runtime information decided by the engine (the seeds: RunContext). */
-struct RunContext {
-  Context ctx;
-  void* stream = nullptr;  // the device plugin's stream; cast to cudaStream_t on CUDA
-  template <typename T>
-  T get_stream() const { return static_cast<T>(stream); }
-};
-
 /*! \brief A resource an op asks for in ForwardResource / BackwardResource. */
 struct ResourceRequest {
   enum Type { kRandom, kTempSpace };

@@ -1,0 +1,133 @@
+/*!
+ * \file mxplug/engine.h
+ * \brief The dependency engine: executes pushed functions following their dependencies on
+ * variables (the seeds' Execution Engine). Two functions that share a variable, at least one of
+ * them mutating it, run in push order; functions that only read it may run together.
+ *
+ * Unlike the seeds' engine, every member is safe to call from any thread. See docs/engine.md for
+ * the algorithm, the threading model and the exception rules.
+ */
+#ifndef MXPLUG_ENGINE_H_
+#define MXPLUG_ENGINE_H_
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mxplug/sdk/context.hpp"
+
+namespace mxplug {
+
+/*! \brief A variable: a token that names a resource functions read or mutate. */
+class Var;
+using VarHandle = Var*;
+
+/*! \brief What kind of work a function is; selects the worker pool that runs it. */
+enum class FnProperty {
+  kNormal,          // compute on the function's context
+  kCopyToDevice,    // a copy into an accelerator: its copy workers
+  kCopyFromDevice,  // a copy out of an accelerator: its copy workers
+  kCPUPrioritized,  // small, latency-sensitive CPU work (kvstore, optimizer): the priority pool
+  kAsync,           // returns at once and completes later through its callback
+  kDeleteVar,       // frees a variable (PushDelete)
+};
+
+namespace engine_detail {
+struct Opr;
+class EngineCore;
+}  // namespace engine_detail
+
+/*!
+ * \brief Tells the engine an async function has finished. Call it exactly once, from any thread,
+ * with the error the function failed with, if any. A second call throws Error.
+ */
+class CallbackOnComplete {
+ public:
+  void operator()(std::exception_ptr error = nullptr) const;
+
+ private:
+  friend class engine_detail::EngineCore;
+  CallbackOnComplete(engine_detail::EngineCore* engine, engine_detail::Opr* opr)
+      : engine_(engine), opr_(opr) {}
+  engine_detail::EngineCore* engine_;
+  engine_detail::Opr* opr_;
+};
+
+using SyncFn = std::function<void(RunContext)>;
+using AsyncFn = std::function<void(RunContext, CallbackOnComplete)>;
+
+enum class EngineType { kThreaded, kNaive };
+
+struct EngineOptions {
+  int cpu_workers = 0;       // 0: MXPLUG_CPU_WORKER_NTHREADS, else the number of cores
+  int priority_workers = 1;  // for FnProperty::kCPUPrioritized
+  int device_compute_workers = 2;  // per accelerator device, each with its own stream
+  int device_copy_workers = 1;     // per accelerator device, each with its own stream
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  /*! \brief A new variable; cheap. Free it with PushDelete. */
+  virtual VarHandle NewVar() = 0;
+
+  /*!
+   * \brief Pushes a function that is finished only when it calls its callback.
+   * \param const_vars variables it reads; mutate_vars variables it writes. Duplicates are
+   *        removed; a variable in both lists counts as written.
+   * \param priority higher runs earlier among functions ready at the same time.
+   * \param name shown by the profiler; must outlive the function (a literal).
+   */
+  virtual void PushAsync(AsyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
+                         const std::vector<VarHandle>& mutate_vars,
+                         FnProperty prop = FnProperty::kNormal, int priority = 0,
+                         const char* name = nullptr) = 0;
+
+  /*! \brief Pushes a function that is finished when it returns. An exception it throws is
+   * stored on the variables it mutates (see WaitForVar). */
+  virtual void PushSync(SyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
+                        const std::vector<VarHandle>& mutate_vars,
+                        FnProperty prop = FnProperty::kNormal, int priority = 0,
+                        const char* name = nullptr) = 0;
+
+  /*! \brief Runs `fn` after every function pushed earlier that uses `var`, then recycles `var`.
+   * `fn` may be empty. `var` must not be used afterwards. */
+  virtual void PushDelete(SyncFn fn, Context ctx, VarHandle var) = 0;
+
+  /*!
+   * \brief Waits until every function pushed so far that mutates `var` has finished. Rethrows
+   * (and clears) an error stored on `var`. From inside an engine function it throws Error
+   * instead of deadlocking.
+   */
+  virtual void WaitForVar(VarHandle var) = 0;
+  /*! \brief Waits for every function pushed so far; rethrows the first stored error and clears
+   * all of them. */
+  virtual void WaitForAll() = 0;
+
+  /*! \brief True when no pushed function that mutates `var` is pending: reading it now is safe. */
+  virtual bool IsReady(VarHandle var) const = 0;
+  /*! \brief Number of completed writes to `var`. */
+  virtual uint64_t Version(VarHandle var) const = 0;
+
+  virtual EngineType type() const = 0;
+  virtual std::string Describe() const = 0;
+
+  /*! \brief A new engine of its own (tests, benchmarks). */
+  static std::unique_ptr<Engine> Create(EngineType type, const EngineOptions& options = {});
+  /*!
+   * \brief The process-wide engine, made on first use: MXPLUG_ENGINE=naive (or MXNet's
+   * NaiveEngine) selects the synchronous engine for debugging, otherwise the threaded one; the
+   * choice is logged once. It drains its work at process exit.
+   */
+  static Engine* Get();
+  /*! \brief Chooses the process-wide engine's type before its first use. \throws Error after. */
+  static void SetDefaultType(EngineType type);
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_ENGINE_H_

@@ -1,0 +1,331 @@
+#include "engine/engine_core.h"
+
+#include <algorithm>
+#include <string>
+
+#include "mxplug/error.h"
+#include "mxplug/profiler.h"
+
+namespace mxplug::engine_detail {
+namespace {
+
+thread_local int tls_engine_function_depth = 0;
+// The dispatch loop running on this thread, if any, and its engine (Note [Dispatch loop]).
+thread_local std::vector<Opr*>* tls_dispatch_ready = nullptr;
+thread_local const void* tls_dispatch_engine = nullptr;
+
+// Removes duplicates, and reads of variables that are also written (they count as writes).
+void Dedup(std::vector<Var*>* const_vars, std::vector<Var*>* mutate_vars) {
+  auto unique = [](std::vector<Var*>* v) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  };
+  unique(mutate_vars);
+  unique(const_vars);
+  if (!mutate_vars->empty())
+    const_vars->erase(std::remove_if(const_vars->begin(), const_vars->end(),
+                                     [&](Var* v) {
+                                       return std::binary_search(mutate_vars->begin(),
+                                                                 mutate_vars->end(), v);
+                                     }),
+                      const_vars->end());
+}
+
+std::vector<Opr*>& ScratchList() {
+  thread_local std::vector<Opr*> list;
+  return list;
+}
+
+}  // namespace
+
+EngineCore::EngineCore() = default;
+EngineCore::~EngineCore() = default;
+
+bool EngineCore::InEngineFunction() { return tls_engine_function_depth > 0; }
+
+void EngineCore::CheckNotInEngineFunction(const char* what) const {
+  if (InEngineFunction())
+    throw Error(std::string(what) + " was called from inside a function running on the engine; "
+                "it would wait for work queued behind the caller. Push the dependent work with "
+                "the variable as a dependency instead.", kMXPFailedPrecondition);
+}
+
+VarHandle EngineCore::NewVar() {
+  Var* v = vars_.New();
+  v->Reset();
+  return v;
+}
+
+Opr* EngineCore::NewOpr(Context ctx, const std::vector<VarHandle>& const_vars,
+                        const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
+                        const char* name) {
+  Opr* opr = oprs_.New();
+  opr->ctx = ctx;
+  opr->const_vars.assign(const_vars.begin(), const_vars.end());
+  opr->mutate_vars.assign(mutate_vars.begin(), mutate_vars.end());
+  opr->prop = prop;
+  opr->priority = priority;
+  opr->name = name;
+  Dedup(&opr->const_vars, &opr->mutate_vars);
+  return opr;
+}
+
+void EngineCore::PushAsync(AsyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
+                           const std::vector<VarHandle>& mutate_vars, FnProperty prop,
+                           int priority, const char* name) {
+  Opr* opr = NewOpr(ctx, const_vars, mutate_vars, prop, priority, name);
+  opr->fn = std::move(fn);
+  Push(opr);
+}
+
+void EngineCore::PushSync(SyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
+                          const std::vector<VarHandle>& mutate_vars, FnProperty prop,
+                          int priority, const char* name) {
+  Opr* opr = NewOpr(ctx, const_vars, mutate_vars, prop, priority, name);
+  opr->sync_fn = std::move(fn);
+  Push(opr);
+}
+
+void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
+  Opr* opr = oprs_.New();
+  opr->fn = [fn = std::move(fn)](RunContext rctx, CallbackOnComplete done) {
+    std::exception_ptr error;
+    try {
+      if (fn) fn(rctx);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done(error);
+  };
+  opr->ctx = ctx;
+  opr->mutate_vars.push_back(var);
+  opr->prop = FnProperty::kDeleteVar;
+  opr->name = "DeleteVariable";
+  opr->always_run = true;
+  opr->delete_var = var;
+  Push(opr);
+}
+
+// Note [Wait counter]
+// A function's wait counter starts at (number of variables + 1). Every grant, immediate or
+// later from another thread's completion, takes one off; the pusher takes its extra one off
+// last. Whoever brings it to zero dispatches the function, so it is dispatched exactly once and
+// never before the pusher has appended it to every variable's queue.
+void EngineCore::Push(Opr* opr) {
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  const int deps = static_cast<int>(opr->const_vars.size() + opr->mutate_vars.size());
+  opr->wait.store(deps + 1, std::memory_order_relaxed);
+  opr->refs.store(1, std::memory_order_relaxed);
+  opr->completed.store(false, std::memory_order_relaxed);
+  int granted = 0;
+  for (Var* v : opr->const_vars) granted += v->AppendRead(opr);
+  for (Var* v : opr->mutate_vars) granted += v->AppendWrite(opr);
+  if (opr->wait.fetch_sub(granted + 1, std::memory_order_acq_rel) == granted + 1) {
+    std::vector<Opr*> ready{opr};
+    Dispatch(&ready);
+  }
+}
+
+std::exception_ptr EngineCore::FirstError(const Opr* opr) const {
+  for (const auto* list : {&opr->const_vars, &opr->mutate_vars})
+    for (Var* v : *list)
+      if (v->has_error())
+        if (std::exception_ptr e = v->error()) return e;
+  return nullptr;
+}
+
+// Note [Dispatch loop]
+// Running a function can complete it on the same thread (inline functions, the naive engine),
+// and completing it makes more functions ready. Dispatching those from inside the callback would
+// recurse once per function waiting in a queue: 8,000 pushes onto one variable, 8,000 frames.
+// Instead, a dispatch nested in this engine's loop on this thread hands its functions to that
+// loop, which runs them after the current one returns.
+void EngineCore::Dispatch(std::vector<Opr*>* ready) {
+  if (tls_dispatch_engine == this) {
+    tls_dispatch_ready->insert(tls_dispatch_ready->end(), ready->begin(), ready->end());
+    ready->clear();
+    return;
+  }
+  struct Scope {  // restores the outer loop's state, also when unwinding
+    std::vector<Opr*>* ready = tls_dispatch_ready;
+    const void* engine = tls_dispatch_engine;
+    ~Scope() {
+      tls_dispatch_ready = ready;
+      tls_dispatch_engine = engine;
+    }
+  } scope;
+  tls_dispatch_ready = ready;
+  tls_dispatch_engine = this;
+  DispatchLoop(ready);
+}
+
+void EngineCore::DispatchLoop(std::vector<Opr*>* ready) {
+  while (!ready->empty()) {
+    Opr* opr = ready->back();
+    ready->pop_back();
+    if (!opr->always_run) {
+      if (std::exception_ptr error = FirstError(opr)) {
+        // Skipped: it reads or writes a failed variable, and passes the error on.
+        opr->completed.store(true, std::memory_order_relaxed);
+        Release(opr, error, ready);
+        continue;
+      }
+    }
+    if (opr->marker) {
+      // WaitForVar's marker only wakes its waiter: run it here, without a worker.
+      opr->fn(RunContext{opr->ctx, nullptr}, CallbackOnComplete(this, opr));
+      continue;
+    }
+    try {
+      Execute(opr);
+    } catch (...) {
+      // It could not even be scheduled (say, no backend for its device): it fails like a
+      // function that threw, and its error waits on its variables.
+      if (!opr->completed.exchange(true, std::memory_order_acq_rel))
+        Release(opr, std::current_exception(), ready);
+    }
+  }
+}
+
+void EngineCore::Run(Opr* opr, const RunContext& rctx) {
+  opr->refs.fetch_add(1, std::memory_order_relaxed);  // the runner's reference
+  ++tls_engine_function_depth;
+  Profiler& profiler = Profiler::Get();
+  const bool profiling = profiler.running();
+  const int64_t start = profiling ? profiler.Now() : 0;
+  const char* name = opr->name;  // the block may be recycled once the callback has run
+  const Context ctx = opr->ctx;
+  try {
+    if (opr->sync_fn) {
+      std::exception_ptr error;
+      try {
+        opr->sync_fn(rctx);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      Complete(opr, std::move(error));
+    } else {
+      opr->fn(rctx, CallbackOnComplete(this, opr));
+    }
+  } catch (...) {
+    // An exception escaping an async function before its callback completes it.
+    if (!opr->completed.exchange(true, std::memory_order_acq_rel)) {
+      std::vector<Opr*>& ready = ScratchList();
+      size_t mark = ready.size();
+      Release(opr, std::current_exception(), &ready);
+      std::vector<Opr*> mine(ready.begin() + mark, ready.end());
+      ready.resize(mark);
+      Dispatch(&mine);
+    }
+  }
+  if (profiling) profiler.Record(name, ctx, start, profiler.Now());
+  --tls_engine_function_depth;
+  Unref(opr);
+}
+
+void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
+  if (opr->completed.exchange(true, std::memory_order_acq_rel))
+    throw Error(std::string("the callback of engine function '") + (opr->name ? opr->name : "?") +
+                "' was called twice", kMXPFailedPrecondition);
+  std::vector<Opr*> ready;
+  Release(opr, std::move(error), &ready);
+  Dispatch(&ready);
+}
+
+void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready) {
+  if (error) {
+    for (Var* v : opr->mutate_vars) {
+      if (v == opr->delete_var) continue;
+      if (v->SetError(error)) {
+        std::lock_guard<std::mutex> lock(failures_mu_);
+        failures_.push_back({v, error});
+      }
+    }
+    if (opr->mutate_vars.empty() || opr->delete_var) {
+      // Nobody could observe this error through a variable: keep it for WaitForAll.
+      std::lock_guard<std::mutex> lock(failures_mu_);
+      failures_.push_back({nullptr, error});
+    }
+  }
+  std::vector<Opr*>& granted = ScratchList();
+  size_t mark = granted.size();
+  for (Var* v : opr->const_vars) v->CompleteRead(&granted);
+  for (Var* v : opr->mutate_vars) v->CompleteWrite(&granted);
+  for (size_t i = mark; i < granted.size(); ++i)
+    if (granted[i]->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) ready->push_back(granted[i]);
+  granted.resize(mark);
+
+  if (Var* v = opr->delete_var) {
+    {
+      std::lock_guard<std::mutex> lock(failures_mu_);
+      for (Failure& f : failures_)
+        if (f.var == v) f.var = nullptr;  // the error outlives its variable, for WaitForAll
+    }
+    v->Reset();
+    vars_.Delete(v);
+  }
+  if (Done* done = opr->done) done->Signal();
+  Unref(opr);
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard<std::mutex> lock(idle_mu_);
+    idle_cv_.notify_all();
+  }
+}
+
+void EngineCore::Unref(Opr* opr) {
+  if (opr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    opr->Clear();
+    oprs_.Delete(opr);
+  }
+}
+
+void EngineCore::WaitForVar(VarHandle var) {
+  CheckNotInEngineFunction("WaitForVar");
+  if (!var->IsReady()) {
+    Done done;
+    Opr* opr = oprs_.New();
+    opr->fn = [&done](RunContext, CallbackOnComplete cb) {
+      cb();
+    };
+    opr->done = &done;
+    opr->ctx = Context::CPU();
+    opr->const_vars.push_back(var);
+    opr->marker = true;
+    opr->always_run = true;
+    opr->name = "WaitForVar";
+    Push(opr);
+    done.Wait();
+  }
+  if (var->has_error()) {
+    std::exception_ptr error = var->TakeError();
+    {
+      std::lock_guard<std::mutex> lock(failures_mu_);
+      failures_.erase(std::remove_if(failures_.begin(), failures_.end(),
+                                     [&](const Failure& f) { return f.var == var; }),
+                      failures_.end());
+    }
+    if (error) std::rethrow_exception(error);
+  }
+}
+
+void EngineCore::Drain() {
+  std::unique_lock<std::mutex> lock(idle_mu_);
+  idle_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+}
+
+void EngineCore::WaitForAll() {
+  CheckNotInEngineFunction("WaitForAll");
+  Drain();
+  std::exception_ptr first;
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    if (failures_.empty()) return;
+    first = failures_.front().error;
+    for (Failure& f : failures_)
+      if (f.var) f.var->TakeError();
+    failures_.clear();
+  }
+  std::rethrow_exception(first);
+}
+
+}  // namespace mxplug::engine_detail

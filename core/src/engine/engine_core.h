@@ -1,0 +1,132 @@
+// Internal: what the threaded and the naive engine share: variables, pushes, the dependency
+// bookkeeping, completion, and the exception rules. They differ only in Execute: where a
+// function whose dependencies are met actually runs.
+#ifndef MXPLUG_CORE_ENGINE_ENGINE_CORE_H_
+#define MXPLUG_CORE_ENGINE_ENGINE_CORE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "engine/object_pool.h"
+#include "engine/var.h"
+#include "mxplug/engine.h"
+
+namespace mxplug::engine_detail {
+
+// One pushed function and its dependency state.
+struct Opr {
+  AsyncFn fn;
+  SyncFn sync_fn;  // set instead of fn by PushSync: no wrapper to allocate
+  Context ctx;
+  std::vector<Var*> const_vars;
+  std::vector<Var*> mutate_vars;
+  FnProperty prop = FnProperty::kNormal;
+  int priority = 0;
+  const char* name = nullptr;
+  // Unmet dependencies, plus one held by the pusher until it has appended them all
+  // (Note [Wait counter]).
+  std::atomic<int> wait{0};
+  // Owners of this block: the callback and, while the function runs, the runner.
+  std::atomic<int> refs{0};
+  std::atomic<bool> completed{false};
+  bool always_run = false;  // waits and deletes run even when a variable holds an error
+  bool marker = false;      // WaitForVar's marker: runs in the thread that grants it
+  Var* delete_var = nullptr;
+  // Set by an Execute that must block until the function has completed (the naive engine).
+  struct Done* done = nullptr;
+
+  void Clear() {
+    fn = nullptr;
+    sync_fn = nullptr;
+    const_vars.clear();
+    mutate_vars.clear();
+    always_run = marker = false;
+    delete_var = nullptr;
+    done = nullptr;
+    name = nullptr;
+  }
+};
+
+struct Done {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  void Signal() {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+    cv.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return done; });
+  }
+};
+
+class EngineCore : public Engine {
+ public:
+  EngineCore();
+  ~EngineCore() override;
+
+  VarHandle NewVar() override;
+  void PushAsync(AsyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
+                 const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
+                 const char* name) override;
+  void PushSync(SyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
+                const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
+                const char* name) override;
+  void PushDelete(SyncFn fn, Context ctx, VarHandle var) override;
+  void WaitForVar(VarHandle var) override;
+  void WaitForAll() override;
+  bool IsReady(VarHandle var) const override { return var->IsReady(); }
+  uint64_t Version(VarHandle var) const override { return var->version(); }
+
+  // The callback's entry: the function `opr` has finished, with `error` or none.
+  void Complete(Opr* opr, std::exception_ptr error);
+  // Waits for all work without reporting errors; for shutdown.
+  void Drain();
+
+ protected:
+  // Runs or schedules a function whose dependencies are met.
+  virtual void Execute(Opr* opr) = 0;
+  // Calls the function on this thread with the given run context.
+  void Run(Opr* opr, const RunContext& rctx);
+  // True while the calling thread runs an engine function.
+  static bool InEngineFunction();
+
+ private:
+  Opr* NewOpr(Context ctx, const std::vector<VarHandle>& const_vars,
+              const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
+              const char* name);
+  void Push(Opr* opr);
+  // Executes each ready function; functions skipped for an error complete here, which may make
+  // more functions ready. A loop, not recursion: a chain of 100,000 skipped functions must not
+  // exhaust the stack.
+  void Dispatch(std::vector<Opr*>* ready);
+  void DispatchLoop(std::vector<Opr*>* ready);
+  // Updates the variables of a finished function and collects the functions it unblocks.
+  void Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready);
+  void Unref(Opr* opr);
+  std::exception_ptr FirstError(const Opr* opr) const;
+  void CheckNotInEngineFunction(const char* what) const;
+
+  ObjectPool<Opr> oprs_;
+  ObjectPool<Var> vars_;
+  std::atomic<int64_t> pending_{0};
+  std::mutex idle_mu_;
+  std::condition_variable idle_cv_;
+
+  // Errors not yet reported, oldest first. `var` is cleared when the variable is recycled.
+  struct Failure {
+    Var* var;
+    std::exception_ptr error;
+  };
+  std::mutex failures_mu_;
+  std::vector<Failure> failures_;
+};
+
+}  // namespace mxplug::engine_detail
+
+#endif  // MXPLUG_CORE_ENGINE_ENGINE_CORE_H_

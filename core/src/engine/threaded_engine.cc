@@ -1,0 +1,205 @@
+// The threaded engine: per-device worker pools. CPU functions run on a CPU pool; prioritized CPU
+// work on a small pool of its own; on an accelerator, compute and copy functions run on separate
+// pools whose workers each own a stream from the device's plugin.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "engine/engine_core.h"
+#include "mxplug/runtime.h"
+
+namespace mxplug::engine_detail {
+namespace {
+
+// A FIFO with a lane for functions of positive priority, served first.
+//
+// Note [Waking workers]
+// A futex wake costs more than an empty function, so a push wakes a worker only when one is
+// asleep, and an idle worker first polls the queue's size for a short while (~20 us) before it
+// sleeps: under a stream of pushes the next function usually arrives within that time.
+class TaskQueue {
+ public:
+  void Push(Opr* opr) {
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      (opr->priority > 0 ? high_ : normal_).push_back(opr);
+      size_.fetch_add(1, std::memory_order_release);
+      wake = sleepers_ > 0;
+    }
+    if (wake) cv_.notify_one();
+  }
+  // Blocks until a function is available; false once stopped and empty.
+  bool Pop(Opr** out) {
+    for (int spin = 0; spin < kSpins; ++spin) {
+      if (size_.load(std::memory_order_acquire) > 0 && TryPop(out)) return true;
+      Pause();
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_ && high_.empty() && normal_.empty()) {
+      ++sleepers_;
+      cv_.wait(lock);
+      --sleepers_;
+    }
+    return PopLocked(out);
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  static constexpr int kSpins = 2000;
+  static void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+  bool TryPop(Opr** out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return PopLocked(out);
+  }
+  bool PopLocked(Opr** out) {
+    std::deque<Opr*>& lane = !high_.empty() ? high_ : normal_;
+    if (lane.empty()) return false;
+    *out = lane.front();
+    lane.pop_front();
+    size_.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Opr*> high_, normal_;
+  std::atomic<int> size_{0};
+  int sleepers_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+class ThreadedEngine : public EngineCore {
+ public:
+  explicit ThreadedEngine(const EngineOptions& options) : options_(options) {
+    if (options_.cpu_workers <= 0) {
+      const char* env = std::getenv("MXPLUG_CPU_WORKER_NTHREADS");
+      options_.cpu_workers = env ? std::atoi(env) : 0;
+      if (options_.cpu_workers <= 0)
+        options_.cpu_workers = std::max(1u, std::thread::hardware_concurrency());
+    }
+    cpu_ = MakePool(Context::CPU(), options_.cpu_workers, /*device=*/nullptr);
+  }
+
+  ~ThreadedEngine() override {
+    Drain();
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    for (auto* pool : AllPools()) pool->queue.Stop();
+    for (auto* pool : AllPools())
+      for (std::thread& t : pool->threads) t.join();
+  }
+
+  EngineType type() const override { return EngineType::kThreaded; }
+  std::string Describe() const override {
+    return "threaded engine: " + std::to_string(options_.cpu_workers) + " CPU worker(s), " +
+           std::to_string(options_.priority_workers) + " priority worker(s)";
+  }
+
+ protected:
+  void Execute(Opr* opr) override {
+    // Async and delete functions only start work or free memory: run them where they became
+    // ready instead of paying a queue hop.
+    if (opr->prop == FnProperty::kAsync || opr->prop == FnProperty::kDeleteVar) {
+      Run(opr, RunContext{opr->ctx, nullptr});
+      return;
+    }
+    PoolFor(opr)->queue.Push(opr);
+  }
+
+ private:
+  struct Pool {
+    Context ctx;
+    std::shared_ptr<const DeviceEntry> device;  // null for CPU pools
+    TaskQueue queue;
+    std::vector<std::thread> threads;
+  };
+
+  std::unique_ptr<Pool> MakePool(Context ctx, int workers, std::shared_ptr<const DeviceEntry> device) {
+    auto pool = std::make_unique<Pool>();
+    pool->ctx = ctx;
+    pool->device = std::move(device);
+    for (int i = 0; i < workers; ++i)
+      pool->threads.emplace_back([this, p = pool.get()] { WorkerLoop(p); });
+    return pool;
+  }
+
+  void WorkerLoop(Pool* pool) {
+    void* stream = nullptr;
+    if (pool->device) {
+      // Each worker owns a stream, so functions on different workers overlap on the device.
+      if (MXPStatus* s = pool->device->def.stream_create(pool->device->def.user, pool->ctx.dev_id, &stream))
+        ThrowIfErrorLogged(s, pool);
+    }
+    Opr* opr = nullptr;
+    while (pool->queue.Pop(&opr)) Run(opr, RunContext{opr->ctx, stream});
+    if (pool->device && stream) pool->device->def.stream_destroy(pool->device->def.user, pool->ctx.dev_id, stream);
+  }
+
+  static void ThrowIfErrorLogged(MXPStatus* status, Pool* pool) {
+    try {
+      ThrowIfError(status, "engine worker for " + pool->ctx.ToString() + ": creating a stream");
+    } catch (const Error& e) {
+      std::fprintf(stderr, "[mxplug error] %s\n", e.what());
+    }
+  }
+
+  enum class Kind { kCompute, kCopy, kPriority };
+
+  Pool* PoolFor(const Opr* opr) {
+    if (opr->prop == FnProperty::kCPUPrioritized) return Get(Kind::kPriority, Context::CPU());
+    if (opr->ctx.dev_type == kDLCPU) return cpu_.get();
+    bool copy = opr->prop == FnProperty::kCopyToDevice || opr->prop == FnProperty::kCopyFromDevice;
+    return Get(copy ? Kind::kCopy : Kind::kCompute, opr->ctx);
+  }
+
+  Pool* Get(Kind kind, Context ctx) {
+    auto key = std::make_tuple(static_cast<int>(kind), ctx.dev_type, ctx.dev_id);
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    auto it = pools_.find(key);
+    if (it != pools_.end()) return it->second.get();
+    std::shared_ptr<const DeviceEntry> device;
+    int workers = options_.priority_workers;
+    if (kind != Kind::kPriority) {
+      device = Runtime::Get().GetDevice(ctx.dev_type);
+      workers = kind == Kind::kCopy ? options_.device_copy_workers : options_.device_compute_workers;
+    }
+    Pool* pool = (pools_[key] = MakePool(ctx, std::max(1, workers), device)).get();
+    return pool;
+  }
+
+  std::vector<Pool*> AllPools() {
+    std::vector<Pool*> all{cpu_.get()};
+    for (auto& kv : pools_) all.push_back(kv.second.get());
+    return all;
+  }
+
+  EngineOptions options_;
+  std::unique_ptr<Pool> cpu_;
+  std::mutex pools_mu_;
+  std::map<std::tuple<int, int32_t, int32_t>, std::unique_ptr<Pool>> pools_;
+};
+
+std::unique_ptr<EngineCore> MakeThreadedEngine(const EngineOptions& options) {
+  return std::make_unique<ThreadedEngine>(options);
+}
+
+}  // namespace mxplug::engine_detail

@@ -1,0 +1,388 @@
+// The dependency engine, both kinds, against a serial oracle and the MXNet rules: writers in push
+// order, readers together, PushDelete last, async completion from any thread, and errors stored
+// on variables, skipped downstream, rethrown at waits and cleared.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "mxplug/engine.h"
+#include "mxplug/runtime.h"
+#include "test_paths.h"
+
+namespace mxplug {
+namespace {
+
+class EngineTest : public ::testing::TestWithParam<EngineType> {
+ protected:
+  void SetUp() override {
+    EngineOptions options;
+    options.cpu_workers = 4;  // more workers than cores: overlap must come from the engine
+    engine_ = Engine::Create(GetParam(), options);
+  }
+  bool threaded() const { return GetParam() == EngineType::kThreaded; }
+  std::unique_ptr<Engine> engine_;
+  const Context cpu_ = Context::CPU();
+};
+
+std::string ErrorText(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (int i) {
+    return "int " + std::to_string(i);
+  }
+  return "no error";
+}
+
+// 10,000 random functions over 100 variables, each reading 2 to 20 and writing one, with a
+// computation whose result depends on the exact order of writes: the engine's results must be
+// bit-identical to running the same functions one after another.
+TEST_P(EngineTest, RandomProgramMatchesSerialOracleBitForBit) {
+  constexpr int kVars = 100, kOps = 10000;
+  struct Op {
+    std::vector<int> reads;
+    int write;
+    double coef;
+  };
+  std::mt19937 gen(2024);
+  std::vector<Op> ops(kOps);
+  for (Op& op : ops) {
+    int nreads = std::uniform_int_distribution<int>(2, 20)(gen);
+    for (int i = 0; i < nreads; ++i) op.reads.push_back(std::uniform_int_distribution<int>(0, kVars - 1)(gen));
+    op.write = std::uniform_int_distribution<int>(0, kVars - 1)(gen);
+    op.coef = std::uniform_real_distribution<double>(-1, 1)(gen);
+  }
+  auto apply = [](const Op& op, std::vector<double>& data) {
+    double acc = 0.5 * data[op.write];
+    for (int r : op.reads) acc = acc * 0.999 + std::sin(data[r] + op.coef);
+    data[op.write] = acc;
+  };
+  std::vector<double> serial(kVars), parallel(kVars);
+  for (int i = 0; i < kVars; ++i) serial[i] = parallel[i] = i * 0.01;
+  for (const Op& op : ops) apply(op, serial);
+
+  std::vector<VarHandle> vars(kVars);
+  for (auto& v : vars) v = engine_->NewVar();
+  for (const Op& op : ops) {
+    std::vector<VarHandle> reads;
+    for (int r : op.reads) reads.push_back(vars[r]);
+    engine_->PushSync([&, op](RunContext) { apply(op, parallel); }, cpu_, reads, {vars[op.write]});
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(0, std::memcmp(serial.data(), parallel.data(), sizeof(double) * kVars));
+  for (auto v : vars) engine_->PushDelete(nullptr, cpu_, v);
+  engine_->WaitForAll();
+}
+
+TEST_P(EngineTest, VersionCountsCompletedWrites) {
+  VarHandle v = engine_->NewVar();
+  EXPECT_EQ(engine_->Version(v), 0u);
+  for (int i = 0; i < 5; ++i) engine_->PushSync([](RunContext) {}, cpu_, {}, {v});
+  for (int i = 0; i < 3; ++i) engine_->PushSync([](RunContext) {}, cpu_, {v}, {});
+  engine_->WaitForVar(v);
+  EXPECT_EQ(engine_->Version(v), 5u);
+  EXPECT_TRUE(engine_->IsReady(v));
+}
+
+TEST_P(EngineTest, WaitForVarOnFreshVarReturnsAtOnce) {
+  VarHandle v = engine_->NewVar();
+  EXPECT_TRUE(engine_->IsReady(v));
+  auto start = std::chrono::steady_clock::now();
+  engine_->WaitForVar(v);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+}
+
+TEST_P(EngineTest, WritersSerializeInPushOrder) {
+  VarHandle v = engine_->NewVar();
+  std::atomic<int> inside{0};
+  std::vector<int> order;
+  bool overlapped = false;
+  for (int i = 0; i < 200; ++i)
+    engine_->PushSync([&, i](RunContext) {
+      if (inside.fetch_add(1) != 0) overlapped = true;
+      order.push_back(i);
+      std::this_thread::yield();
+      inside.fetch_sub(1);
+    }, cpu_, {}, {v});
+  engine_->WaitForVar(v);
+  EXPECT_FALSE(overlapped);
+  ASSERT_EQ(order.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(order[i], i);
+}
+
+// Tests that only make sense when functions run on workers.
+class ThreadedEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EngineOptions options;
+    options.cpu_workers = 4;
+    engine_ = Engine::Create(EngineType::kThreaded, options);
+  }
+  std::unique_ptr<Engine> engine_;
+  const Context cpu_ = Context::CPU();
+};
+
+TEST_F(ThreadedEngineTest, ReadersBetweenWritesRunTogether) {
+  VarHandle v = engine_->NewVar();
+  int value = 0;
+  engine_->PushSync([&](RunContext) { value = 7; }, cpu_, {}, {v});
+  // Two readers that can only both finish if they run at the same time: each waits (bounded)
+  // for the other to arrive.
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::atomic<int> met{0}, seen{0};
+  for (int r = 0; r < 2; ++r)
+    engine_->PushSync([&](RunContext) {
+      seen += value;
+      std::unique_lock<std::mutex> lock(mu);
+      ++arrived;
+      cv.notify_all();
+      if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 2; })) ++met;
+    }, cpu_, {v}, {});
+  engine_->PushSync([&](RunContext) { value = 1; }, cpu_, {}, {v});
+  engine_->WaitForVar(v);
+  EXPECT_EQ(met.load(), 2) << "the readers did not run concurrently";
+  EXPECT_EQ(seen.load(), 14) << "a reader ran before the write it follows, or after the next one";
+  EXPECT_EQ(value, 1);
+}
+
+TEST_P(EngineTest, PushDeleteRunsAfterEveryEarlierUser) {
+  VarHandle v = engine_->NewVar();
+  std::atomic<int> done{0};
+  int seen_at_delete = -1;
+  for (int i = 0; i < 50; ++i)
+    engine_->PushSync([&](RunContext) { std::this_thread::yield(); ++done; }, cpu_,
+                      i % 2 ? std::vector<VarHandle>{v} : std::vector<VarHandle>{},
+                      i % 2 ? std::vector<VarHandle>{} : std::vector<VarHandle>{v});
+  engine_->PushDelete([&](RunContext) { seen_at_delete = done.load(); }, cpu_, v);
+  engine_->WaitForAll();
+  EXPECT_EQ(seen_at_delete, 50);
+}
+
+TEST_P(EngineTest, AsyncFunctionCompletedFromAnotherThread) {
+  VarHandle v = engine_->NewVar();
+  int value = 0;
+  std::thread helper;
+  std::mutex helper_mu;
+  engine_->PushAsync([&](RunContext, CallbackOnComplete done) {
+    std::lock_guard<std::mutex> lock(helper_mu);
+    helper = std::thread([&value, done] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      value = 42;
+      done();
+    });
+  }, cpu_, {}, {v}, FnProperty::kAsync);
+  int read = 0;
+  engine_->PushSync([&](RunContext) { read = value; }, cpu_, {v}, {});
+  engine_->WaitForAll();
+  EXPECT_EQ(read, 42);
+  std::lock_guard<std::mutex> lock(helper_mu);
+  helper.join();
+}
+
+TEST_P(EngineTest, CallbackCalledTwiceIsAnError) {
+  VarHandle v = engine_->NewVar();
+  std::string second;
+  engine_->PushAsync([&](RunContext, CallbackOnComplete done) {
+    done();
+    second = ErrorText([&] { done(); });
+  }, cpu_, {}, {v}, FnProperty::kAsync, 0, "Twice");
+  engine_->WaitForAll();
+  EXPECT_EQ(second, "the callback of engine function 'Twice' was called twice");
+}
+
+TEST_P(EngineTest, ErrorIsStoredOnMutatedVarsRethrownAtWaitAndCleared) {
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar();
+  engine_->PushSync([](RunContext) { throw std::invalid_argument("shape mismatch in op X"); }, cpu_, {}, {a, b});
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "shape mismatch in op X");
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "no error");  // cleared
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(b); }), "shape mismatch in op X");
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "no error");
+  // Any exception type crosses: an int, and the core's Error.
+  engine_->PushSync([](RunContext) { throw 42; }, cpu_, {}, {a});
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "int 42");
+  engine_->PushSync([](RunContext) { throw Error("FullyConnected forward on cpu(0): bad"); }, cpu_, {}, {a});
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "FullyConnected forward on cpu(0): bad");
+  // After clearing, the variable works again.
+  int value = 0;
+  engine_->PushSync([&](RunContext) { value = 3; }, cpu_, {}, {a});
+  engine_->WaitForVar(a);
+  EXPECT_EQ(value, 3);
+}
+
+TEST_P(EngineTest, FunctionsReadingAFailedVarAreSkippedAndInheritTheError) {
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar(), c = engine_->NewVar();
+  bool ran_b = false, ran_c = false;
+  engine_->PushSync([](RunContext) { throw std::runtime_error("division by zero in op A"); }, cpu_, {}, {a});
+  engine_->PushSync([&](RunContext) { ran_b = true; }, cpu_, {a}, {b});  // b = f(a): skipped
+  engine_->PushSync([&](RunContext) { ran_c = true; }, cpu_, {b}, {c});  // c = g(b): skipped too
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(c); }), "division by zero in op A");
+  EXPECT_FALSE(ran_b);
+  EXPECT_FALSE(ran_c);
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "division by zero in op A");  // a and b still held it
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "no error");  // all cleared
+}
+
+TEST_P(EngineTest, WaitForAllRethrowsTheFirstErrorAndClearsAll) {
+  VarHandle x = engine_->NewVar(), y = engine_->NewVar();
+  engine_->PushSync([](RunContext) { throw std::runtime_error("first"); }, cpu_, {}, {x});
+  while (!engine_->IsReady(x)) std::this_thread::yield();
+  engine_->PushSync([](RunContext) { throw std::runtime_error("second"); }, cpu_, {}, {y});
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "first");
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(x); }), "no error");
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(y); }), "no error");
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "no error");
+}
+
+TEST_F(ThreadedEngineTest, LongChainBehindAFailureIsSkippedWithoutRecursion) {
+  VarHandle a = engine_->NewVar();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  engine_->PushAsync([&](RunContext, CallbackOnComplete done) {
+    std::thread([&, done] {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return release; });
+      lock.unlock();
+      done(std::make_exception_ptr(std::runtime_error("root failure")));
+    }).detach();
+  }, cpu_, {}, {a}, FnProperty::kAsync);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100000; ++i) engine_->PushSync([&](RunContext) { ++ran; }, cpu_, {}, {a});
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "root failure");
+  EXPECT_EQ(ran.load(), 0);
+}
+
+TEST(NaiveEngine, EachFunctionCompletesBeforeItsPushReturns) {
+  auto engine = Engine::Create(EngineType::kNaive);
+  VarHandle v = engine->NewVar();
+  int value = 0;
+  std::thread helper;
+  // Even an async function completed later from another thread.
+  engine->PushAsync([&](RunContext, CallbackOnComplete done) {
+    helper = std::thread([&value, done] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      value = 5;
+      done();
+    });
+  }, Context::CPU(), {}, {v}, FnProperty::kAsync);
+  EXPECT_EQ(value, 5);
+  EXPECT_TRUE(engine->IsReady(v));
+  std::thread::id ran_on;
+  engine->PushSync([&](RunContext) { ran_on = std::this_thread::get_id(); }, Context::CPU(), {v}, {});
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  helper.join();
+}
+
+TEST_P(EngineTest, WaitingFromInsideAnEngineFunctionIsAnErrorNotADeadlock) {
+  VarHandle v = engine_->NewVar(), w = engine_->NewVar();
+  std::string for_var, for_all;
+  engine_->PushSync([&](RunContext) {
+    for_var = ErrorText([&] { engine_->WaitForVar(w); });
+    for_all = ErrorText([&] { engine_->WaitForAll(); });
+  }, cpu_, {}, {v});
+  engine_->WaitForAll();
+  EXPECT_NE(for_var.find("WaitForVar was called from inside a function running on the engine"), std::string::npos) << for_var;
+  EXPECT_NE(for_all.find("WaitForAll was called from inside a function running on the engine"), std::string::npos) << for_all;
+}
+
+TEST_P(EngineTest, PushFromEightThreadsAtOnce) {
+  VarHandle shared = engine_->NewVar();
+  int64_t total = 0;
+  std::vector<int64_t> own(8, 0);
+  std::vector<VarHandle> own_vars(8);
+  for (auto& v : own_vars) v = engine_->NewVar();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 1000; ++i) {
+        engine_->PushSync([&total](RunContext) { ++total; }, cpu_, {}, {shared});
+        engine_->PushSync([&own, t](RunContext) { own[t] += 2; }, cpu_, {shared}, {own_vars[t]});
+      }
+    });
+  for (auto& th : threads) th.join();
+  engine_->WaitForAll();
+  EXPECT_EQ(total, 8000);
+  for (int64_t v : own) EXPECT_EQ(v, 2000);
+}
+
+TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {
+  Runtime::Get().EnsureDefaultPluginsLoaded();
+  ASSERT_TRUE(Runtime::Get().LoadFile(test::kDevicesDir + "/libtest_device.so").loaded());
+  const Context dev{kDLExtDev, 1};
+  std::mutex mu;
+  std::set<void*> compute_streams, copy_streams;
+  std::set<std::thread::id> threads;
+  VarHandle v = engine_->NewVar();
+  for (int i = 0; i < 40; ++i) {
+    FnProperty prop = i % 4 == 0 ? FnProperty::kCopyToDevice : FnProperty::kNormal;
+    engine_->PushSync([&, prop](RunContext rctx) {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_EQ(rctx.ctx, dev);
+      EXPECT_NE(rctx.stream, nullptr);
+      (prop == FnProperty::kNormal ? compute_streams : copy_streams).insert(rctx.stream);
+      threads.insert(std::this_thread::get_id());
+      std::this_thread::yield();
+    }, dev, {v}, {}, prop);
+  }
+  engine_->WaitForAll();
+  if (threaded()) {
+    EXPECT_EQ(compute_streams.size(), 2u);  // device_compute_workers, one stream each
+    EXPECT_EQ(copy_streams.size(), 1u);
+    for (void* s : copy_streams) EXPECT_EQ(compute_streams.count(s), 0u);
+  } else {
+    EXPECT_EQ(compute_streams.size(), 1u);  // the naive engine's one stream per device
+    EXPECT_EQ(copy_streams, compute_streams);
+    EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, EngineTest,
+                         ::testing::Values(EngineType::kThreaded, EngineType::kNaive),
+                         [](const auto& info) {
+                           return info.param == EngineType::kThreaded ? "Threaded" : "Naive";
+                         });
+
+TEST(EngineGlobal, ProcessWideEngineIsThreadedByDefault) {
+  EXPECT_EQ(Engine::Get()->type(), EngineType::kThreaded);
+  EXPECT_EQ(Engine::Get(), Engine::Get());
+  EXPECT_NE(ErrorText([] { Engine::SetDefaultType(EngineType::kNaive); }).find("already exists"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST(EngineErrors, PushToADeviceWithoutBackendFailsItsVariablesNotTheProcess) {
+  for (EngineType type : {EngineType::kThreaded, EngineType::kNaive}) {
+    auto engine = Engine::Create(type);
+    VarHandle v = engine->NewVar();
+    bool ran = false;
+    engine->PushSync([&](RunContext) { ran = true; }, Context{kDLVulkan, 0}, {}, {v});
+    EXPECT_EQ(ErrorText([&] { engine->WaitForVar(v); }),
+              "no device backend for vulkan is loaded (see `mxplug devices` and `mxplug plugins`)");
+    EXPECT_FALSE(ran);
+  }
+}
+
+}  // namespace
+}  // namespace mxplug

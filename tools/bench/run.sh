@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs one benchmark against its peer in the same run, prints a table, and writes
+# ${MXPLUG_BUILD_DIR:-build}/bench/NAME.json (rows: metric, ours, peer, peer_name, ratio, better,
+# unit). Not part of tools/test.sh's pass or fail.
+#   tools/bench/run.sh engine [--quick] [--workers=N]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+name="${1:-}"
+shift || true
+build="${MXPLUG_BUILD_DIR:-build}"
+[[ -f "$build/CMakeCache.txt" ]] || tools/configure.sh "$build"
+mkdir -p "$build/bench"
+case "$name" in
+  engine)
+    cmake --build "$build" --target mxplug_bench_engine > /dev/null
+    "$build/bin/mxplug_bench_engine" --json="$build/bench/engine.json" "$@"
+    ;;
+  *)
+    echo "usage: tools/bench/run.sh engine [--quick] [--workers=N]" >&2
+    exit 2
+    ;;
+esac
