@@ -10,7 +10,8 @@ from ._core import MXPlugError, __version__
 MXNetError = MXPlugError
 
 from . import library  # noqa: E402
+from . import profiler  # noqa: E402
 
 _core.load_default_plugins()
 
-__all__ = ["MXPlugError", "MXNetError", "library", "__version__"]
+__all__ = ["MXPlugError", "MXNetError", "library", "profiler", "__version__"]

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "mxplug/profiler.h"
 #include "mxplug/runtime.h"
 #include "mxplug/version.h"
 
@@ -59,6 +60,15 @@ PYBIND11_MODULE(_core, m) {
     for (const auto& r : mxplug::Runtime::Get().Plugins()) out.append(RecordDict(r));
     return out;
   }, "Every plugin file seen: loaded or refused, with versions and what it registered.");
+  py::module_ prof = m.def_submodule("profiler", "the engine profiler");
+  prof.def("set_config", [](const std::string& filename) { mxplug::Profiler::Get().SetConfig(filename); },
+           py::arg("filename"));
+  prof.def("set_state", [](bool running) { mxplug::Profiler::Get().SetState(running); }, py::arg("running"));
+  prof.def("running", [] { return mxplug::Profiler::Get().running(); });
+  prof.def("dump", [] { mxplug::Profiler::Get().Dump(); });
+  prof.def("dumps", [] { return mxplug::Profiler::Get().AggregateTable(); });
+  prof.def("clear", [] { mxplug::Profiler::Get().Clear(); });
+
   m.def("operators", [] {
     py::list out;
     const mxplug::Runtime& rt = mxplug::Runtime::Get();

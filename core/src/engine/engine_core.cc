@@ -195,6 +195,7 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx) {
   const int64_t start = profiling ? profiler.Now() : 0;
   const char* name = opr->name;  // the block may be recycled once the callback has run
   const Context ctx = opr->ctx;
+  int64_t end = 0;
   try {
     if (opr->sync_fn) {
       std::exception_ptr error;
@@ -203,6 +204,8 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx) {
       } catch (...) {
         error = std::current_exception();
       }
+      // Stamped before completing: completion starts the dependents, possibly on another worker.
+      if (profiling) end = profiler.Now();
       Complete(opr, std::move(error));
     } else {
       opr->fn(rctx, CallbackOnComplete(this, opr));
@@ -218,7 +221,8 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx) {
       Dispatch(&mine);
     }
   }
-  if (profiling) profiler.Record(name, ctx, start, profiler.Now());
+  // An async function's span is its launch: from its start until it returns.
+  if (profiling) profiler.Record(name, ctx, start, end ? end : profiler.Now());
   --tls_engine_function_depth;
   Unref(opr);
 }
