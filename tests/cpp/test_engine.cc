@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -327,8 +328,8 @@ TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {
   ASSERT_TRUE(Runtime::Get().LoadFile(test::kDevicesDir + "/libtest_device.so").loaded());
   const Context dev{kDLExtDev, 1};
   std::mutex mu;
-  std::set<void*> compute_streams, copy_streams;
-  std::set<std::thread::id> threads;
+  std::map<std::thread::id, std::set<void*>> streams_of_thread;
+  std::set<std::thread::id> compute_threads, copy_threads;
   VarHandle v = engine_->NewVar();
   for (int i = 0; i < 40; ++i) {
     FnProperty prop = i % 4 == 0 ? FnProperty::kCopyToDevice : FnProperty::kNormal;
@@ -336,20 +337,27 @@ TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {
       std::lock_guard<std::mutex> lock(mu);
       EXPECT_EQ(rctx.ctx, dev);
       EXPECT_NE(rctx.stream, nullptr);
-      (prop == FnProperty::kNormal ? compute_streams : copy_streams).insert(rctx.stream);
-      threads.insert(std::this_thread::get_id());
-      std::this_thread::yield();
+      streams_of_thread[std::this_thread::get_id()].insert(rctx.stream);
+      (prop == FnProperty::kNormal ? compute_threads : copy_threads).insert(std::this_thread::get_id());
     }, dev, {v}, {}, prop);
   }
   engine_->WaitForAll();
+  std::set<void*> all_streams;
+  for (const auto& [thread, streams] : streams_of_thread) {
+    EXPECT_EQ(streams.size(), 1u) << "a worker used more than one stream";
+    all_streams.insert(streams.begin(), streams.end());
+  }
+  EXPECT_EQ(all_streams.size(), streams_of_thread.size()) << "two workers shared a stream";
   if (threaded()) {
-    EXPECT_EQ(compute_streams.size(), 2u);  // device_compute_workers, one stream each
-    EXPECT_EQ(copy_streams.size(), 1u);
-    for (void* s : copy_streams) EXPECT_EQ(compute_streams.count(s), 0u);
+    // Compute and copy functions run on different pools; never on the pushing thread.
+    EXPECT_GE(compute_threads.size(), 1u);
+    EXPECT_LE(compute_threads.size(), 2u);  // device_compute_workers
+    EXPECT_EQ(copy_threads.size(), 1u);      // device_copy_workers
+    for (const auto& t : copy_threads) EXPECT_EQ(compute_threads.count(t), 0u);
+    EXPECT_EQ(streams_of_thread.count(std::this_thread::get_id()), 0u);
   } else {
-    EXPECT_EQ(compute_streams.size(), 1u);  // the naive engine's one stream per device
-    EXPECT_EQ(copy_streams, compute_streams);
-    EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+    EXPECT_EQ(streams_of_thread.size(), 1u);  // the pushing thread, with one stream per device
+    EXPECT_EQ(streams_of_thread.count(std::this_thread::get_id()), 1u);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,31 @@ namespace mxplug {
 /*! \brief A variable: a token that names a resource functions read or mutate. */
 class Var;
 using VarHandle = Var*;
+
+/*!
+ * \brief A non-owning list of variables for a push: a std::vector or a braced list
+ * (`{a, b}`), without building a vector. A parameter type only: it views the caller's list for
+ * the duration of the call, so never keep one in a variable (`VarList l = {a};` dangles).
+ */
+class VarList {
+ public:
+  VarList(const std::vector<VarHandle>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // intended: see the class comment
+#endif
+  VarList(std::initializer_list<VarHandle> v) : data_(v.begin()), size_(v.size()) {}  // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+  const VarHandle* begin() const { return data_; }
+  const VarHandle* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+
+ private:
+  const VarHandle* data_;
+  size_t size_;
+};
 
 /*! \brief What kind of work a function is; selects the worker pool that runs it. */
 enum class FnProperty {
@@ -82,15 +108,13 @@ class Engine {
    * \param priority higher runs earlier among functions ready at the same time.
    * \param name shown by the profiler; must outlive the function (a literal).
    */
-  virtual void PushAsync(AsyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
-                         const std::vector<VarHandle>& mutate_vars,
+  virtual void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                          FnProperty prop = FnProperty::kNormal, int priority = 0,
                          const char* name = nullptr) = 0;
 
   /*! \brief Pushes a function that is finished when it returns. An exception it throws is
    * stored on the variables it mutates (see WaitForVar). */
-  virtual void PushSync(SyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
-                        const std::vector<VarHandle>& mutate_vars,
+  virtual void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                         FnProperty prop = FnProperty::kNormal, int priority = 0,
                         const char* name = nullptr) = 0;
 

@@ -31,8 +31,18 @@ void Dedup(std::vector<Var*>* const_vars, std::vector<Var*>* mutate_vars) {
                       const_vars->end());
 }
 
+// Per-thread lists of functions, with room for a batch of 1,024 so that typical grants never
+// allocate (the steady path allocates nothing; larger batches grow the list once).
+constexpr size_t kListReserve = 1024;
+
+std::vector<Opr*> ReservedList() {
+  std::vector<Opr*> list;
+  list.reserve(kListReserve);
+  return list;
+}
+
 std::vector<Opr*>& ScratchList() {
-  thread_local std::vector<Opr*> list;
+  thread_local std::vector<Opr*> list = ReservedList();
   return list;
 }
 
@@ -56,9 +66,8 @@ VarHandle EngineCore::NewVar() {
   return v;
 }
 
-Opr* EngineCore::NewOpr(Context ctx, const std::vector<VarHandle>& const_vars,
-                        const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
-                        const char* name) {
+Opr* EngineCore::NewOpr(Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
+                        int priority, const char* name) {
   Opr* opr = oprs_.New();
   opr->ctx = ctx;
   opr->const_vars.assign(const_vars.begin(), const_vars.end());
@@ -70,17 +79,15 @@ Opr* EngineCore::NewOpr(Context ctx, const std::vector<VarHandle>& const_vars,
   return opr;
 }
 
-void EngineCore::PushAsync(AsyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
-                           const std::vector<VarHandle>& mutate_vars, FnProperty prop,
-                           int priority, const char* name) {
+void EngineCore::PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                           FnProperty prop, int priority, const char* name) {
   Opr* opr = NewOpr(ctx, const_vars, mutate_vars, prop, priority, name);
   opr->fn = std::move(fn);
   Push(opr);
 }
 
-void EngineCore::PushSync(SyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
-                          const std::vector<VarHandle>& mutate_vars, FnProperty prop,
-                          int priority, const char* name) {
+void EngineCore::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                          FnProperty prop, int priority, const char* name) {
   Opr* opr = NewOpr(ctx, const_vars, mutate_vars, prop, priority, name);
   opr->sync_fn = std::move(fn);
   Push(opr);
@@ -120,10 +127,8 @@ void EngineCore::Push(Opr* opr) {
   int granted = 0;
   for (Var* v : opr->const_vars) granted += v->AppendRead(opr);
   for (Var* v : opr->mutate_vars) granted += v->AppendWrite(opr);
-  if (opr->wait.fetch_sub(granted + 1, std::memory_order_acq_rel) == granted + 1) {
-    std::vector<Opr*> ready{opr};
-    Dispatch(&ready);
-  }
+  if (opr->wait.fetch_sub(granted + 1, std::memory_order_acq_rel) == granted + 1)
+    WithReadyList([opr](std::vector<Opr*>* ready) { ready->push_back(opr); });
 }
 
 std::exception_ptr EngineCore::FirstError(const Opr* opr) const {
@@ -140,6 +145,31 @@ std::exception_ptr EngineCore::FirstError(const Opr* opr) const {
 // recurse once per function waiting in a queue: 8,000 pushes onto one variable, 8,000 frames.
 // Instead, a dispatch nested in this engine's loop on this thread hands its functions to that
 // loop, which runs them after the current one returns.
+namespace {
+std::vector<Opr*>& OutermostList() {
+  thread_local std::vector<Opr*> list = ReservedList();
+  return list;
+}
+}  // namespace
+
+void EngineCore::PrepareThread() {
+  (void)ScratchList();
+  (void)OutermostList();
+}
+
+template <typename Fill>
+void EngineCore::WithReadyList(Fill&& fill) {
+  if (tls_dispatch_engine == this) {  // inside this engine's loop: it will run them
+    fill(tls_dispatch_ready);
+    return;
+  }
+  std::vector<Opr*> nested;  // another engine's loop runs here (rare)
+  // Free when no loop runs on this thread.
+  std::vector<Opr*>* list = tls_dispatch_engine == nullptr ? &OutermostList() : &nested;
+  fill(list);
+  Dispatch(list);
+}
+
 void EngineCore::Dispatch(std::vector<Opr*>* ready) {
   if (tls_dispatch_engine == this) {
     tls_dispatch_ready->insert(tls_dispatch_ready->end(), ready->begin(), ready->end());
@@ -231,9 +261,7 @@ void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
   if (opr->completed.exchange(true, std::memory_order_acq_rel))
     throw Error(std::string("the callback of engine function '") + (opr->name ? opr->name : "?") +
                 "' was called twice", kMXPFailedPrecondition);
-  std::vector<Opr*> ready;
-  Release(opr, std::move(error), &ready);
-  Dispatch(&ready);
+  WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, std::move(error), ready); });
 }
 
 void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready) {
@@ -270,16 +298,18 @@ void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* 
   }
   if (Done* done = opr->done) done->Signal();
   Unref(opr);
-  if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    std::lock_guard<std::mutex> lock(idle_mu_);
-    idle_cv_.notify_all();
-  }
 }
 
+// A function stays pending until its block is back in the pool, runner's reference included:
+// when WaitForAll returns, no worker still touches a finished function.
 void EngineCore::Unref(Opr* opr) {
   if (opr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     opr->Clear();
     oprs_.Delete(opr);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(idle_mu_);
+      idle_cv_.notify_all();
+    }
   }
 }
 

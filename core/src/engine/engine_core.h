@@ -38,6 +38,13 @@ struct Opr {
   // Set by an Execute that must block until the function has completed (the naive engine).
   struct Done* done = nullptr;
 
+  // Blocks are recycled for functions of any shape: room for a few variables from the start
+  // keeps a reused block from allocating (more than 4 grows the vector once).
+  Opr() {
+    const_vars.reserve(4);
+    mutate_vars.reserve(4);
+  }
+
   void Clear() {
     fn = nullptr;
     sync_fn = nullptr;
@@ -71,12 +78,10 @@ class EngineCore : public Engine {
   ~EngineCore() override;
 
   VarHandle NewVar() override;
-  void PushAsync(AsyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
-                 const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
-                 const char* name) override;
-  void PushSync(SyncFn fn, Context ctx, const std::vector<VarHandle>& const_vars,
-                const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
-                const char* name) override;
+  void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                 FnProperty prop, int priority, const char* name) override;
+  void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
+                FnProperty prop, int priority, const char* name) override;
   void PushDelete(SyncFn fn, Context ctx, VarHandle var) override;
   void WaitForVar(VarHandle var) override;
   void WaitForAll() override;
@@ -95,11 +100,16 @@ class EngineCore : public Engine {
   void Run(Opr* opr, const RunContext& rctx);
   // True while the calling thread runs an engine function.
   static bool InEngineFunction();
+  // Sets up a worker thread's per-thread lists, so that its first completions do not allocate.
+  static void PrepareThread();
 
  private:
-  Opr* NewOpr(Context ctx, const std::vector<VarHandle>& const_vars,
-              const std::vector<VarHandle>& mutate_vars, FnProperty prop, int priority,
-              const char* name);
+  Opr* NewOpr(Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
+              int priority, const char* name);
+  // Calls fill(list) with the list that the dispatch loop on this thread will run, then runs it
+  // if no loop is running yet (Note [Dispatch loop]). Allocates nothing on the steady path.
+  template <typename Fill>
+  void WithReadyList(Fill&& fill);
   void Push(Opr* opr);
   // Executes each ready function; functions skipped for an error complete here, which may make
   // more functions ready. A loop, not recursion: a chain of 100,000 skipped functions must not

@@ -3,7 +3,6 @@
 // pools whose workers each own a stream from the device's plugin.
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include <tuple>
 
 #include "engine/engine_core.h"
+#include "engine/ring_queue.h"
 #include "mxplug/runtime.h"
 
 namespace mxplug::engine_detail {
@@ -70,7 +70,7 @@ class TaskQueue {
     return PopLocked(out);
   }
   bool PopLocked(Opr** out) {
-    std::deque<Opr*>& lane = !high_.empty() ? high_ : normal_;
+    RingQueue<Opr*>& lane = !high_.empty() ? high_ : normal_;
     if (lane.empty()) return false;
     *out = lane.front();
     lane.pop_front();
@@ -80,7 +80,7 @@ class TaskQueue {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Opr*> high_, normal_;
+  RingQueue<Opr*> high_, normal_;
   std::atomic<int> size_{0};
   int sleepers_ = 0;
   bool stop_ = false;
@@ -131,6 +131,10 @@ class ThreadedEngine : public EngineCore {
     std::shared_ptr<const DeviceEntry> device;  // null for CPU pools
     TaskQueue queue;
     std::vector<std::thread> threads;
+    // Workers that have finished starting (per-thread lists, stream).
+    std::mutex started_mu;
+    std::condition_variable started_cv;
+    int started = 0;
   };
 
   std::unique_ptr<Pool> MakePool(Context ctx, int workers, std::shared_ptr<const DeviceEntry> device) {
@@ -139,16 +143,25 @@ class ThreadedEngine : public EngineCore {
     pool->device = std::move(device);
     for (int i = 0; i < workers; ++i)
       pool->threads.emplace_back([this, p = pool.get()] { WorkerLoop(p); });
+    // Return a pool whose workers are ready, so their start-up never lands in later work.
+    std::unique_lock<std::mutex> lock(pool->started_mu);
+    pool->started_cv.wait(lock, [&] { return pool->started == workers; });
     return pool;
   }
 
   void WorkerLoop(Pool* pool) {
+    PrepareThread();
     void* stream = nullptr;
     if (pool->device) {
       // Each worker owns a stream, so functions on different workers overlap on the device.
       if (MXPStatus* s = pool->device->def.stream_create(pool->device->def.user, pool->ctx.dev_id, &stream))
         ThrowIfErrorLogged(s, pool);
     }
+    {
+      std::lock_guard<std::mutex> lock(pool->started_mu);
+      ++pool->started;
+    }
+    pool->started_cv.notify_all();
     Opr* opr = nullptr;
     while (pool->queue.Pop(&opr)) Run(opr, RunContext{opr->ctx, stream});
     if (pool->device && stream) pool->device->def.stream_destroy(pool->device->def.user, pool->ctx.dev_id, stream);

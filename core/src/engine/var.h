@@ -4,11 +4,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "engine/ring_queue.h"
 
 namespace mxplug {
 namespace engine_detail {
@@ -102,8 +103,8 @@ class Var {
 
  private:
   struct Waiting {
-    Opr* opr;
-    bool write;
+    Opr* opr = nullptr;
+    bool write = false;
   };
 
   void GrantLocked(std::vector<Opr*>* granted) {
@@ -125,7 +126,7 @@ class Var {
   }
 
   mutable std::mutex mu_;
-  std::deque<Waiting> waiting_;
+  engine_detail::RingQueue<Waiting> waiting_;
   int reads_running_ = 0;
   int writes_pending_ = 0;  // waiting or running
   bool write_running_ = false;
