@@ -5,11 +5,30 @@
 //   MXPLUG_PROFILER=trace.json build/bin/mxplug-engine-example
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 #include "mxplug/engine.h"
 
-int main() {
+// With --exit-without-wait FILE it also pushes 100 writes that append to FILE and returns from
+// main at once: the engine drains them at exit, before static objects are destroyed.
+int ExitWithoutWait(const char* file) {
+  using namespace mxplug;
+  static std::FILE* out = std::fopen(file, "w");
+  if (!out) return 2;
+  Engine* engine = Engine::Get();
+  VarHandle v = engine->NewVar();
+  for (int i = 0; i < 100; ++i)
+    engine->PushSync([i](RunContext) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::fprintf(out, "%d\n", i);
+      if (i == 99) std::fclose(out);
+    }, Context::CPU(), {}, {v});
+  return 0;  // no WaitForAll
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--exit-without-wait") return ExitWithoutWait(argv[2]);
   using namespace mxplug;
   using namespace std::chrono_literals;
   Engine* engine = Engine::Get();

@@ -85,6 +85,27 @@ TEST_P(EngineTest, RandomProgramMatchesSerialOracleBitForBit) {
   engine_->WaitForAll();
 }
 
+TEST_P(EngineTest, DuplicateVariablesCountOnceAndReadPlusWriteIsAWrite) {
+  VarHandle a = engine_->NewVar();
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+  std::vector<int> order;
+  for (int i = 0; i < 100; ++i) {
+    auto fn = [&, i](RunContext) {
+      if (inside.fetch_add(1) != 0) overlapped = true;
+      order.push_back(i);
+      inside.fetch_sub(1);
+    };
+    // Read and written, and listed twice in each list: one write of a.
+    engine_->PushSync(fn, cpu_, {a, a}, {a, a});
+  }
+  engine_->WaitForVar(a);
+  EXPECT_FALSE(overlapped);
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+  EXPECT_EQ(engine_->Version(a), 100u);
+}
+
 TEST_P(EngineTest, VersionCountsCompletedWrites) {
   VarHandle v = engine_->NewVar();
   EXPECT_EQ(engine_->Version(v), 0u);
@@ -268,6 +289,23 @@ TEST_F(ThreadedEngineTest, LongChainBehindAFailureIsSkippedWithoutRecursion) {
   cv.notify_all();
   EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "root failure");
   EXPECT_EQ(ran.load(), 0);
+}
+
+TEST_F(ThreadedEngineTest, PrioritizedFunctionsRunOnTheirOwnPool) {
+  std::mutex mu;
+  std::set<std::thread::id> normal, prioritized;
+  for (int i = 0; i < 200; ++i) {
+    VarHandle v = engine_->NewVar();
+    bool prio = i % 10 == 0;
+    engine_->PushSync([&, prio](RunContext) {
+      std::lock_guard<std::mutex> lock(mu);
+      (prio ? prioritized : normal).insert(std::this_thread::get_id());
+    }, cpu_, {}, {v}, prio ? FnProperty::kCPUPrioritized : FnProperty::kNormal);
+    engine_->PushDelete(nullptr, cpu_, v);
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(prioritized.size(), 1u);  // priority_workers
+  for (const auto& t : prioritized) EXPECT_EQ(normal.count(t), 0u);
 }
 
 TEST(NaiveEngine, EachFunctionCompletesBeforeItsPushReturns) {

@@ -60,3 +60,13 @@ except mx.MXNetError as e:
     lines = p.stdout.splitlines()
     assert lines[0] == "True ['Name', 'Count']"
     assert lines[1] == "error: profiler.set_state: state must be 'run' or 'stop', got 'go'"
+
+
+@pytest.mark.parametrize("engine", ["threaded", "naive"])
+def test_work_pushed_without_waiting_is_drained_at_exit(engine, tmp_path):
+    out = tmp_path / "out.txt"
+    env = dict(os.environ, MXPLUG_ENGINE=engine)
+    run = subprocess.run([str(EXAMPLE), "--exit-without-wait", str(out)], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert out.read_text().split() == [str(i) for i in range(100)]
