@@ -106,17 +106,22 @@ class ScalarProp : public mxplug_tensor::ElementwiseProp {
 
 }  // namespace
 
-using mxplug_tensor::RegisterElementwise;
-static const std::initializer_list<mxplug_tensor::InputDoc> kScalarInputs{{"data", "source input"}};
-static auto& plus_scalar = RegisterElementwise<ScalarProp<Scalar::kPlus>>(
-    "_plus_scalar", "Adds a scalar to every element: data + scalar.", kScalarInputs, ScalarParam::Fields());
-static auto& minus_scalar = RegisterElementwise<ScalarProp<Scalar::kMinus>>(
-    "_minus_scalar", "Subtracts a scalar from every element: data - scalar.", kScalarInputs, ScalarParam::Fields());
-static auto& rminus_scalar = RegisterElementwise<ScalarProp<Scalar::kRMinus>>(
-    "_rminus_scalar", "Subtracts every element from a scalar: scalar - data.", kScalarInputs, ScalarParam::Fields());
-static auto& mul_scalar = RegisterElementwise<ScalarProp<Scalar::kMul>>(
-    "_mul_scalar", "Multiplies every element by a scalar: data * scalar.", kScalarInputs, ScalarParam::Fields());
-static auto& div_scalar = RegisterElementwise<ScalarProp<Scalar::kDiv>>(
-    "_div_scalar", "Divides every element by a scalar: data / scalar.", kScalarInputs, ScalarParam::Fields());
-static auto& rdiv_scalar = RegisterElementwise<ScalarProp<Scalar::kRDiv>>(
-    "_rdiv_scalar", "Divides a scalar by every element: scalar / data.", kScalarInputs, ScalarParam::Fields());
+// Every scalar op has the same input and parameters; only its kind and doc differ.
+template <Scalar K>
+mxplug::OpRegistration& RegisterScalar(const char* name, const char* doc) {
+  return mxplug_tensor::RegisterElementwise<ScalarProp<K>>(name, doc, {{"data", "source input"}},
+                                                           ScalarParam::Fields());
+}
+
+static auto& plus_scalar =
+    RegisterScalar<Scalar::kPlus>("_plus_scalar", "Adds a scalar to every element: data + scalar.");
+static auto& minus_scalar = RegisterScalar<Scalar::kMinus>(
+    "_minus_scalar", "Subtracts a scalar from every element: data - scalar.");
+static auto& rminus_scalar = RegisterScalar<Scalar::kRMinus>(
+    "_rminus_scalar", "Subtracts every element from a scalar: scalar - data.");
+static auto& mul_scalar =
+    RegisterScalar<Scalar::kMul>("_mul_scalar", "Multiplies every element by a scalar: data * scalar.");
+static auto& div_scalar =
+    RegisterScalar<Scalar::kDiv>("_div_scalar", "Divides every element by a scalar: data / scalar.");
+static auto& rdiv_scalar =
+    RegisterScalar<Scalar::kRDiv>("_rdiv_scalar", "Divides a scalar by every element: scalar / data.");

@@ -213,6 +213,21 @@ TEST_P(EngineTest, AsyncFunctionCompletedFromAnotherThread) {
   helper.join();
 }
 
+TEST_P(EngineTest, AsyncFunctionThrowingBeforeItsCallbackFailsLikeAnyOther) {
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar();
+  bool ran_dependent = false;
+  int after = 0;
+  engine_->PushAsync([](RunContext, CallbackOnComplete) {
+    throw std::runtime_error("launch failed in op L");
+  }, cpu_, {}, {a}, FnProperty::kNormal, 0, "Launch");
+  engine_->PushSync([&](RunContext) { ran_dependent = true; }, cpu_, {a}, {b});  // skipped
+  engine_->PushSync([&](RunContext) { after = 1; }, cpu_, {}, {});               // independent
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(b); }), "launch failed in op L");
+  EXPECT_FALSE(ran_dependent);
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "launch failed in op L");  // still on a
+  EXPECT_EQ(after, 1);
+}
+
 TEST_P(EngineTest, CallbackCalledTwiceIsAnError) {
   VarHandle v = engine_->NewVar();
   std::string second;

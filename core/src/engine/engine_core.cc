@@ -243,12 +243,8 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx) {
   } catch (...) {
     // An exception escaping an async function before its callback completes it.
     if (!opr->completed.exchange(true, std::memory_order_acq_rel)) {
-      std::vector<Opr*>& ready = ScratchList();
-      size_t mark = ready.size();
-      Release(opr, std::current_exception(), &ready);
-      std::vector<Opr*> mine(ready.begin() + mark, ready.end());
-      ready.resize(mark);
-      Dispatch(&mine);
+      std::exception_ptr error = std::current_exception();
+      WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, error, ready); });
     }
   }
   // An async function's span is its launch: from its start until it returns.

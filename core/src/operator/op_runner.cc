@@ -98,8 +98,8 @@ void OpRunner::CheckCount(const char* what, size_t got, const std::vector<std::s
 std::vector<const MXPResource*> OpRunner::Requested(MXPPhase phase) const {
   uint32_t mask = property_->Resources(phase);
   if (mask & kMXPResourceRandom)
-    throw Error(property_->op().name + " requests a random-number resource, which the engine "
-                "provides; run it through NDArray", kMXPUnimplemented);
+    throw Error(property_->op().name + " requests a random-number resource; OpRunner provides "
+                "only temp space (random state is the engine's, per device)", kMXPUnimplemented);
   std::vector<const MXPResource*> requested;
   if (mask & kMXPResourceTempSpace) requested.push_back(&temp_->resource);
   return requested;
