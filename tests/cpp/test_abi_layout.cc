@@ -24,7 +24,8 @@ static_assert(offsetof(MXPHostApi, abi_minor) == 20);
 static_assert(offsetof(MXPHostApi, host_version) == 24);
 static_assert(offsetof(MXPHostApi, status_new) == 32);
 static_assert(offsetof(MXPHostApi, temp_space) == 120);
-static_assert(sizeof(MXPHostApi) == 128);
+static_assert(offsetof(MXPHostApi, random_philox) == 128);  // 1.1
+static_assert(sizeof(MXPHostApi) == 136);
 
 static_assert(offsetof(MXPPluginApi, abi_major) == 16);
 static_assert(offsetof(MXPPluginApi, abi_minor_built) == 20);
@@ -47,7 +48,8 @@ static_assert(offsetof(MXPOpDef, name) == 16);
 static_assert(offsetof(MXPOpDef, user) == 64);
 static_assert(offsetof(MXPOpDef, create) == 72);
 static_assert(offsetof(MXPOpDef, resources) == 128);
-static_assert(sizeof(MXPOpDef) == 136);
+static_assert(offsetof(MXPOpDef, num_visible_outputs) == 136);  // 1.1
+static_assert(sizeof(MXPOpDef) == 144);
 
 static_assert(offsetof(MXPKernelArgs, is_train) == 16);
 static_assert(offsetof(MXPKernelArgs, device) == 20);
@@ -83,9 +85,9 @@ static_assert(MXP_ABI_MAJOR == 1);
 TEST(AbiLayout, StructSizeMacroMatchesCompiledC) {
   // The C99 translation unit and this C++ one agree on the handshake struct.
   EXPECT_EQ(mxplug_c99_check_plugin_api_size(), sizeof(MXPPluginApi));
-  EXPECT_EQ(MXP_STRUCT_SIZE(MXPOpDef, resources), sizeof(MXPOpDef));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPOpDef, num_visible_outputs), sizeof(MXPOpDef));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, synchronize), sizeof(MXPDeviceDef));
-  EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, temp_space), sizeof(MXPHostApi));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, random_philox), sizeof(MXPHostApi));
 }
 
 TEST(AbiLayout, HasFieldReadsOnlyWhatTheWriterWrote) {

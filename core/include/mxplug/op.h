@@ -71,6 +71,8 @@ class OpProperty {
   std::vector<std::string> ListArguments() const { return List(kMXPListArguments); }
   std::vector<std::string> ListOutputs() const { return List(kMXPListOutputs); }
   std::vector<std::string> ListAuxiliaryStates() const { return List(kMXPListAuxiliaryStates); }
+  /*! \brief How many outputs (the first ones) an imperative call returns. */
+  size_t NumVisibleOutputs() const;
 
   /*! \brief Fills unknown shapes; false when not enough is known. Vectors are resized to the lists. */
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>* aux) const;

@@ -27,14 +27,15 @@ std::string Kernel::Where(const char* phase) const {
 }
 
 void Kernel::Forward(const MXPKernelArgs& args) const {
-  ThrowIfError(entry_->def.forward(state_, &args), Where("forward"));
+  // The context string is built only on failure: this is every op's hot path.
+  if (MXPStatus* status = entry_->def.forward(state_, &args)) ThrowIfError(status, Where("forward"));
 }
 
 void Kernel::Backward(const MXPKernelArgs& args) const {
   if (!entry_->def.backward)
     throw Error(entry_->op_name + " has no backward on " + DeviceTypeName(entry_->device_type) +
                 " (kernel from plugin " + entry_->plugin + ")", kMXPUnimplemented);
-  ThrowIfError(entry_->def.backward(state_, &args), Where("backward"));
+  if (MXPStatus* status = entry_->def.backward(state_, &args)) ThrowIfError(status, Where("backward"));
 }
 
 }  // namespace mxplug

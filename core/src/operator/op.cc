@@ -52,6 +52,13 @@ std::vector<std::string> OpProperty::List(int32_t kind) const {
   return out;
 }
 
+size_t OpProperty::NumVisibleOutputs() const {
+  if (!op_->def.num_visible_outputs) return ListOutputs().size();
+  size_t count = 0;
+  ThrowIfError(op_->def.num_visible_outputs(prop_, &count), Where());
+  return count;
+}
+
 bool OpProperty::InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                             std::vector<TShape>* aux) const {
   in->resize(ListArguments().size());

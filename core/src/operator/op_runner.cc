@@ -1,9 +1,13 @@
 #include "mxplug/op_runner.h"
 
 #include "mxplug/runtime.h"
+#include "operator/kernel_call.h"
 #include "registry/host_api.h"
 
 namespace mxplug {
+
+using detail::KernelViews;
+using detail::Views;
 
 // Scratch memory for kMXPResourceTempSpace: one block, grown on demand and reused across calls.
 struct OpRunner::TempSpace : detail::TempSpaceProvider {
@@ -20,57 +24,6 @@ struct OpRunner::TempSpace : detail::TempSpaceProvider {
   std::shared_ptr<Storage> block;
   MXPResource resource{};
 };
-
-namespace {
-
-std::string Names(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s.empty() ? "none" : s;
-}
-
-std::string Shapes(const std::vector<TShape>& shapes) {
-  std::string s;
-  for (const TShape& t : shapes) s += (s.empty() ? "" : ", ") + t.ToString();
-  return "[" + s + "]";
-}
-
-std::vector<DLTensor> Views(const std::vector<Tensor>& tensors) {
-  std::vector<DLTensor> out;
-  out.reserve(tensors.size());
-  for (const Tensor& t : tensors) out.push_back(t.ToDLTensor());
-  return out;
-}
-
-// The tensor lists of one kernel call; they must outlive the MXPKernelArgs that point into them.
-struct KernelViews {
-  std::vector<DLTensor> in, out, aux, out_grad, in_grad;
-  std::vector<int32_t> req;
-
-  MXPKernelArgs Args(bool is_train, Context ctx, const std::vector<const MXPResource*>& requested) const {
-    MXPKernelArgs a{};
-    a.struct_size = sizeof(a);
-    a.is_train = is_train ? 1 : 0;
-    a.device = ctx.ToDLDevice();
-    a.requested = requested.data();
-    a.num_requested = requested.size();
-    a.in_data = in.data();
-    a.num_in_data = in.size();
-    a.out_data = out.data();
-    a.num_out_data = out.size();
-    a.aux = aux.data();
-    a.num_aux = aux.size();
-    a.out_grad = out_grad.data();
-    a.num_out_grad = out_grad.size();
-    a.in_grad = in_grad.data();
-    a.num_in_grad = in_grad.size();
-    a.req = req.data();
-    a.num_req = req.size();
-    return a;
-  }
-};
-
-}  // namespace
 
 OpRunner::OpRunner(const std::string& op, const KwArgs& kwargs, Context ctx, Runtime* runtime)
     : ctx_(ctx), temp_(std::make_unique<TempSpace>(ctx)) {
@@ -92,7 +45,7 @@ OpRunner::~OpRunner() = default;
 void OpRunner::CheckCount(const char* what, size_t got, const std::vector<std::string>& names) const {
   if (got != names.size())
     throw Error(property_->op().name + ": expected " + std::to_string(names.size()) + " " + what +
-                " (" + Names(names) + "), got " + std::to_string(got), kMXPInvalidArgument);
+                " (" + detail::JoinNames(names) + "), got " + std::to_string(got), kMXPInvalidArgument);
 }
 
 std::vector<const MXPResource*> OpRunner::Requested(MXPPhase phase) const {
@@ -129,7 +82,7 @@ std::vector<Tensor> OpRunner::Forward(const std::vector<Tensor>& inputs,
   bool complete = property_->InferShape(&in_s, &out_s, &aux_s);
   for (const TShape& s : out_s) complete = complete && s.IsKnown();
   if (!complete)
-    throw Error(op + ": cannot infer output shapes from input shapes " + Shapes(given),
+    throw Error(op + ": cannot infer output shapes from input shapes " + detail::ShapeList(given),
                 kMXPInvalidArgument);
   if (!property_->InferType(&in_t, &out_t, &aux_t))
     throw Error(op + ": cannot infer output dtypes", kMXPInvalidArgument);

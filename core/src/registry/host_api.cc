@@ -167,12 +167,21 @@ MXPStatus* TempSpace(const MXPResource* resource, size_t bytes, void** ptr) {
   }
 }
 
+MXPStatus* RandomPhilox(const MXPResource* resource, uint64_t blocks, uint64_t* key,
+                        uint64_t* counter) {
+  if (!resource || resource->kind != kMXPResourceRandom || !resource->handle)
+    return NewStatus(kMXPInvalidArgument, "random_philox: not a random resource");
+  if (!key || !counter) return NewStatus(kMXPInvalidArgument, "random_philox: null output");
+  static_cast<RandomProvider*>(resource->handle)->Reserve(blocks, key, counter);
+  return nullptr;
+}
+
 }  // namespace
 
 const MXPHostApi* HostApi() {
   static const MXPHostApi api = [] {
     MXPHostApi a{};
-    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, temp_space);
+    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, random_philox);
     a.abi_major = MXP_ABI_MAJOR;
     a.abi_minor = MXP_ABI_MINOR;
     a.host_version = MXPLUG_VERSION_STRING;
@@ -188,6 +197,7 @@ const MXPHostApi* HostApi() {
     a.shape_get = &ShapeGet;
     a.shape_set = &ShapeSet;
     a.temp_space = &TempSpace;
+    a.random_philox = &RandomPhilox;
     return a;
   }();
   return &api;

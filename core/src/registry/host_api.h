@@ -43,6 +43,14 @@ class TempSpaceProvider {
   virtual void* Get(size_t bytes) = 0;
 };
 
+/*! \brief Behind the handle of a kMXPResourceRandom resource: one Philox stream. */
+class RandomProvider {
+ public:
+  virtual ~RandomProvider() = default;
+  /*! \brief The stream's key and the first of `blocks` counters, now reserved for the caller. */
+  virtual void Reserve(uint64_t blocks, uint64_t* key, uint64_t* counter) = 0;
+};
+
 /*! \brief The host table handed to every plugin. */
 const MXPHostApi* HostApi();
 

@@ -13,6 +13,7 @@
 #include "mxplug/sdk/operator.hpp"
 #include "mxplug/sdk/operator_property.hpp"
 #include "mxplug/sdk/parameter.hpp"
+#include "mxplug/sdk/random.hpp"
 #include "mxplug/sdk/registration.hpp"
 #include "mxplug/sdk/tshape.hpp"
 

@@ -60,6 +60,15 @@ typedef struct MXPHostApi {
    * until the kernel call returns. \param[out] ptr borrowed.
    */
   MXPStatus* (*temp_space)(const MXPResource* resource, size_t bytes, void** ptr);
+  /*!
+   * \brief Reserves `blocks` counters of the device's Philox4x32-10 stream from a
+   * kMXPResourceRandom resource: the kernel draws block i (4 x 32 random bits) as
+   * philox(key, counter + i) for i < blocks. Calls are ordered by the engine (the resource is a
+   * variable that sampling ops mutate), so the same seed gives the same numbers on every engine.
+   * \since 1.1
+   */
+  MXPStatus* (*random_philox)(const MXPResource* resource, uint64_t blocks, uint64_t* key,
+                              uint64_t* counter);
 } MXPHostApi;
 
 #ifdef __cplusplus

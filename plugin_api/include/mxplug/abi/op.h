@@ -149,6 +149,12 @@ typedef struct MXPOpDef {
                                 const MXPInplacePair** pairs);
   /*! \brief Resource mask (MXPResourceKind bits) for a phase. NULL: none. */
   MXPStatus* (*resources)(void* prop, int32_t phase, uint32_t* mask);
+  /*!
+   * \brief How many of the outputs (the first ones) an imperative call returns; the rest are
+   * internal (BatchNorm's saved mean and variance, Dropout's mask). NULL: all of them.
+   * \since 1.1
+   */
+  MXPStatus* (*num_visible_outputs)(void* prop, size_t* count);
 } MXPOpDef;
 
 /*! \brief A resource handed to a kernel; `handle` is host-owned and opaque. \since 1.0 */

@@ -16,6 +16,7 @@
 #include "mxplug/abi/op.h"
 #include "mxplug/sdk/context.hpp"
 #include "mxplug/sdk/dtype.hpp"
+#include "mxplug/sdk/random.hpp"
 #include "mxplug/sdk/tshape.hpp"
 
 namespace mxplug {
@@ -47,6 +48,23 @@ struct Resource {
   }
   template <typename T>
   T* get_space_typed(size_t count) const { return static_cast<T*>(get_space(count * sizeof(T))); }
+  /*!
+   * \brief The next `draws` 32-bit values of the device's random stream (a kRandom resource).
+   * Reserve what the call may use: rejection sampling needs an upper bound (see RandomStream).
+   */
+  RandomStream get_random(uint64_t draws) const {
+    if (type != ResourceRequest::kRandom)
+      throw std::logic_error("get_random on a resource that is not ResourceRequest::kRandom");
+    if (!MXP_HAS_FIELD(host, MXPHostApi, random_philox))
+      throw std::runtime_error("the host is too old for random resources (needs plugin ABI 1.1)");
+    uint64_t key = 0, counter = 0;
+    if (MXPStatus* status = host->random_philox(raw, (draws + 3) / 4, &key, &counter)) {
+      std::string msg = host->status_message(status);
+      host->status_free(status);
+      throw std::runtime_error(msg);
+    }
+    return RandomStream(key, counter, draws);
+  }
 };
 
 /*! \brief The state of one kernel call (the seeds: OpContext). */

@@ -28,6 +28,8 @@ class OperatorProperty {
   virtual std::vector<std::string> ListArguments() const { return {"data"}; }
   virtual std::vector<std::string> ListOutputs() const { return {"output"}; }
   virtual std::vector<std::string> ListAuxiliaryStates() const { return {}; }
+  /*! \brief How many outputs (the first ones) an imperative call returns; the rest are internal. */
+  virtual int NumVisibleOutputs() const { return static_cast<int>(ListOutputs().size()); }
 
   /*!
    * \brief Fills unknown shapes (TShape() or dims of -1) and checks known ones; the vectors come

@@ -406,7 +406,15 @@ class OpRegistration {
     def_.backward_dependency = &BackwardDependency;
     def_.inplace_options = &InplaceOptions;
     def_.resources = &Resources;
-    def_.struct_size = MXP_STRUCT_SIZE(MXPOpDef, resources);
+    def_.num_visible_outputs = [](void* p, size_t* count) {
+      return sdk::Guard([&] {
+        const int n = Inst(p)->prop->NumVisibleOutputs();
+        if (n < 0 || static_cast<size_t>(n) > Inst(p)->lists[1].size())
+          throw std::out_of_range("NumVisibleOutputs returned " + std::to_string(n));
+        *count = static_cast<size_t>(n);
+      });
+    };
+    def_.struct_size = MXP_STRUCT_SIZE(MXPOpDef, num_visible_outputs);
     return &def_;
   }
 

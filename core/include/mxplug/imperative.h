@@ -1,0 +1,79 @@
+/*!
+ * \file mxplug/imperative.h
+ * \brief ImperativeOp: one op with fixed kwargs, invoked on NDArrays through the engine (what
+ * `mx.nd.<op>(...)` runs). Shapes and dtypes are inferred and outputs allocated at the call, so
+ * bad input raises there; the kernel runs later on an engine worker, and its errors surface at
+ * the next sync point of an output.
+ */
+#ifndef MXPLUG_IMPERATIVE_H_
+#define MXPLUG_IMPERATIVE_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mxplug/kernel.h"
+#include "mxplug/ndarray.h"
+#include "mxplug/op.h"
+#include "mxplug/sdk/operator.hpp"
+#include "mxplug/sdk/parameter.hpp"
+
+namespace mxplug {
+
+class ImperativeOp {
+ public:
+  /*!
+   * \brief The op configured by kwargs, made once per distinct (name, kwargs) and cached.
+   * \throws Error for an unknown op or bad kwargs (the message names the op and the parameter).
+   */
+  static std::shared_ptr<const ImperativeOp> Get(const std::string& name, const KwArgs& kwargs);
+  ImperativeOp(std::shared_ptr<const OpEntry> entry, const KwArgs& kwargs);
+
+  const OpProperty& property() const { return property_; }
+  const std::string& name() const { return property_.op().name; }
+  /*! \brief The inputs a call takes: the arguments, then the auxiliary states. */
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  size_t num_arguments() const { return num_arguments_; }
+  size_t num_outputs() const { return output_names_.size(); }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  /*! \brief How many outputs a call returns to the user (the rest are internal). */
+  size_t num_visible_outputs() const { return num_visible_outputs_; }
+
+  /*!
+   * \brief Pushes forward. `outputs` holds one entry per output (or is empty: all allocated);
+   * none entries are allocated with the inferred shape and dtype, given ones must match them.
+   * An output that aliases an input is written in place only where the op allows that pair;
+   * otherwise the result goes through a temporary and is copied in.
+   * \param req one per output (empty: all kWriteTo).
+   */
+  void Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
+              bool is_train = false, const std::vector<OpReqType>& req = {}) const;
+
+  /*!
+   * \brief Pushes backward: gradients of the arguments from the gradients of the outputs.
+   * `in_grads` has one entry per argument; none entries with req kNullOp are skipped, other none
+   * entries are allocated like their argument.
+   */
+  void Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
+                const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
+                const std::vector<OpReqType>& req = {}) const;
+
+ private:
+  struct Call;
+  std::shared_ptr<const Kernel> KernelFor(Context ctx) const;
+  Context CommonContext(const std::vector<NDArray>& arrays, const char* what) const;
+  void Push(std::shared_ptr<Call> call, bool backward) const;
+
+  OpProperty property_;
+  KwArgs kwargs_;
+  std::vector<std::string> input_names_, output_names_;
+  size_t num_arguments_ = 0, num_visible_outputs_ = 0;
+  std::vector<MXPInplacePair> forward_inplace_;
+  mutable std::mutex kernels_mu_;
+  mutable std::vector<std::pair<Context, std::shared_ptr<const Kernel>>> kernels_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_IMPERATIVE_H_

@@ -1,0 +1,87 @@
+/*!
+ * \file mxplug/ndarray.h
+ * \brief NDArray: a shape and dtype over device storage plus the engine variable that orders
+ * every read and write of that storage. Every operation is an engine push; the synchronous
+ * members (WaitToRead, SyncCopyToCPU, ...) are the sync points where errors of earlier pushes
+ * surface. Views (Reshape, Slice, At) share storage and variable with their base array.
+ */
+#ifndef MXPLUG_NDARRAY_H_
+#define MXPLUG_NDARRAY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include <dlpack/dlpack.h>
+
+#include "mxplug/engine.h"
+#include "mxplug/sdk/context.hpp"
+#include "mxplug/sdk/dtype.hpp"
+#include "mxplug/sdk/tshape.hpp"
+#include "mxplug/storage.h"
+
+namespace mxplug {
+
+class NDArray {
+ public:
+  /*! \brief A none array (no storage), as MXNet's default-constructed NDArray. */
+  NDArray() = default;
+  /*! \brief An uninitialised array. \throws Error for an unknown shape or dtype, or no device. */
+  NDArray(const TShape& shape, Context ctx, int dtype = kMXPFloat32);
+  /*!
+   * \brief Wraps memory another library owns (DLPack import): `keep_alive` is released when
+   * the last view is gone and every pushed use of the memory has finished.
+   */
+  static NDArray FromExternal(void* data, const TShape& shape, int dtype, Context ctx,
+                              std::shared_ptr<void> keep_alive);
+
+  bool is_none() const { return chunk_ == nullptr; }
+  const TShape& shape() const { return shape_; }
+  int dtype() const { return dtype_; }
+  Context ctx() const;
+  int64_t size() const { return shape_.Size(); }
+  size_t bytes() const { return static_cast<size_t>(size()) * DTypeSize(dtype_); }
+  /*! \brief The variable every push that touches this array's storage names. */
+  VarHandle var() const;
+  /*! \brief Address of the first element. Only valid to touch inside a pushed function or
+   * after a sync point. */
+  void* data() const;
+  /*! \brief A compact row-major view for kernels; its shape points into this NDArray. */
+  DLTensor ToDLTensor() const;
+  /*! \brief True when both view the same storage (so a write to one is seen through the other). */
+  bool SharesStorageWith(const NDArray& other) const { return chunk_ && chunk_ == other.chunk_; }
+  /*! \brief The owner of the memory, kept alive by whoever holds it (DLPack export). */
+  std::shared_ptr<void> KeepAlive() const;
+
+  /*! \brief Waits for pending writes; rethrows (and clears) an error they left. */
+  void WaitToRead() const;
+  /*! \brief Waits for pending reads and writes. */
+  void WaitToWrite() const;
+  /*! \brief Copies `bytes` (all of the array) from host memory, ordered with other pushes; waits. */
+  void SyncCopyFromCPU(const void* src, size_t bytes) const;
+  /*! \brief Waits for pending writes, then copies all of the array to host memory. */
+  void SyncCopyToCPU(void* dst, size_t bytes) const;
+
+  /*! \brief Pushes a copy of `from` into `to` (any devices; same size and dtype). */
+  static void Copy(const NDArray& from, const NDArray& to);
+  /*! \brief A new array on ctx with the same contents (pushed). */
+  NDArray CopyTo(Context ctx) const;
+
+  /*! \brief A view with another shape of the same size. */
+  NDArray Reshape(const TShape& shape) const;
+  /*! \brief A view of rows [begin, end) of the first axis. */
+  NDArray Slice(int64_t begin, int64_t end) const;
+  /*! \brief A view of row i of the first axis, without that axis. */
+  NDArray At(int64_t i) const;
+
+ private:
+  struct Chunk;
+  std::shared_ptr<Chunk> chunk_;
+  TShape shape_;
+  int dtype_ = kMXPFloat32;
+  size_t byte_offset_ = 0;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_NDARRAY_H_

@@ -1,0 +1,278 @@
+#include "mxplug/imperative.h"
+
+#include <unordered_map>
+#include <utility>
+
+#include "mxplug/error.h"
+#include "mxplug/resource.h"
+#include "mxplug/runtime.h"
+#include "operator/kernel_call.h"
+
+namespace mxplug {
+
+// Everything one pushed kernel call holds on to: the arrays (whose chunks keep the memory
+// alive until the call has run), the kernel, and the resources it was granted.
+struct ImperativeOp::Call {
+  std::shared_ptr<const Kernel> kernel;
+  Context ctx;
+  bool is_train = false;
+  std::vector<NDArray> in, out, aux, out_grad, in_grad;
+  std::vector<int32_t> req;
+  std::vector<const MXPResource*> requested;
+  std::vector<VarHandle> resource_vars;
+
+  // The resources a MXPResourceKind mask asks for, on this call's device.
+  void Grant(uint32_t mask) {
+    for (auto [kind, get] : {std::pair{kMXPResourceTempSpace, &Resources::TempSpace},
+                             std::pair{kMXPResourceRandom, &Resources::Random}}) {
+      if (!(mask & kind)) continue;
+      ResourceHandle r = get(ctx);
+      requested.push_back(r.resource);
+      resource_vars.push_back(r.var);
+    }
+  }
+};
+
+namespace {
+
+std::string CacheKey(const std::string& name, const KwArgs& kwargs) {
+  std::string key = name;
+  for (const auto& [k, v] : kwargs) key.append(1, '\0').append(k).append(1, '\0').append(v);
+  return key;
+}
+
+}  // namespace
+
+std::shared_ptr<const ImperativeOp> ImperativeOp::Get(const std::string& name, const KwArgs& kwargs) {
+  // Distinct kwargs are few in practice (a model's layers); bound the cache all the same.
+  constexpr size_t kMaxCached = 4096;
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<std::string, std::shared_ptr<const ImperativeOp>>();
+  std::string key = CacheKey(name, kwargs);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  auto op = std::make_shared<const ImperativeOp>(Runtime::Get().GetOp(name), kwargs);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache->size() >= kMaxCached) cache->clear();
+  return cache->emplace(std::move(key), std::move(op)).first->second;
+}
+
+ImperativeOp::ImperativeOp(std::shared_ptr<const OpEntry> entry, const KwArgs& kwargs)
+    : property_(std::move(entry), kwargs), kwargs_(kwargs) {
+  input_names_ = property_.ListArguments();
+  num_arguments_ = input_names_.size();
+  for (std::string& aux : property_.ListAuxiliaryStates()) input_names_.push_back(std::move(aux));
+  output_names_ = property_.ListOutputs();
+  num_visible_outputs_ = property_.NumVisibleOutputs();
+  forward_inplace_ = property_.InplaceOption(kMXPPhaseForward);
+}
+
+std::shared_ptr<const Kernel> ImperativeOp::KernelFor(Context ctx) const {
+  std::lock_guard<std::mutex> lock(kernels_mu_);
+  for (const auto& [c, k] : kernels_)
+    if (c == ctx) return k;
+  Runtime& rt = Runtime::Get();
+  std::shared_ptr<const KernelEntry> entry = rt.FindKernel(name(), ctx.dev_type);
+  if (!entry) {
+    std::string have;
+    for (const auto& k : rt.KernelsOf(name()))
+      have += (have.empty() ? "" : ", ") + DeviceTypeName(k->device_type);
+    throw Error(name() + " has no kernel for " + DeviceTypeName(ctx.dev_type) +
+                "; kernels exist for: " + (have.empty() ? "no device" : have), kMXPNotFound);
+  }
+  auto kernel = std::make_shared<const Kernel>(entry, kwargs_, ctx);
+  kernels_.emplace_back(ctx, kernel);
+  return kernel;
+}
+
+Context ImperativeOp::CommonContext(const std::vector<NDArray>& arrays, const char* what) const {
+  Context ctx;
+  bool found = false;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].is_none()) continue;
+    if (!found) {
+      ctx = arrays[i].ctx(), found = true;
+    } else if (arrays[i].ctx() != ctx) {
+      const std::string n = i < input_names_.size() ? "'" + input_names_[i] + "'" : std::to_string(i);
+      throw Error(name() + ": " + what + " " + n + " is on " + arrays[i].ctx().ToString() +
+                  " but the first is on " + ctx.ToString() + "; all must be on one device",
+                  kMXPInvalidArgument);
+    }
+  }
+  return ctx;
+}
+
+void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
+                          bool is_train, const std::vector<OpReqType>& req) const {
+  const size_t nin = input_names_.size(), nout = output_names_.size();
+  if (inputs.size() != nin)
+    throw Error(name() + ": expected " + std::to_string(nin) + " inputs (" + detail::JoinNames(input_names_) +
+                "), got " + std::to_string(inputs.size()), kMXPInvalidArgument);
+  for (size_t i = 0; i < nin; ++i)
+    if (inputs[i].is_none())
+      throw Error(name() + ": input '" + input_names_[i] + "' is missing", kMXPInvalidArgument);
+  if (outputs->empty()) outputs->resize(nout);
+  if (outputs->size() != nout)
+    throw Error(name() + ": expected " + std::to_string(nout) + " outputs (" + detail::JoinNames(output_names_) +
+                "), got " + std::to_string(outputs->size()), kMXPInvalidArgument);
+  if (!req.empty() && req.size() != nout)
+    throw Error(name() + ": expected one request per output", kMXPInvalidArgument);
+  const Context ctx = CommonContext(inputs, "input");
+
+  // Shapes and dtypes: inputs fixed, outputs from the given arrays where there are any.
+  std::vector<TShape> in_s(num_arguments_), out_s(nout), aux_s(nin - num_arguments_);
+  std::vector<int> in_t(num_arguments_), out_t(nout, kMXPUnknownDType), aux_t(nin - num_arguments_);
+  for (size_t i = 0; i < nin; ++i) {
+    (i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_]) = inputs[i].shape();
+    (i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_]) = inputs[i].dtype();
+  }
+  for (size_t i = 0; i < nout; ++i)
+    if (!(*outputs)[i].is_none()) out_s[i] = (*outputs)[i].shape(), out_t[i] = (*outputs)[i].dtype();
+  const std::vector<TShape> given_in = in_s;
+  uint32_t resources = 0;
+  {
+    // The plugin's property instance remembers the last shapes (for its resource requests).
+    std::lock_guard<std::mutex> lock(kernels_mu_);
+    bool complete = property_.InferShape(&in_s, &out_s, &aux_s);
+    for (const TShape& s : out_s) complete = complete && s.IsKnown();
+    if (!complete)
+      throw Error(name() + ": cannot infer output shapes from input shapes " + detail::ShapeList(given_in),
+                  kMXPInvalidArgument);
+    if (!property_.InferType(&in_t, &out_t, &aux_t))
+      throw Error(name() + ": cannot infer output dtypes", kMXPInvalidArgument);
+    resources = property_.Resources(kMXPPhaseForward);
+  }
+  for (size_t i = 0; i < nin; ++i) {
+    const TShape& inferred = i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_];
+    const int dtype = i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_];
+    if (inferred != inputs[i].shape())
+      throw Error(name() + ": input '" + input_names_[i] + "' has shape " +
+                  inputs[i].shape().ToString() + ", expected " + inferred.ToString(), kMXPInvalidArgument);
+    if (dtype != inputs[i].dtype())
+      throw Error(name() + ": input '" + input_names_[i] + "' has dtype " +
+                  DTypeName(inputs[i].dtype()) + ", expected " + DTypeName(dtype), kMXPInvalidArgument);
+  }
+
+  auto call = std::make_shared<Call>();
+  call->ctx = ctx;
+  call->is_train = is_train;
+  call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
+  call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
+  call->req.resize(nout, kWriteTo);
+  // Outputs the op may not write in place over an input go through a temporary.
+  std::vector<std::pair<size_t, NDArray>> copy_back;
+  for (size_t j = 0; j < nout; ++j) {
+    NDArray& o = (*outputs)[j];
+    if (!req.empty()) call->req[j] = req[j];
+    if (o.is_none()) {
+      o = NDArray(out_s[j], ctx, out_t[j]);
+    } else {
+      if (o.shape() != out_s[j])
+        throw Error(name() + ": output '" + output_names_[j] + "' has shape " + o.shape().ToString() +
+                    ", expected " + out_s[j].ToString(), kMXPInvalidArgument);
+      if (o.dtype() != out_t[j])
+        throw Error(name() + ": output '" + output_names_[j] + "' has dtype " + DTypeName(o.dtype()) +
+                    ", expected " + DTypeName(out_t[j]), kMXPInvalidArgument);
+      if (o.ctx() != ctx)
+        throw Error(name() + ": output '" + output_names_[j] + "' is on " + o.ctx().ToString() +
+                    ", the inputs on " + ctx.ToString(), kMXPInvalidArgument);
+    }
+    for (size_t i = 0; i < num_arguments_; ++i) {
+      if (!inputs[i].SharesStorageWith(o)) continue;
+      bool allowed = inputs[i].data() == o.data() && inputs[i].shape() == o.shape();
+      bool declared = false;
+      for (const MXPInplacePair& p : forward_inplace_)
+        declared |= p.src_index == static_cast<int32_t>(i) && p.dst_index == static_cast<int32_t>(j);
+      if (allowed && declared) continue;
+      NDArray temp(out_s[j], ctx, out_t[j]);
+      if (call->req[j] == kAddTo) NDArray::Copy(o, temp);
+      copy_back.emplace_back(j, o);
+      o = temp;
+      break;
+    }
+  }
+  call->out = *outputs;
+  call->Grant(resources);
+  call->kernel = KernelFor(ctx);
+  Push(std::move(call), /*backward=*/false);
+  for (auto& [j, target] : copy_back) {
+    NDArray::Copy((*outputs)[j], target);
+    (*outputs)[j] = target;
+  }
+}
+
+void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
+                            const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
+                            const std::vector<OpReqType>& req) const {
+  const size_t nin = input_names_.size(), nout = output_names_.size();
+  if (out_grads.size() != nout || inputs.size() != nin || outputs.size() != nout)
+    throw Error(name() + " backward: expected " + std::to_string(nout) + " output gradients, " +
+                std::to_string(nin) + " inputs and " + std::to_string(nout) + " outputs, got " +
+                std::to_string(out_grads.size()) + ", " + std::to_string(inputs.size()) + " and " +
+                std::to_string(outputs.size()), kMXPInvalidArgument);
+  if (in_grads->empty()) in_grads->resize(num_arguments_);
+  if (in_grads->size() != num_arguments_ || (!req.empty() && req.size() != num_arguments_))
+    throw Error(name() + " backward: expected one gradient and request per argument (" +
+                std::to_string(num_arguments_) + ")", kMXPInvalidArgument);
+  const Context ctx = CommonContext(inputs, "input");
+  auto call = std::make_shared<Call>();
+  call->ctx = ctx;
+  call->is_train = true;
+  call->req.resize(num_arguments_, kWriteTo);
+  for (size_t i = 0; i < num_arguments_; ++i) {
+    if (!req.empty()) call->req[i] = req[i];
+    NDArray& g = (*in_grads)[i];
+    if (g.is_none() && call->req[i] != kNullOp) g = NDArray(inputs[i].shape(), ctx, inputs[i].dtype());
+    if (!g.is_none() && g.shape() != inputs[i].shape())
+      throw Error(name() + " backward: gradient of '" + input_names_[i] + "' has shape " +
+                  g.shape().ToString() + ", expected " + inputs[i].shape().ToString(), kMXPInvalidArgument);
+  }
+  // Absent tensors (what backward does not read, gradients not asked for) cross as empty views.
+  call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
+  call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
+  call->out = outputs;
+  call->out_grad = out_grads;
+  call->in_grad = *in_grads;
+  uint32_t resources;
+  {
+    std::lock_guard<std::mutex> lock(kernels_mu_);
+    resources = property_.Resources(kMXPPhaseBackward);
+  }
+  call->Grant(resources);
+  call->kernel = KernelFor(ctx);
+  Push(std::move(call), /*backward=*/true);
+}
+
+void ImperativeOp::Push(std::shared_ptr<Call> call, bool backward) const {
+  std::vector<VarHandle> reads, writes;
+  auto add = [](std::vector<VarHandle>* vars, const std::vector<NDArray>& arrays) {
+    for (const NDArray& a : arrays)
+      if (!a.is_none()) vars->push_back(a.var());
+  };
+  add(&reads, call->in);
+  add(&writes, call->aux);  // auxiliary states are updated in place (BatchNorm's moving stats)
+  if (backward) {
+    add(&reads, call->out);
+    add(&reads, call->out_grad);
+    add(&writes, call->in_grad);
+  } else {
+    add(&writes, call->out);
+  }
+  writes.insert(writes.end(), call->resource_vars.begin(), call->resource_vars.end());
+  const Context ctx = call->ctx;
+  Engine::Get()->PushSync(
+      [call = std::move(call), backward](RunContext rctx) {
+        detail::KernelViews v{detail::Views(call->in), detail::Views(call->out),
+                              detail::Views(call->aux), detail::Views(call->out_grad),
+                              detail::Views(call->in_grad), call->req};
+        MXPKernelArgs args = v.Args(call->is_train, call->ctx, call->requested, rctx.stream);
+        if (backward) call->kernel->Backward(args);
+        else call->kernel->Forward(args);
+      },
+      ctx, reads, writes, FnProperty::kNormal, 0, name().c_str());
+}
+
+}  // namespace mxplug

@@ -1,0 +1,150 @@
+// Per-device temp space and random streams, each behind an engine variable.
+#include "mxplug/resource.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "mxplug/storage.h"
+#include "registry/host_api.h"
+
+namespace mxplug {
+namespace {
+
+// Temp-space blocks per device: ops that need scratch memory serialise on a block's variable,
+// so a few blocks let that many such ops run at once.
+constexpr int kTempSpacePerDevice = 4;
+
+// One scratch block, grown on demand. Only the engine function holding its variable touches it.
+class TempSpaceBlock : public detail::TempSpaceProvider {
+ public:
+  explicit TempSpaceBlock(Context ctx) : ctx_(ctx) {
+    resource_.struct_size = sizeof(resource_);
+    resource_.kind = kMXPResourceTempSpace;
+    resource_.handle = static_cast<detail::TempSpaceProvider*>(this);
+  }
+  void* Get(size_t bytes) override {
+    if (!block_ || block_->bytes() < bytes) {
+      block_.reset();  // free first: the old block is not needed and memory may be tight
+      block_ = Storage::Alloc(bytes, ctx_);
+    }
+    return block_->data();
+  }
+  const MXPResource* resource() const { return &resource_; }
+
+ private:
+  Context ctx_;
+  std::shared_ptr<Storage> block_;
+  MXPResource resource_{};
+};
+
+// SplitMix64's finaliser: spreads (seed, device) into an unrelated-looking Philox key.
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// A device's Philox stream: a key from (seed, device) and the next unused counter.
+class RandomStreamState : public detail::RandomProvider {
+ public:
+  RandomStreamState(Context ctx, uint64_t seed) : ctx_(ctx) {
+    resource_.struct_size = sizeof(resource_);
+    resource_.kind = kMXPResourceRandom;
+    resource_.handle = static_cast<detail::RandomProvider*>(this);
+    Reset(seed);
+  }
+  void Reset(uint64_t seed) {
+    key_ = Mix(seed ^ Mix((uint64_t(uint32_t(ctx_.dev_type)) << 32) | uint32_t(ctx_.dev_id)));
+    counter_ = 0;
+  }
+  void Reserve(uint64_t blocks, uint64_t* key, uint64_t* counter) override {
+    *key = key_;
+    *counter = counter_;
+    counter_ += blocks;
+  }
+  const MXPResource* resource() const { return &resource_; }
+
+ private:
+  Context ctx_;
+  uint64_t key_ = 0, counter_ = 0;
+  MXPResource resource_{};
+};
+
+struct DeviceResources {
+  std::vector<std::unique_ptr<TempSpaceBlock>> temp;
+  std::vector<VarHandle> temp_vars;
+  size_t next_temp = 0;
+  std::unique_ptr<RandomStreamState> random;
+  VarHandle random_var = nullptr;
+};
+
+class Manager {
+ public:
+  static Manager& Get() {
+    static Manager* manager = new Manager();  // never destroyed: engine functions may use it at exit
+    return *manager;
+  }
+
+  ResourceHandle TempSpace(Context ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    DeviceResources& d = Device(ctx);
+    if (d.temp.empty()) {
+      for (int i = 0; i < kTempSpacePerDevice; ++i) {
+        d.temp.push_back(std::make_unique<TempSpaceBlock>(ctx));
+        d.temp_vars.push_back(Engine::Get()->NewVar());
+      }
+    }
+    const size_t i = d.next_temp++ % d.temp.size();
+    return {d.temp[i]->resource(), d.temp_vars[i]};
+  }
+
+  ResourceHandle Random(Context ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    DeviceResources& d = Device(ctx);
+    if (!d.random) {
+      d.random = std::make_unique<RandomStreamState>(ctx, seed_);
+      d.random_var = Engine::Get()->NewVar();
+    }
+    return {d.random->resource(), d.random_var};
+  }
+
+  void Seed(uint64_t seed, const Context* only) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!only) seed_ = seed;
+    for (auto& [ctx, d] : devices_) {
+      if (!d.random || (only && ctx != *only)) continue;
+      RandomStreamState* state = d.random.get();
+      Engine::Get()->PushSync([state, seed](RunContext) { state->Reset(seed); }, Context::CPU(), {},
+                              {d.random_var}, FnProperty::kNormal, 0, "random.seed");
+    }
+    if (only && !devices_[*only].random) {
+      devices_[*only].random = std::make_unique<RandomStreamState>(*only, seed);
+      devices_[*only].random_var = Engine::Get()->NewVar();
+    }
+  }
+
+ private:
+  struct Less {
+    bool operator()(const Context& a, const Context& b) const {
+      return std::pair(a.dev_type, a.dev_id) < std::pair(b.dev_type, b.dev_id);
+    }
+  };
+  DeviceResources& Device(Context ctx) { return devices_[ctx]; }
+
+  std::mutex mu_;
+  uint64_t seed_ = Resources::kDefaultSeed;
+  std::map<Context, DeviceResources, Less> devices_;
+};
+
+}  // namespace
+
+ResourceHandle Resources::TempSpace(Context ctx) { return Manager::Get().TempSpace(ctx); }
+ResourceHandle Resources::Random(Context ctx) { return Manager::Get().Random(ctx); }
+void Resources::Seed(uint64_t seed) { Manager::Get().Seed(seed, nullptr); }
+void Resources::Seed(uint64_t seed, Context ctx) { Manager::Get().Seed(seed, &ctx); }
+
+}  // namespace mxplug

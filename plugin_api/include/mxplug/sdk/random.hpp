@@ -1,0 +1,104 @@
+/*!
+ * \file mxplug/sdk/random.hpp
+ * \brief Random numbers for kernels: the Philox4x32-10 counter-based generator (Salmon, Moraes,
+ * Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC 2011) and RandomStream, a
+ * sequence of draws from counters the host reserved for one kernel call.
+ *
+ * Why counter-based: the device's random state is just (key, next counter), so the host can
+ * hand out disjoint ranges to kernels in engine order, a kernel can split its range across
+ * threads (block i depends only on key and counter + i), and a GPU kernel can use the same
+ * numbers. Same seed, same numbers, whatever the engine or the thread count.
+ */
+#ifndef MXPLUG_SDK_RANDOM_HPP_
+#define MXPLUG_SDK_RANDOM_HPP_
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace mxplug {
+
+/*! \brief One Philox4x32-10 block: 128 random bits for a 64-bit key and a 128-bit counter. */
+inline std::array<uint32_t, 4> Philox4x32_10(uint64_t key, uint64_t counter_lo,
+                                             uint64_t counter_hi = 0) {
+  uint32_t c0 = static_cast<uint32_t>(counter_lo), c1 = static_cast<uint32_t>(counter_lo >> 32);
+  uint32_t c2 = static_cast<uint32_t>(counter_hi), c3 = static_cast<uint32_t>(counter_hi >> 32);
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;  // the Weyl key schedule
+    const uint64_t p0 = uint64_t{0xD2511F53u} * c0, p1 = uint64_t{0xCD9E8D57u} * c2;
+    const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+    const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+  }
+  return {c0, c1, c2, c3};
+}
+
+/*!
+ * \brief Draws from a range of Philox counters: 32 bits at a time, four per block. A kernel
+ * gets one from Resource::get_random(n) with room for n 32-bit draws; drawing more throws,
+ * because the next kernel's numbers start right after this range.
+ */
+class RandomStream {
+ public:
+  RandomStream(uint64_t key, uint64_t counter, uint64_t capacity)
+      : key_(key), counter_(counter), capacity_(capacity) {}
+
+  uint32_t NextU32() {
+    if (used_ >= capacity_)
+      throw std::logic_error("RandomStream: drew more than the " + std::to_string(capacity_) +
+                             " 32-bit values reserved for this kernel call");
+    if (used_ % 4 == 0) block_ = Philox4x32_10(key_, counter_ + used_ / 4);
+    return block_[used_++ % 4];
+  }
+  /*! \brief Uniform in [0, 1) with 24 random bits (one draw). */
+  float UniformFloat() { return static_cast<float>(NextU32() >> 8) * (1.0f / 16777216.0f); }
+  /*! \brief Uniform in [0, 1) with 53 random bits (two draws). */
+  double UniformDouble() {
+    const uint64_t hi = NextU32() >> 5, lo = NextU32() >> 6;  // 27 + 26 bits
+    return static_cast<double>((hi << 26) | lo) * (1.0 / 9007199254740992.0);
+  }
+  /*! \brief Standard normal by Box-Muller; both values of a pair are used (four draws a pair). */
+  double Normal() {
+    if (has_spare_) return has_spare_ = false, spare_;
+    const double u1 = 1.0 - UniformDouble();  // (0, 1]: log is finite
+    const double u2 = UniformDouble();
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double two_pi = 6.283185307179586476925286766559;
+    spare_ = r * std::sin(two_pi * u2);
+    has_spare_ = true;
+    return r * std::cos(two_pi * u2);
+  }
+  /*! \brief Uniform integer in [0, n) for 0 < n <= 2^32 (Lemire's method, unbiased). */
+  uint64_t Below(uint64_t n) {
+    if (n == 0 || n > (uint64_t{1} << 32)) throw std::invalid_argument("RandomStream::Below: bad range");
+    uint64_t m = uint64_t{NextU32()} * n;
+    uint64_t low = m & 0xFFFFFFFFu;
+    if (low < n) {
+      const uint64_t threshold = ((uint64_t{1} << 32) - n) % n;
+      while (low < threshold) {
+        m = uint64_t{NextU32()} * n;
+        low = m & 0xFFFFFFFFu;
+      }
+    }
+    return m >> 32;
+  }
+
+  uint64_t used() const { return used_; }
+
+ private:
+  uint64_t key_, counter_, capacity_;
+  uint64_t used_ = 0;
+  std::array<uint32_t, 4> block_{};
+  double spare_ = 0;
+  bool has_spare_ = false;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_SDK_RANDOM_HPP_

@@ -1,0 +1,166 @@
+// NDArray and the imperative path: every operation is an engine push on the arrays' variables;
+// results are checked against values computed here, serially.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "mxplug/error.h"
+#include "mxplug/imperative.h"
+#include "mxplug/ndarray.h"
+#include "mxplug/runtime.h"
+#include "mxplug/sdk/random.hpp"
+#include "test_paths.h"
+
+namespace mxplug {
+namespace {
+
+class NDArrayTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Runtime::Get().EnsureDefaultPluginsLoaded(); }
+  static void LoadFaultyOps() {
+    static bool loaded = [] {
+      PluginRecord rec = Runtime::Get().LoadFile(test::kFaultyDir + "/libtest_faulty_ops.so");
+      EXPECT_TRUE(rec.loaded()) << rec.reason;
+      return true;
+    }();
+    (void)loaded;
+  }
+};
+
+NDArray FromVector(const std::vector<float>& v, const TShape& shape) {
+  NDArray a(shape, Context::CPU());
+  a.SyncCopyFromCPU(v.data(), v.size() * sizeof(float));
+  return a;
+}
+
+std::vector<float> ToVector(const NDArray& a) {
+  std::vector<float> v(static_cast<size_t>(a.size()));
+  a.SyncCopyToCPU(v.data(), v.size() * sizeof(float));
+  return v;
+}
+
+NDArray Call(const std::string& op, const KwArgs& kwargs, const std::vector<NDArray>& in,
+             NDArray out = NDArray()) {
+  std::vector<NDArray> outs;
+  if (!out.is_none()) outs.push_back(out);
+  ImperativeOp::Get(op, kwargs)->Invoke(in, &outs);
+  return outs[0];
+}
+
+TEST_F(NDArrayTest, OpsRunThroughTheEngine) {
+  NDArray a = FromVector({1, 2, 3, 4, 5, 6}, TShape{2, 3});
+  NDArray b = FromVector({10, 20, 30, 40, 50, 60}, TShape{2, 3});
+  NDArray c = Call("elemwise_add", {}, {a, b});
+  EXPECT_EQ(c.shape(), (TShape{2, 3}));
+  EXPECT_EQ(ToVector(c), (std::vector<float>{11, 22, 33, 44, 55, 66}));
+  NDArray d = Call("_mul_scalar", {{"scalar", "2"}}, {c});
+  EXPECT_EQ(ToVector(d), (std::vector<float>{22, 44, 66, 88, 110, 132}));
+}
+
+TEST_F(NDArrayTest, AliasesAreSerialized) {
+  // b = a; a += 1; b *= 3: both name one variable, so the writes run in push order.
+  NDArray a = FromVector({1, 2}, TShape{2});
+  NDArray b = a;
+  for (int i = 0; i < 100; ++i) {
+    Call("_plus_scalar", {{"scalar", "1"}}, {a}, a);
+    Call("_mul_scalar", {{"scalar", "3"}}, {b}, b);
+  }
+  std::vector<double> expect = {1, 2};
+  for (int i = 0; i < 100; ++i)
+    for (double& x : expect) x = (x + 1) * 3;
+  std::vector<float> got = ToVector(b);
+  for (size_t i = 0; i < 2; ++i) EXPECT_FLOAT_EQ(got[i], static_cast<float>(expect[i]));
+}
+
+TEST_F(NDArrayTest, ViewsShareMemoryAndVariable) {
+  NDArray a = FromVector({0, 1, 2, 3, 4, 5}, TShape{3, 2});
+  NDArray row = a.At(1);
+  EXPECT_EQ(row.shape(), (TShape{2}));
+  EXPECT_EQ(ToVector(row), (std::vector<float>{2, 3}));
+  Call("_plus_scalar", {{"scalar", "10"}}, {row}, row);
+  EXPECT_EQ(ToVector(a), (std::vector<float>{0, 1, 12, 13, 4, 5}));
+  NDArray tail = a.Slice(1, 3).Reshape(TShape{4});
+  EXPECT_EQ(ToVector(tail), (std::vector<float>{12, 13, 4, 5}));
+  EXPECT_THROW(a.Slice(2, 4), Error);
+  EXPECT_THROW(a.Reshape(TShape{4}), Error);
+}
+
+TEST_F(NDArrayTest, CopyToAndFromCPU) {
+  NDArray a = FromVector({1, 2, 3}, TShape{3});
+  NDArray b = a.CopyTo(Context::CPU());
+  Call("_plus_scalar", {{"scalar", "1"}}, {a}, a);
+  EXPECT_EQ(ToVector(b), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(ToVector(a), (std::vector<float>{2, 3, 4}));
+  std::vector<float> small(2);
+  EXPECT_THROW(a.SyncCopyToCPU(small.data(), 8), Error);
+}
+
+TEST_F(NDArrayTest, BadCallsRaiseAtTheCallNamingOpAndArgument) {
+  NDArray a = FromVector({1, 2, 3}, TShape{3});
+  NDArray b = FromVector({1, 2}, TShape{2});
+  try {
+    Call("elemwise_add", {}, {a, b});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("elemwise_add"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rhs"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Call("elemwise_add", {}, {a}), Error);
+  EXPECT_THROW(Call("FullyConnected", {{"num_hidden", "0"}}, {a, a, a}), Error);
+  NDArray wrong_out = FromVector({0, 0}, TShape{2});
+  EXPECT_THROW(Call("_plus_scalar", {{"scalar", "1"}}, {a}, wrong_out), Error);
+}
+
+TEST_F(NDArrayTest, KernelErrorsSurfaceAtTheNextSyncPointThenClear) {
+  LoadFaultyOps();
+  NDArray a = FromVector({1, 2, 3}, TShape{3});
+  // The call itself succeeds: the kernel runs later, on a worker.
+  NDArray bad = Call("test.FailForward", {}, {a});
+  NDArray after = Call("_plus_scalar", {{"scalar", "1"}}, {bad});  // reads a failed array: skipped
+  try {
+    after.WaitToRead();
+    FAIL() << "no error at the sync point";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test.FailForward"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("deliberate failure"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(after.WaitToRead());  // reported once, then cleared
+  EXPECT_THROW(bad.WaitToRead(), Error);  // the failed array itself still reports it once
+  EXPECT_NO_THROW(Engine::Get()->WaitForAll());
+}
+
+TEST_F(NDArrayTest, OutputAliasingAnInputGoesThroughATemporaryUnlessDeclaredInPlace) {
+  LoadFaultyOps();
+  // test.Reverse writing over its own input in place would read overwritten elements.
+  NDArray a = FromVector({1, 2, 3, 4, 5}, TShape{5});
+  Call("test.Reverse", {}, {a}, a);
+  EXPECT_EQ(ToVector(a), (std::vector<float>{5, 4, 3, 2, 1}));
+}
+
+TEST_F(NDArrayTest, ExternalMemoryIsReleasedAfterPendingWork) {
+  auto buffer = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3});
+  std::weak_ptr<std::vector<float>> watch = buffer;
+  NDArray out;
+  {
+    NDArray ext = NDArray::FromExternal(buffer->data(), TShape{3}, kMXPFloat32, Context::CPU(), buffer);
+    buffer.reset();
+    out = Call("_mul_scalar", {{"scalar", "2"}}, {ext});
+  }
+  EXPECT_EQ(ToVector(out), (std::vector<float>{2, 4, 6}));
+  Engine::Get()->WaitForAll();
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(Philox, KnownAnswerVectors) {
+  // Known-answer tests published with Random123 (kat_vectors, philox4x32 with 10 rounds).
+  auto zero = Philox4x32_10(0, 0, 0);
+  EXPECT_EQ(zero, (std::array<uint32_t, 4>{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
+  auto ones = Philox4x32_10(~0ull, ~0ull, ~0ull);
+  EXPECT_EQ(ones, (std::array<uint32_t, 4>{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}));
+  auto pi = Philox4x32_10(0x299f31d0a4093822ull, 0x85a308d3243f6a88ull, 0x0370734413198a2eull);
+  EXPECT_EQ(pi, (std::array<uint32_t, 4>{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}));
+}
+
+}  // namespace
+}  // namespace mxplug
