@@ -1,15 +1,35 @@
-// What the elementwise ops of this plugin share: their in-place options, and how they are
-// registered (documented inputs, a CPU kernel from CreateOperator).
+// What the tensor plugin's ops share: parameterless and scalar parameter structs, broadcasting
+// index arithmetic, and the property bases of elementwise ops (same shape in and out, in-place
+// allowed, registered with documented inputs and a CPU kernel).
 #ifndef MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_H_
 #define MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_H_
 
 #include <initializer_list>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "mxplug/plugin.hpp"
 
 namespace mxplug_tensor {
+
+using mxplug::TBlob;
+using mxplug::TShape;
+
+struct NoParam : mxplug::Parameter<NoParam> {
+  MXPLUG_DECLARE_PARAMETER(NoParam) {}
+};
+
+struct ScalarParam : mxplug::Parameter<ScalarParam> {
+  double scalar;
+  bool is_int;
+  MXPLUG_DECLARE_PARAMETER(ScalarParam) {
+    MXPLUG_DECLARE_FIELD(scalar).set_default(1.0).describe("Scalar input value");
+    MXPLUG_DECLARE_FIELD(is_int).set_default(true).describe(
+        "Indicate whether scalar input is int type");
+  }
+};
 
 // Elementwise outputs may overwrite the first input in forward, and the first input's gradient
 // may overwrite the output gradient in backward: each element is read before it is written.
@@ -26,6 +46,24 @@ class ElementwiseProp : public mxplug::OperatorProperty {
   }
 };
 
+// One input "data", one output of the same shape (unary and scalar ops).
+template <typename Param>
+class UnaryShapeProp : public ElementwiseProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    TShape& data = (*in)[0];
+    if (data.ndim() < 0 && (*out)[0].ndim() >= 0) data = (*out)[0];
+    if (data.ndim() < 0) return false;
+    (*out)[0] = data;
+    return data.IsKnown();
+  }
+
+ protected:
+  Param param_;
+};
+
 struct InputDoc {
   const char* name;
   const char* doc;
@@ -33,12 +71,104 @@ struct InputDoc {
 
 // Registers Prop as op `name` with its documented inputs and a CPU kernel.
 template <typename Prop>
-mxplug::OpRegistration& RegisterElementwise(const char* name, const char* doc,
-                                            std::initializer_list<InputDoc> inputs,
-                                            const std::vector<mxplug::FieldInfo>& params = {}) {
+mxplug::OpRegistration& Register(const char* name, const char* doc,
+                                 std::initializer_list<InputDoc> inputs,
+                                 const std::vector<mxplug::FieldInfo>& params = {}) {
   mxplug::OpRegistration& reg = mxplug::RegisterOpProperty<Prop>(name).describe(doc);
   for (const InputDoc& in : inputs) reg.add_argument(in.name, "NDArray-or-Symbol", in.doc);
   return reg.add_arguments(params).add_kernel(kDLCPU);
+}
+
+// ---- Elementwise maps over one input (unary and scalar ops) ----
+
+// out[i] = f(C(x[i])) with C = CT<T> the compute type; f is a generic callable.
+template <template <class> class CT, class F>
+void MapForward(const TBlob& in, const TBlob& out, mxplug::OpReqType req, F&& f) {
+  if (req == mxplug::kNullOp) return;
+  mxplug::TypeSwitch(in.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    using C = CT<T>;
+    const T* x = in.dptr<T>();
+    T* o = out.dptr<T>();
+    const int64_t n = out.Size();
+    for (int64_t i = 0; i < n; ++i) mxplug::Assign(o[i], req, static_cast<T>(f(C(x[i]))));
+  });
+}
+
+// g[i] = og[i] * d(x[i], y[i]); x or y is null when backward does not read it (then 0 is passed).
+template <template <class> class CT, class D>
+void MapBackward(const TBlob& out_grad, const TBlob* x_blob, const TBlob* y_blob, const TBlob& in_grad,
+                 mxplug::OpReqType req, D&& d) {
+  if (req == mxplug::kNullOp) return;
+  mxplug::TypeSwitch(out_grad.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    using C = CT<T>;
+    const T* og = out_grad.dptr<T>();
+    const T* x = x_blob ? x_blob->dptr<T>() : nullptr;
+    const T* y = y_blob ? y_blob->dptr<T>() : nullptr;
+    T* g = in_grad.dptr<T>();
+    const int64_t n = out_grad.Size();
+    for (int64_t i = 0; i < n; ++i) {
+      const C dv = d(x ? C(x[i]) : C(0), y ? C(y[i]) : C(0));
+      mxplug::Assign(g[i], req, static_cast<T>(C(og[i]) * dv));  // og read before g is written
+    }
+  });
+}
+
+// ---- Broadcasting (NumPy's rules: align on the right, size-1 axes stretch) ----
+
+inline TShape BroadcastShape(const TShape& a, const TShape& b, const char* lhs = "lhs",
+                             const char* rhs = "rhs") {
+  const int nd = std::max(a.ndim(), b.ndim());
+  std::vector<int64_t> out(nd);
+  for (int i = 0; i < nd; ++i) {
+    const int ia = a.ndim() - nd + i, ib = b.ndim() - nd + i;
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      throw std::invalid_argument(std::string("operands could not be broadcast together: ") + lhs +
+                                  " has shape " + a.ToString() + ", " + rhs + " has shape " +
+                                  b.ToString());
+    out[i] = da == 1 ? db : da;
+  }
+  return TShape(out);
+}
+
+// Element strides of `in` viewed as `out`'s shape: 0 along axes that broadcast.
+inline std::vector<int64_t> BroadcastStrides(const TShape& in, const TShape& out) {
+  const int nd = out.ndim();
+  std::vector<int64_t> strides(nd, 0);
+  int64_t stride = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    const int j = in.ndim() - nd + i;
+    if (j < 0) break;
+    strides[i] = in[j] == 1 ? 0 : stride;
+    stride *= in[j];
+  }
+  return strides;
+}
+
+// Calls fn(out_index, a_index, b_index) for every element of `out`, in row-major order.
+template <typename Fn>
+void ForEachBroadcast(const TShape& out, const std::vector<int64_t>& sa,
+                      const std::vector<int64_t>& sb, Fn&& fn) {
+  const int nd = out.ndim();
+  if (out.Size() == 0) return;
+  if (nd == 0) return fn(int64_t{0}, int64_t{0}, int64_t{0});
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t inner = out[nd - 1], ia_step = sa[nd - 1], ib_step = sb[nd - 1];
+  int64_t ia = 0, ib = 0, io = 0;
+  while (true) {
+    for (int64_t j = 0; j < inner; ++j) fn(io + j, ia + j * ia_step, ib + j * ib_step);
+    io += inner;
+    int d = nd - 2;
+    for (; d >= 0; --d) {
+      ia += sa[d], ib += sb[d];
+      if (++idx[d] < out[d]) break;
+      ia -= sa[d] * out[d], ib -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
 }
 
 }  // namespace mxplug_tensor

@@ -4,14 +4,17 @@ Use it as MXNet: ``import mxplug as mx``. Operators and devices come from plugin
 default plugin folder and on ``MXPLUG_PLUGIN_PATH``; ``mx.library.load(path)`` adds more.
 """
 from . import _core
-from ._core import MXPlugError, __version__
-
-#: MXNet's name for the same exception, so that ``except mx.MXNetError`` keeps working.
-MXNetError = MXPlugError
-
-from . import library  # noqa: E402
-from . import profiler  # noqa: E402
+from ._core import __version__
+from .base import MXPlugError, MXNetError
 
 _core.load_default_plugins()
 
-__all__ = ["MXPlugError", "MXNetError", "library", "profiler", "__version__"]
+from . import library  # noqa: E402
+from . import profiler  # noqa: E402
+from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  # noqa: E402
+from . import ndarray  # noqa: E402
+from . import ndarray as nd  # noqa: E402
+from . import random  # noqa: E402
+
+__all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
+           "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "__version__"]

@@ -2,7 +2,7 @@
 import os
 
 from . import _core
-from ._core import MXPlugError
+from .base import MXPlugError
 
 
 def load(path, verbose=True):
@@ -19,6 +19,9 @@ def load(path, verbose=True):
     if not os.path.isabs(path):
         raise MXPlugError("load path %s is not an absolute path" % path)
     record = _core.load_library(path)
+    # Its operators appear as mx.nd.<name> at once, as MXNet's library.load does.
+    from . import ndarray
+    ndarray._register.populate(vars(ndarray))
     if verbose:
         print("loaded plugin %s %s from %s: %d operator(s), %d kernel(s), %d device(s)" % (
             record["name"], record["version"], path, len(record["ops"]),

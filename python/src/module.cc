@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings.h"
 #include "mxplug/profiler.h"
 #include "mxplug/runtime.h"
 #include "mxplug/version.h"
@@ -41,6 +42,8 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
+  mxplug::python::DefineNDArray(m);
+
   m.def("load_default_plugins", [] {
     mxplug::LoadOptions options;
     options.isolate_new_files = true;  // a crashing plugin costs a probe, not the interpreter
@@ -68,6 +71,17 @@ PYBIND11_MODULE(_core, m) {
   prof.def("dump", [] { mxplug::Profiler::Get().Dump(); });
   prof.def("dumps", [] { return mxplug::Profiler::Get().AggregateTable(); });
   prof.def("clear", [] { mxplug::Profiler::Get().Clear(); });
+
+  m.def("device_types", [] {
+    std::vector<int32_t> types;
+    for (const auto& d : mxplug::Runtime::Get().devices().List()) types.push_back(d->device_type);
+    return types;
+  }, "DLPack device types that have a backend.");
+  m.def("device_count", [](int32_t type) {
+    for (const auto& d : mxplug::Runtime::Get().devices().List())
+      if (d->device_type == type) return d->Count();
+    return 0;
+  }, py::arg("device_type"));
 
   m.def("operators", [] {
     py::list out;

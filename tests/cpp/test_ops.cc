@@ -234,3 +234,76 @@ TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
 
 }  // namespace
 }  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, UnaryBackwardMatchesFiniteDifferences) {
+  for (const char* op : {"negative", "exp", "expm1", "square", "sin", "cos", "tan", "arctan", "sinh",
+                         "cosh", "tanh", "sigmoid", "softsign", "erf", "cbrt", "_copy"})
+    CheckBackward(op, {}, {TShape{3, 4}});
+  // Positive inputs, away from kinks and poles.
+  for (const char* op : {"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "abs", "relu"})
+    CheckBackward(op, {}, {TShape{3, 4}}, 0.5, 2.0);
+  for (const char* op : {"arcsin", "arccos"}) CheckBackward(op, {}, {TShape{5}}, -0.8, 0.8);
+  CheckBackward("clip", {{"a_min", "-0.5"}, {"a_max", "0.6"}}, {TShape{4, 3}});
+}
+
+TEST_F(Ops, BroadcastBackwardSumsOverBroadcastAxes) {
+  for (const char* op : {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_maximum",
+                         "broadcast_minimum", "broadcast_hypot"}) {
+    CheckBackward(op, {}, {TShape{3, 1, 4}, TShape{2, 4}});
+    CheckBackward(op, {}, {TShape{2, 3}, TShape{2, 3}});
+  }
+  CheckBackward("broadcast_div", {}, {TShape{3, 1}, TShape{1, 4}}, 0.5, 2.0);
+  CheckBackward("broadcast_power", {}, {TShape{2, 3}, TShape{3}}, 0.5, 2.0);
+  for (const char* op : {"_power_scalar", "_rpower_scalar", "_maximum_scalar", "_minimum_scalar",
+                         "_hypot_scalar", "_mod_scalar"})
+    CheckBackward(op, {{"scalar", "1.7"}}, {TShape{2, 5}}, 0.5, 2.0);
+}
+
+TEST_F(Ops, ReductionAndShapeBackwardMatchFiniteDifferences) {
+  for (const char* op : {"sum", "mean", "prod", "max", "min"}) {
+    CheckBackward(op, {{"axis", "1"}}, {TShape{3, 4, 2}});
+    CheckBackward(op, {{"axis", "(0, 2)"}, {"keepdims", "True"}}, {TShape{3, 4, 2}});
+    CheckBackward(op, {{"axis", "1"}, {"exclude", "True"}}, {TShape{3, 4, 2}});
+    CheckBackward(op, {}, {TShape{5}});
+  }
+  CheckBackward("transpose", {{"axes", "(2, 0, 1)"}}, {TShape{2, 3, 4}});
+  CheckBackward("Reshape", {{"shape", "(-1, 0)"}, {"reverse", "True"}}, {TShape{2, 3, 4}});
+  CheckBackward("slice", {{"begin", "(1, None)"}, {"end", "(None, 1)"}, {"step", "(1, -2)"}},
+                {TShape{3, 5}});
+  CheckBackward("broadcast_to", {{"shape", "(2, 0, 3)"}}, {TShape{4, 1}});
+  CheckBackward("expand_dims", {{"axis", "-1"}}, {TShape{2, 3}});
+}
+
+TEST_F(Ops, ReshapeSpecialValuesFollowMXNet) {
+  // The examples of MXNet's Reshape documentation.
+  auto out = [](const char* shape, const TShape& in, bool reverse = false) {
+    OpRunner r("Reshape", {{"shape", shape}, {"reverse", reverse ? "True" : "False"}});
+    std::vector<TShape> i{in}, o, a;
+    r.property().InferShape(&i, &o, &a);
+    return o[0];
+  };
+  EXPECT_EQ(out("(4, 0, 2)", TShape{2, 3, 4}), (TShape{4, 3, 2}));
+  EXPECT_EQ(out("(2, 0, 0)", TShape{2, 3, 4}), (TShape{2, 3, 4}));
+  EXPECT_EQ(out("(6, 1, -1)", TShape{2, 3, 4}), (TShape{6, 1, 4}));
+  EXPECT_EQ(out("(3, -1, 8)", TShape{2, 3, 4}), (TShape{3, 1, 8}));
+  EXPECT_EQ(out("(-1,)", TShape{2, 3, 4}), (TShape{24}));
+  EXPECT_EQ(out("(-2,)", TShape{2, 3, 4}), (TShape{2, 3, 4}));
+  EXPECT_EQ(out("(2, -2)", TShape{2, 3, 4}), (TShape{2, 3, 4}));
+  EXPECT_EQ(out("(-2, 1, 1)", TShape{2, 3, 4}), (TShape{2, 3, 4, 1, 1}));
+  EXPECT_EQ(out("(-3, 4)", TShape{2, 3, 4}), (TShape{6, 4}));
+  EXPECT_EQ(out("(-3, -3)", TShape{2, 3, 4, 5}), (TShape{6, 20}));
+  EXPECT_EQ(out("(0, -3)", TShape{2, 3, 4}), (TShape{2, 12}));
+  EXPECT_EQ(out("(-3, -2)", TShape{2, 3, 4}), (TShape{6, 4}));
+  EXPECT_EQ(out("(-4, 1, 2, -2)", TShape{2, 3, 4}), (TShape{1, 2, 3, 4}));
+  EXPECT_EQ(out("(2, -4, -1, 3, -2)", TShape{2, 3, 4}), (TShape{2, 1, 3, 4}));
+  EXPECT_EQ(out("(10, 5, 4)", TShape{10, 5, 4}, true), (TShape{10, 5, 4}));
+  EXPECT_EQ(out("(-1, 0)", TShape{10, 5, 4}, true), (TShape{50, 4}));
+  EXPECT_EQ(out("(-1, 0)", TShape{10, 5, 4}), (TShape{40, 5}));
+  EXPECT_THROW(out("(5, -1)", TShape{2, 3}), Error);
+}
+
+}  // namespace
+}  // namespace mxplug

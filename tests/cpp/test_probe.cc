@@ -65,10 +65,12 @@ TEST(Probe, IsolatedLoadingSurvivesACrashingPluginAndCachesIt) {
   options.isolate_new_files = true;
   options.cache_dir = cache;
   std::vector<SearchFolder> path{{test::kPluginDir, "default folder"}, {test::kCrashDir, "crash"}};
+  Runtime good;
+  good.LoadSearchPath({{test::kPluginDir, "default folder"}});
   for (int run = 0; run < 2; ++run) {
     Runtime rt;
     rt.LoadSearchPath(path, options);
-    EXPECT_EQ(rt.ops().Size(), 11u);
+    EXPECT_EQ(rt.ops().Size(), good.ops().Size());
     bool seen = false;
     for (const PluginRecord& r : rt.Plugins()) {
       if (r.path.find("libtest_init_crashes.so") == std::string::npos) continue;

@@ -30,6 +30,18 @@ def run_json(args, **kwargs):
     return code, json.loads(out), err
 
 
+_default_ops = []
+
+
+def default_ops():
+    """The names of the ops the default plugin folder registers (no MXPLUG_PLUGIN_PATH)."""
+    if not _default_ops:
+        code, out, err = run_json(["list"])
+        assert code == 0, err
+        _default_ops.extend(op["name"] for op in out["operators"])
+    return set(_default_ops)
+
+
 @pytest.fixture
 def cache_dir(tmp_path):
     return tmp_path / "cache"
@@ -47,3 +59,24 @@ def run_python(code, plugin_path=""):
     """Runs code in a fresh interpreter that imports the installed mxplug package."""
     env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH=plugin_path)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def mx(installed_tree):
+    """The installed mxplug package, imported into this interpreter."""
+    if str(PYTHON_PACKAGES) not in sys.path:
+        sys.path.insert(0, str(PYTHON_PACKAGES))
+    import mxplug
+    return mxplug
+
+
+MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" / "python"
+
+
+def run_mxnet(code):
+    """Runs code under MXNet 1.9.1 (the reference made by tools/install-deps.sh); None without it."""
+    if not MXNET_PYTHON.exists():
+        return None
+    p = subprocess.run([str(MXNET_PYTHON), "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return p.stdout

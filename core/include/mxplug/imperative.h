@@ -46,9 +46,11 @@ class ImperativeOp {
    * An output that aliases an input is written in place only where the op allows that pair;
    * otherwise the result goes through a temporary and is copied in.
    * \param req one per output (empty: all kWriteTo).
+   * \param ctx where an op without inputs runs (zeros, sampling); default CPU.
    */
   void Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
-              bool is_train = false, const std::vector<OpReqType>& req = {}) const;
+              bool is_train = false, const std::vector<OpReqType>& req = {},
+              const Context* ctx = nullptr) const;
 
   /*!
    * \brief Pushes backward: gradients of the arguments from the gradients of the outputs.

@@ -106,7 +106,8 @@ Context ImperativeOp::CommonContext(const std::vector<NDArray>& arrays, const ch
 }
 
 void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
-                          bool is_train, const std::vector<OpReqType>& req) const {
+                          bool is_train, const std::vector<OpReqType>& req,
+                          const Context* no_input_ctx) const {
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (inputs.size() != nin)
     throw Error(name() + ": expected " + std::to_string(nin) + " inputs (" + detail::JoinNames(input_names_) +
@@ -120,7 +121,9 @@ void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArra
                 "), got " + std::to_string(outputs->size()), kMXPInvalidArgument);
   if (!req.empty() && req.size() != nout)
     throw Error(name() + ": expected one request per output", kMXPInvalidArgument);
-  const Context ctx = CommonContext(inputs, "input");
+  const Context ctx = nin == 0 ? (no_input_ctx ? *no_input_ctx : Context::CPU())
+                               : CommonContext(inputs, "input");
+  if (nin == 0) Runtime::Get().CheckContext(ctx);
 
   // Shapes and dtypes: inputs fixed, outputs from the given arrays where there are any.
   std::vector<TShape> in_s(num_arguments_), out_s(nout), aux_s(nin - num_arguments_);

@@ -74,10 +74,20 @@ struct OpContext {
   std::vector<Resource> requested;
 };
 
+#if defined(__FLT16_MANT_DIG__)
+/*! \brief The float16 element type, where the compiler has one (GCC >= 12 and Clang >= 15 on
+ * x86-64 and AArch64). Arithmetic on it is done in float by the compiler. */
+using half_t = _Float16;
+#define MXPLUG_HAVE_HALF 1
+#endif
+
 /*! \brief The type flag (MXPDType) of a C++ element type. */
 template <typename T>
 constexpr int DTypeFlag() {
   if constexpr (std::is_same_v<T, float>) return kMXPFloat32;
+#if MXPLUG_HAVE_HALF
+  else if constexpr (std::is_same_v<T, half_t>) return kMXPFloat16;
+#endif
   else if constexpr (std::is_same_v<T, double>) return kMXPFloat64;
   else if constexpr (std::is_same_v<T, uint8_t>) return kMXPUint8;
   else if constexpr (std::is_same_v<T, int8_t>) return kMXPInt8;
@@ -133,6 +143,31 @@ void RealTypeSwitch(int type_flag, const std::string& what, Fn&& fn) {
                                   "; expected float32 or float64");
   }
 }
+
+/*!
+ * \brief Calls `fn(T{})` with T the C++ type of any array dtype MXNet has: float32, float64,
+ * float16 (where the compiler has it), uint8, int8, int32, int64, and bool (as uint8).
+ */
+template <typename Fn>
+void TypeSwitch(int type_flag, Fn&& fn) {
+  switch (type_flag) {
+    case kMXPFloat32: fn(float{}); break;
+    case kMXPFloat64: fn(double{}); break;
+#if MXPLUG_HAVE_HALF
+    case kMXPFloat16: fn(half_t{}); break;
+#endif
+    case kMXPUint8: fn(uint8_t{}); break;
+    case kMXPInt8: fn(int8_t{}); break;
+    case kMXPInt32: fn(int32_t{}); break;
+    case kMXPInt64: fn(int64_t{}); break;
+    default:
+      throw std::invalid_argument("dtype " + DTypeName(type_flag) + " is not supported");
+  }
+}
+
+/*! \brief The type to compute T in: float for float16, T otherwise (integers stay exact). */
+template <typename T>
+using ComputeType = std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
 
 /*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
 template <typename T>

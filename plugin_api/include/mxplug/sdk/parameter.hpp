@@ -324,6 +324,15 @@ class FieldEntry {
     info_->type_text = text + "}";
     return *this;
   }
+  /*! \brief Makes an integer field a dtype: the NumPy names of MXNet's dtypes, as type flags. */
+  FieldEntry& add_dtype_enum() {
+    for (auto [name, flag] : {std::pair{"float32", kMXPFloat32}, std::pair{"float64", kMXPFloat64},
+                              std::pair{"float16", kMXPFloat16}, std::pair{"uint8", kMXPUint8},
+                              std::pair{"int8", kMXPInt8}, std::pair{"int32", kMXPInt32},
+                              std::pair{"int64", kMXPInt64}, std::pair{"bool", kMXPBool}})
+      add_enum(name, flag);
+    return *this;
+  }
 
  private:
   FieldInfo* info_;

@@ -1,0 +1,204 @@
+// Reductions over axes (MXNet's sum, mean, prod, max, min, nansum, nanprod): axis (an int, a
+// tuple, or None for all), keepdims, exclude (reduce every axis but those named).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace {
+
+using mxplug::Assign;
+using mxplug::OpReqType;
+using mxplug_tensor::TBlob;
+using mxplug_tensor::TShape;
+
+struct ReduceParam : mxplug::Parameter<ReduceParam> {
+  std::string axis;
+  bool keepdims;
+  bool exclude;
+  MXPLUG_DECLARE_PARAMETER(ReduceParam) {
+    MXPLUG_DECLARE_FIELD(axis).set_default("None").describe(
+        "The axis or axes to reduce: an int, a tuple of ints, or None for all axes.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axes in the result, with size 1.");
+    MXPLUG_DECLARE_FIELD(exclude).set_default(false).describe(
+        "Reduce every axis except those in `axis`.");
+  }
+};
+MXPLUG_REGISTER_PARAMETER(ReduceParam);
+
+// Which axes of an ndim-d input are reduced.
+std::vector<bool> ReducedAxes(const ReduceParam& p, int nd) {
+  std::string text = p.axis;
+  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+  std::vector<bool> reduced(nd, false);
+  if (text == "None" || text == "()" || text.empty()) {
+    std::fill(reduced.begin(), reduced.end(), !p.exclude);
+    return reduced;
+  }
+  if (text.front() == '(' || text.front() == '[') text = text.substr(1, text.size() - 2);
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!item.empty()) {
+      char* end = nullptr;
+      long a = std::strtol(item.c_str(), &end, 10);
+      if (*end != '\0') throw std::invalid_argument("parameter 'axis' = '" + p.axis + "' is not an int, a tuple of ints or None");
+      if (a < -nd || a >= nd)
+        throw std::out_of_range("axis " + std::to_string(a) + " is out of range for an array of " +
+                                std::to_string(nd) + " dimensions");
+      if (a < 0) a += nd;
+      if (reduced[a]) throw std::invalid_argument("axis " + std::to_string(a) + " is named twice");
+      reduced[a] = true;
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (p.exclude) reduced.flip();
+  return reduced;
+}
+
+// The result's shape with the reduced axes kept as size 1 (what the kernel indexes with).
+TShape KeptShape(const TShape& in, const std::vector<bool>& reduced) {
+  std::vector<int64_t> d(in.begin(), in.end());
+  for (size_t i = 0; i < d.size(); ++i)
+    if (reduced[i]) d[i] = 1;
+  return TShape(d);
+}
+
+enum class Kind { kSum, kMean, kProd, kMax, kMin, kNanSum, kNanProd };
+
+template <Kind K>
+class ReduceKernel : public mxplug::Operator {
+ public:
+  explicit ReduceKernel(const ReduceParam& p) : p_(p) {}
+
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+               const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& is = in[0].shape_;
+    const std::vector<bool> reduced = ReducedAxes(p_, is.ndim());
+    const TShape kept = KeptShape(is, reduced);
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      // Sums of floats accumulate in double; integers in their own type (as NumPy).
+      using A = std::conditional_t<std::is_integral_v<T>, T, double>;
+      const T* x = in[0].dptr<T>();
+      T* o = out[0].dptr<T>();
+      const int64_t n = kept.Size();
+      std::vector<A> acc(n, Init<A>());
+      const std::vector<int64_t> zero_strides(is.ndim(), 0);
+      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
+                                      [&](int64_t i, int64_t, int64_t j) { Combine(acc[j], A(x[i])); });
+      const int64_t count = n ? is.Size() / n : 0;
+      for (int64_t j = 0; j < n; ++j) {
+        A v = acc[j];
+        if constexpr (K == Kind::kMean) v = count ? v / A(count) : A(std::numeric_limits<double>::quiet_NaN());
+        Assign(o[j], req[0], static_cast<T>(v));
+      }
+    });
+  }
+
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
+                const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
+                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& is = ig[0].shape_;
+    const std::vector<bool> reduced = ReducedAxes(p_, is.ndim());
+    const TShape kept = KeptShape(is, reduced);
+    const int64_t count = kept.Size() ? is.Size() / kept.Size() : 0;
+    mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;
+      const T* g = og[0].dptr<T>();
+      const T* x = in[0].dptr<T>();
+      const T* y = out[0].dptr<T>();
+      T* d = ig[0].dptr<T>();
+      const std::vector<int64_t> zero_strides(is.ndim(), 0);
+      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
+                                      [&](int64_t i, int64_t, int64_t j) {
+        const C gv = C(g[j]), xv = C(x[i]), yv = C(y[j]);
+        C v;
+        if constexpr (K == Kind::kSum) v = gv;
+        else if constexpr (K == Kind::kNanSum) v = std::isnan(double(xv)) ? C(0) : gv;
+        else if constexpr (K == Kind::kMean) v = gv / C(count);
+        else if constexpr (K == Kind::kProd || K == Kind::kNanProd) v = xv == C(0) ? C(0) : gv * yv / xv;
+        else v = xv == yv ? gv : C(0);
+        Assign(d[i], req[0], T(v));
+      });
+    });
+  }
+
+ private:
+  template <class A>
+  static A Init() {
+    if constexpr (K == Kind::kProd || K == Kind::kNanProd) return A(1);
+    else if constexpr (K == Kind::kMax) return std::numeric_limits<A>::lowest();
+    else if constexpr (K == Kind::kMin) return std::numeric_limits<A>::max();
+    else return A(0);
+  }
+  template <class A>
+  static void Combine(A& acc, A v) {
+    if constexpr (K == Kind::kSum || K == Kind::kMean) acc += v;
+    else if constexpr (K == Kind::kNanSum) acc += std::isnan(double(v)) ? A(0) : v;
+    else if constexpr (K == Kind::kProd) acc *= v;
+    else if constexpr (K == Kind::kNanProd) acc *= std::isnan(double(v)) ? A(1) : v;
+    else if constexpr (K == Kind::kMax) acc = (v > acc || std::isnan(double(v))) ? v : acc;
+    else acc = (v < acc || std::isnan(double(v))) ? v : acc;
+  }
+
+  ReduceParam p_;
+};
+
+template <Kind K>
+class ReduceProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+    const TShape& is = (*in)[0];
+    if (is.ndim() < 0) return false;
+    const std::vector<bool> reduced = ReducedAxes(param_, is.ndim());
+    std::vector<int64_t> d;
+    for (int i = 0; i < is.ndim(); ++i) {
+      if (!reduced[i]) d.push_back(is[i]);
+      else if (param_.keepdims) d.push_back(1);
+    }
+    // MXNet's legacy shapes have no 0-d arrays: reducing everything gives shape (1,).
+    if (d.empty()) d.push_back(1);
+    (*out)[0] = TShape(d);
+    return is.IsKnown();
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>& out) const override {
+    if (K == Kind::kSum || K == Kind::kMean) return {og[0]};
+    return {og[0], in[0], out[0]};
+  }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new ReduceKernel<K>(param_); }
+
+ private:
+  ReduceParam param_;
+};
+
+const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input array."}};
+
+[[maybe_unused]] const bool registered = [] {
+  using mxplug_tensor::Register;
+  Register<ReduceProp<Kind::kSum>>("sum", "Sum over the given axes.", kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kMean>>("mean", "Mean over the given axes.", kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kProd>>("prod", "Product over the given axes.", kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kMax>>("max", "Maximum over the given axes.", kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kMin>>("min", "Minimum over the given axes.", kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kNanSum>>("nansum", "Sum over the given axes, NaN counted as 0.", kData,
+                                      ReduceParam::Fields());
+  Register<ReduceProp<Kind::kNanProd>>("nanprod", "Product over the given axes, NaN counted as 1.",
+                                       kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kSum>>("sum_axis", "Same as sum.", kData, ReduceParam::Fields());
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,110 @@
+"""Devices (MXNet's ``mx.Context``, ``mx.cpu()``, ``mx.gpu()``).
+
+A context names a device type and an index. ``'gpu'`` is an accelerator of the CUDA backend
+(DLPack ``kDLCUDA``), or of the HIP backend where only that one is loaded.
+"""
+import threading
+
+from . import _core
+
+# DLPack device type codes (dlpack.h), and MXNet's device type ids (Context.devtype2str).
+_DL_CPU, _DL_CUDA, _DL_CPU_PINNED, _DL_ROCM = 1, 2, 3, 10
+_MXNET_TYPEID = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
+
+
+class Context:
+    """A device: ``Context('cpu', 0)``, ``Context('gpu', 1)``, or a Context to copy.
+
+    Usable as a ``with`` block to make it the default context of array creation.
+    """
+
+    _default = threading.local()
+
+    def __init__(self, device_type, device_id=0):
+        if isinstance(device_type, Context):
+            self.device_type, self.device_id = device_type.device_type, device_type.device_id
+            return
+        if isinstance(device_type, int):
+            device_type = {v: k for k, v in _MXNET_TYPEID.items()}.get(device_type, device_type)
+        if device_type not in ("cpu", "gpu", "cpu_pinned", "cpu_shared"):
+            raise ValueError("unknown device type %r: expected 'cpu' or 'gpu'" % (device_type,))
+        self.device_type = device_type
+        self.device_id = int(device_id)
+
+    @property
+    def device_typeid(self):
+        return _MXNET_TYPEID[self.device_type]
+
+    def _dl(self):
+        """(DLPack device type, index) as the core takes it."""
+        if self.device_type == "gpu":
+            return (_gpu_device_type(), self.device_id)
+        return (_DL_CPU, self.device_id)
+
+    def __eq__(self, other):
+        return (isinstance(other, Context) and self.device_type == other.device_type
+                and self.device_id == other.device_id)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self):
+        return "%s(%d)" % (self.device_type, self.device_id)
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        stack = getattr(Context._default, "stack", None)
+        if stack is None:
+            stack = Context._default.stack = []
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        Context._default.stack.pop()
+
+    @staticmethod
+    def default_ctx():
+        stack = getattr(Context._default, "stack", None)
+        return stack[-1] if stack else Context("cpu", 0)
+
+    def empty_cache(self):
+        """Kept for MXNet compatibility: the CPU backend keeps no cache to release."""
+
+
+def _gpu_device_type():
+    kinds = _core.device_types()
+    if _DL_CUDA not in kinds and _DL_ROCM in kinds:
+        return _DL_ROCM
+    return _DL_CUDA
+
+
+def _from_dl(dl):
+    dev_type, dev_id = dl
+    if dev_type in (_DL_CUDA, _DL_ROCM):
+        return Context("gpu", dev_id)
+    return Context("cpu", dev_id)
+
+
+def cpu(device_id=0):
+    """The CPU context (MXNet ignores the index for computation; so do we)."""
+    return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id=0):
+    return Context("cpu_pinned", device_id)
+
+
+def gpu(device_id=0):
+    """The ``device_id``-th accelerator."""
+    return Context("gpu", device_id)
+
+
+def num_gpus():
+    """How many accelerators the loaded device backends report."""
+    return _core.device_count(_gpu_device_type())
+
+
+def current_context():
+    """The innermost ``with Context`` block's context, or cpu(0)."""
+    return Context.default_ctx()

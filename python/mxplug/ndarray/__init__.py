@@ -1,0 +1,12 @@
+"""Imperative arrays (MXNet's ``mx.nd``): NDArray, creation functions, and one function per
+registered operator, generated from the registry (see ``register``)."""
+from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, eye, zeros_like,
+                      ones_like, full_like, empty_like, waitall, concatenate, moveaxis)
+from . import register as _register
+from .utils import save, load, load_frombuffer
+
+_register.populate(globals())
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "zeros_like",
+           "ones_like", "full_like", "empty_like", "waitall", "save", "load", "load_frombuffer",
+           "concatenate", "moveaxis"]

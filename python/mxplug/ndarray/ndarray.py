@@ -1,0 +1,485 @@
+"""NDArray: MXNet's imperative array, as methods on the core's ``_core.NDArray``.
+
+Every operation is an engine push: it returns at once, and the values are computed in the
+background in dependency order. ``asnumpy``, ``asscalar``, ``wait_to_read`` and ``waitall`` wait,
+and raise ``MXNetError`` for a failure of the work they waited for.
+"""
+import numbers
+
+import numpy as np
+
+from .. import _core
+from ..base import MXNetError
+from ..context import Context, current_context, _from_dl
+
+NDArray = _core.NDArray
+
+_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return "float32"
+    name = np.dtype(dtype).name
+    if name not in _DTYPES:
+        raise TypeError("dtype %s is not supported: expected one of %s" % (name, ", ".join(_DTYPES)))
+    return name
+
+
+def _ctx(ctx):
+    return Context(ctx) if ctx is not None else current_context()
+
+
+def _invoke(op, inputs, out=None, ctx=None, **kwargs):
+    return _core.invoke(op, inputs, kwargs, out, None if ctx is None else ctx._dl())
+
+
+# ---- Creation ------------------------------------------------------------------------------
+
+def empty(shape, ctx=None, dtype=None):
+    """An uninitialised array."""
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    return _core.empty(tuple(shape), _ctx(ctx)._dl(), _dtype_name(dtype))
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    """An array of zeros (``dtype`` float32 unless given)."""
+    return full(shape, 0, ctx, dtype, **kwargs)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    return full(shape, 1, ctx, dtype, **kwargs)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array filled with ``val``."""
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    if out is not None:
+        return _invoke("_full", [], out=out, shape=out.shape, value=float(val), dtype=out.dtype)
+    return _invoke("_full", [], ctx=_ctx(ctx), shape=tuple(shape), value=float(val),
+                   dtype=_dtype_name(dtype))
+
+
+def array(source_array, ctx=None, dtype=None):
+    """An array with a copy of ``source_array`` (a NumPy array, a list, a scalar or an NDArray).
+
+    As in MXNet, the dtype is float32 unless given or taken from an NDArray or NumPy source.
+    """
+    if isinstance(source_array, NDArray):
+        dtype = dtype or source_array.dtype
+        result = empty(source_array.shape, ctx or source_array.context, dtype)
+        if np.dtype(dtype) == np.dtype(source_array.dtype):
+            source_array.copyto(result)
+        else:
+            source_array.astype(dtype).copyto(result)
+        return result
+    if dtype is None:
+        dtype = source_array.dtype if isinstance(source_array, np.ndarray) else np.float32
+    src = np.ascontiguousarray(np.asarray(source_array, dtype=_dtype_name(dtype)))
+    result = empty(src.shape, ctx, src.dtype)
+    result._sync_copyfrom(src)
+    return result
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop) (MXNet's arange, with ``repeat``)."""
+    kwargs = dict(start=float(start), step=float(step), repeat=int(repeat), dtype=_dtype_name(dtype))
+    if stop is not None:
+        kwargs["stop"] = float(stop)
+    return _invoke("_arange", [], ctx=_ctx(ctx), **kwargs)
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None):
+    """A 2-D array with ones on the k-th diagonal."""
+    return _invoke("_eye", [], ctx=_ctx(ctx), N=int(N), M=int(M), k=int(k), dtype=_dtype_name(dtype))
+
+
+def zeros_like(data, out=None):
+    return _invoke("zeros_like", [data], out=out)
+
+
+def ones_like(data, out=None):
+    return _invoke("ones_like", [data], out=out)
+
+
+def full_like(data, fill_value, dtype=None, ctx=None):
+    return full(data.shape, fill_value, ctx or data.context, dtype or data.dtype)
+
+
+def empty_like(data, dtype=None, ctx=None):
+    return empty(data.shape, ctx or data.context, dtype or data.dtype)
+
+
+def waitall():
+    """Waits for all pushed work; raises the first error it left (and clears them all)."""
+    _core.waitall()
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Joins arrays along an existing axis."""
+    return _invoke("Concat", list(arrays), dim=axis, num_args=len(arrays))
+
+
+def moveaxis(tensor, source, destination):
+    axes = list(range(tensor.ndim))
+    src, dst = source % tensor.ndim, destination % tensor.ndim
+    axes.pop(src)
+    axes.insert(dst, src)
+    return tensor.transpose(axes=tuple(axes))
+
+
+# ---- Properties and conversion ---------------------------------------------------------------
+
+def _dtype(self):
+    """The element type, as a NumPy type (``numpy.float32``)."""
+    return np.dtype(self._dtype_name).type
+
+
+def _context(self):
+    return _from_dl(self._ctx)
+
+
+def _repr(self):
+    shape = "x".join(str(d) for d in self.shape) if self.shape else "1"
+    return "\n%s\n<NDArray %s @%s>" % (str(self.asnumpy()), shape, self.context)
+
+
+def _asscalar(self):
+    if self.size != 1:
+        raise ValueError("The current array is not a scalar")
+    return self.asnumpy().reshape(())[()]
+
+
+def _bool(self):
+    n = self.size
+    if n == 0:
+        return False
+    if n == 1:
+        return bool(self.asscalar())
+    raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+
+def _len(self):
+    if not self.shape:
+        raise TypeError("len() of a 0-d array")
+    return self.shape[0]
+
+
+def _iter(self):
+    for i in range(len(self)):
+        yield self[i]
+
+
+def _copy(self):
+    return self.copyto(self.context)
+
+
+def _copyto(self, other):
+    """Copies into an NDArray (any device) or to a new array on a Context."""
+    if isinstance(other, NDArray):
+        if other._shares_storage(self) and other._data_address() == self._data_address():
+            return other
+        if other.shape != self.shape:
+            raise ValueError("copyto: shape %s does not match the destination's %s"
+                             % (self.shape, other.shape))
+        if other._dtype_name != self._dtype_name:  # MXNet's copyto converts the type
+            return _invoke("Cast", [self], out=other, dtype=other._dtype_name)
+        self._copyto(other)
+        return other
+    if isinstance(other, Context):
+        return self._copy_to_ctx(other._dl())
+    raise TypeError("copyto does not support type " + str(type(other)))
+
+
+def _as_in_context(self, context):
+    if self.context == context:
+        return self
+    return self.copyto(context)
+
+
+def _astype(self, dtype, copy=True):
+    name = _dtype_name(dtype)
+    if not copy and name == self._dtype_name:
+        return self
+    return _invoke("Cast", [self], dtype=name)
+
+
+def _wait_to_read(self):
+    NDArray.wait_to_read(self)
+
+
+# ---- Shape -----------------------------------------------------------------------------------
+
+def _reshape(self, *shape, **kwargs):
+    """A view with a new shape; MXNet's special values 0, -1, -2, -3, -4 and ``reverse``."""
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = shape[0]
+    shape = kwargs.pop("shape", shape)
+    reverse = kwargs.pop("reverse", False)
+    if kwargs:
+        raise TypeError("reshape got unexpected keyword arguments %s" % sorted(kwargs))
+    target = _core.infer_shapes("Reshape", {"shape": tuple(shape), "reverse": reverse},
+                                [self.shape])[0]
+    return self._reshape_view(tuple(target))
+
+
+def _reshape_like(self, other):
+    return self.reshape(other.shape)
+
+
+def _flatten(self, inplace=False):
+    return self.reshape((self.shape[0], -1) if self.ndim > 0 else (1, 1))
+
+
+def _expand_dims(self, axis, inplace=False):
+    nd = self.ndim
+    if axis < -nd - 1 or axis > nd:
+        raise ValueError("axis %d is out of range for an array of %d dimensions" % (axis, nd))
+    axis = axis % (nd + 1)
+    return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+
+def _squeeze(self, axis=None, inplace=False):
+    shape = self.shape
+    if axis is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    else:
+        axes = [a % len(shape) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        for a in axes:
+            if shape[a] != 1:
+                raise MXNetError("squeeze: axis %d has size %d, not 1" % (a, shape[a]))
+    new = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return self.reshape(new if new else ())
+
+
+def _T(self):
+    if self.ndim > 2:
+        raise ValueError("Only 2D matrix is allowed to be transposed")
+    return self.transpose() if self.ndim == 2 else self
+
+
+# ---- Indexing --------------------------------------------------------------------------------
+
+def _is_basic(key):
+    return isinstance(key, (numbers.Integral, slice)) or key is Ellipsis or key is None
+
+
+def _expand_key(key, ndim):
+    """The key as one entry per axis (ints, slices, index arrays), plus where None adds axes."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > ndim:
+        raise IndexError("too many indices (%d) for an array of %d dimensions" % (n_real, ndim))
+    out, new_axes = [], []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (ndim - n_real))
+        elif k is None:
+            new_axes.append(len(out))
+        else:
+            out.append(k)
+    out.extend([slice(None)] * (ndim - len(out)))
+    return out, new_axes
+
+
+def _normalize_index(i, n, axis):
+    i = int(i)
+    if i < -n or i >= n:
+        raise IndexError("index %d is out of bounds for axis %d with size %d" % (i, axis, n))
+    return i + n if i < 0 else i
+
+
+def _getitem(self, key):
+    """Basic indexing (ints, slices, Ellipsis, None) and advanced indexing with lists and
+    NDArrays. An int or a step-1 slice on the first axis alone is a view, as in MXNet."""
+    shape = self.shape
+    if isinstance(key, numbers.Integral) and shape:
+        return self._at(_normalize_index(key, shape[0], 0))
+    if isinstance(key, slice) and shape and key.step in (None, 1):
+        start, stop, _ = key.indices(shape[0])
+        return self._slice(start, max(start, stop))
+    if isinstance(key, (NDArray, np.ndarray, list)):
+        return _take_axis(self, key, 0)
+    axes, new_axes = _expand_key(key, len(shape))
+    begin, end, step, drop, advanced = [], [], [], [], []
+    for axis, k in enumerate(axes):
+        if isinstance(k, numbers.Integral):
+            i = _normalize_index(k, shape[axis], axis)
+            begin.append(i), end.append(i + 1), step.append(1), drop.append(axis)
+        elif isinstance(k, slice):
+            b, e, s = k.indices(shape[axis])
+            if s < 0 and e < 0:
+                e = None
+            begin.append(b), end.append(e), step.append(s)
+        else:
+            advanced.append((axis, k))
+            begin.append(None), end.append(None), step.append(None)
+    result = _invoke("slice", [self], begin=tuple(begin), end=tuple(end), step=tuple(step))
+    for axis, k in advanced:
+        result = _take_axis(result, k, axis)
+    out_shape = [d for axis, d in enumerate(result.shape) if axis not in drop]
+    for pos in new_axes:
+        out_shape.insert(pos, 1)
+    return result.reshape(tuple(out_shape))
+
+
+def _take_axis(data, index, axis):
+    if not isinstance(index, NDArray):
+        index = array(np.asarray(index), ctx=data.context, dtype=np.int64)
+    if index.dtype not in (np.int32, np.int64):
+        index = index.astype(np.int64)
+    return _invoke("take", [data, index], axis=axis, mode="raise")
+
+
+def _setitem(self, key, value):
+    """``x[key] = value`` for a scalar, an NDArray or a NumPy array (broadcast to the target)."""
+    if isinstance(key, slice) and key == slice(None) or key is Ellipsis:
+        target = self
+    elif isinstance(key, numbers.Integral) and self.shape or (
+            isinstance(key, slice) and self.shape and key.step in (None, 1)):
+        target = self[key]
+    else:
+        target = None
+    if target is not None:
+        if isinstance(value, numbers.Number):
+            _invoke("_full", [], out=target, shape=target.shape, value=float(value),
+                    dtype=target._dtype_name)
+        else:
+            value = _as_array_like(value, target)
+            if value.shape != target.shape:
+                value = value.broadcast_to(target.shape)
+            value.copyto(target)
+        return
+    if isinstance(key, (NDArray, np.ndarray, list)) or (
+            isinstance(key, tuple) and any(isinstance(k, (NDArray, np.ndarray, list)) for k in key)):
+        _setitem_advanced(self, key, value)
+        return
+    axes, new_axes = _expand_key(key, self.ndim)
+    begin, end, step, int_axes = [], [], [], []
+    for axis, k in enumerate(axes):
+        if isinstance(k, numbers.Integral):
+            i = _normalize_index(k, self.shape[axis], axis)
+            begin.append(i), end.append(i + 1), step.append(1), int_axes.append(axis)
+        else:
+            b, e, s = k.indices(self.shape[axis])
+            if s < 0 and e < 0:
+                e = None
+            begin.append(b), end.append(e), step.append(s)
+    if isinstance(value, numbers.Number):
+        _invoke("_slice_assign_scalar", [self], out=self, scalar=float(value), begin=tuple(begin),
+                end=tuple(end), step=tuple(step))
+        return
+    region = _core.infer_shapes("slice", {"begin": tuple(begin), "end": tuple(end),
+                                          "step": tuple(step)}, [self.shape])[0]
+    value = _as_array_like(value, self)
+    if value.shape != tuple(region):
+        # The value broadcasts to the indexed shape, where integer indices drop their axes.
+        visible = tuple(d for axis, d in enumerate(region) if axis not in int_axes)
+        if value.shape != visible:
+            value = value.reshape(_broadcastable(value.shape, visible)).broadcast_to(visible)
+        value = value.reshape(tuple(region))
+    _invoke("_slice_assign", [self, value], out=self, begin=tuple(begin), end=tuple(end),
+            step=tuple(step))
+
+
+def _setitem_advanced(self, key, value):
+    # Through NumPy: read, assign with NumPy's rules, write back (ordered by the engine waits).
+    host = self.asnumpy()
+    if isinstance(key, tuple):
+        key = tuple(k.asnumpy() if isinstance(k, NDArray) else k for k in key)
+    elif isinstance(key, NDArray):
+        key = key.asnumpy()
+    host[key] = value.asnumpy() if isinstance(value, NDArray) else value
+    self._sync_copyfrom(host)
+
+
+def _broadcastable(shape, target):
+    shape = tuple(shape)
+    return (1,) * (len(target) - len(shape)) + shape
+
+
+def _as_array_like(value, like):
+    if isinstance(value, NDArray):
+        return value.as_in_context(like.context) if value.dtype == like.dtype else \
+            value.astype(like.dtype).as_in_context(like.context)
+    return array(np.asarray(value, dtype=like.dtype), ctx=like.context, dtype=like.dtype)
+
+
+# ---- Arithmetic not defined in C++ -------------------------------------------------------------
+
+def _neg(self):
+    return _invoke("negative", [self])
+
+
+def _abs(self):
+    return _invoke("abs", [self])
+
+
+def _pos(self):
+    return self
+
+
+def _rpow(self, other):
+    if isinstance(other, numbers.Number):
+        return _invoke("_rpower_scalar", [self], scalar=float(other))
+    return NotImplemented
+
+
+def _rmod(self, other):
+    if isinstance(other, numbers.Number):
+        return _invoke("_rmod_scalar", [self], scalar=float(other))
+    return NotImplemented
+
+
+# ---- Pickle ----------------------------------------------------------------------------------
+
+def _reduce(self):
+    return (_unpickle, (self.asnumpy(), self.context.device_type, self.context.device_id))
+
+
+def _unpickle(data, device_type, device_id):
+    return array(data, ctx=Context(device_type, device_id), dtype=data.dtype)
+
+
+def _method(op, **fixed):
+    """An NDArray method that runs op on self (MXNet's generated methods: a.sum(axis=1))."""
+    def method(self, *args, **kwargs):
+        from . import register
+        kwargs.update(fixed)
+        return getattr(register, "_op_function")(op)(self, *args, **kwargs)
+    method.__name__ = op
+    return method
+
+
+def _extend():
+    props = {"dtype": _dtype, "context": _context, "ctx": _context, "T": _T}
+    for name, fn in props.items():
+        setattr(NDArray, name, property(fn))
+    methods = {
+        "__repr__": _repr, "__bool__": _bool, "__len__": _len, "__iter__": _iter,
+        "__getitem__": _getitem, "__setitem__": _setitem, "__neg__": _neg, "__abs__": _abs,
+        "__pos__": _pos, "__rpow__": _rpow, "__rmod__": _rmod, "__reduce__": _reduce,
+        "asscalar": _asscalar, "copy": _copy, "copyto": _copyto, "as_in_context": _as_in_context,
+        "astype": _astype, "reshape": _reshape, "reshape_like": _reshape_like,
+        "flatten": _flatten, "expand_dims": _expand_dims, "squeeze": _squeeze,
+        "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
+    }
+    for name, fn in methods.items():
+        setattr(NDArray, name, fn)
+    for op in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "norm", "transpose",
+               "broadcast_to", "broadcast_like", "tile", "repeat", "flip", "clip", "sqrt", "exp",
+               "log", "abs", "sign", "square", "relu", "sigmoid", "tanh", "softmax",
+               "log_softmax", "one_hot", "pick", "take", "slice", "slice_axis", "split", "round",
+               "floor", "ceil", "zeros_like", "ones_like", "topk", "sort", "argsort"):
+        if not hasattr(NDArray, op):
+            setattr(NDArray, op, _method(op))
+    NDArray.__module__ = "mxplug.ndarray"
+    NDArray.__array_priority__ = 1000.0  # numpy scalar * NDArray uses NDArray's __rmul__
+
+
+_extend()

@@ -1,0 +1,86 @@
+"""One Python function per registered operator, generated at import (MXNet's generated
+``mx.nd.<Op>``) and again after ``mx.library.load``. Names starting with ``_`` go to
+``mx.nd._internal``; ``_random_<x>``/``_sample_<x>`` also appear as ``mx.nd.random.<x>``."""
+import types
+
+import numpy as np
+
+from .. import _core
+from ..context import Context
+from .ndarray import NDArray
+
+_internal = types.ModuleType("mxplug.ndarray._internal", "Operators whose names start with '_'.")
+_functions = {}
+
+
+def _doc(info):
+    lines = [info["doc"] or info["name"], "", "Parameters", "----------"]
+    for name, type_text, doc in info["arguments"]:
+        lines += ["%s : %s" % (name, type_text or "NDArray"), "    " + doc]
+    for name, summary, doc, _ in info["params"]:
+        lines += ["%s : %s" % (name, summary), "    " + doc]
+    lines += ["out : NDArray, optional", "    The output array.", "",
+              "Returns", "-------", "out : NDArray or list of NDArrays",
+              "", "Registered by plugin '%s'." % info["plugin"]]
+    return "\n".join(lines)
+
+
+def _make(name):
+    info = _core.op_info(name)
+    param_names = [p[0] for p in info["params"]]
+    var_args = "num_args" in param_names
+
+    def op_function(*args, **kwargs):
+        out = kwargs.pop("out", None)
+        kwargs.pop("name", None)
+        ctx = kwargs.pop("ctx", None)
+        arrays = []
+        rest = list(args)
+        while rest and isinstance(rest[0], (NDArray, list, tuple)) and (
+                isinstance(rest[0], NDArray) or (rest[0] and isinstance(rest[0][0], NDArray))):
+            item = rest.pop(0)
+            arrays.extend(item if isinstance(item, (list, tuple)) else [item])
+        # Positional values after the arrays fill the parameters in order, as in MXNet.
+        free = [p for p in param_names if p not in kwargs and p != "num_args"]
+        if len(rest) > len(free):
+            raise TypeError("%s() takes %d positional parameter(s) after its inputs, %d given"
+                            % (name, len(free), len(rest)))
+        kwargs.update(zip(free, rest))
+        if var_args and "num_args" not in kwargs:
+            kwargs["num_args"] = len(arrays)
+        if ctx is not None and not isinstance(ctx, Context):
+            ctx = Context(ctx)
+        if "dtype" in kwargs and kwargs["dtype"] is not None and not isinstance(kwargs["dtype"], str):
+            kwargs["dtype"] = np.dtype(kwargs["dtype"]).name
+        return _core.invoke(name, arrays, kwargs, out, None if ctx is None else ctx._dl())
+
+    op_function.__name__ = name
+    op_function.__qualname__ = name
+    op_function.__doc__ = _doc(info)
+    return op_function
+
+
+def _op_function(name):
+    fn = _functions.get(name)
+    if fn is None:
+        fn = _functions[name] = _make(name)
+    return fn
+
+
+def populate(namespace):
+    """Adds a function for every registered op not yet there (called again after a load)."""
+    from . import random as nd_random
+    for op in _core.operators():
+        name = op["name"]
+        fn = _op_function(name)
+        if name.startswith("_"):
+            setattr(_internal, name, fn)
+            for prefix in ("_random_", "_sample_"):
+                if name.startswith(prefix) and not hasattr(nd_random, name[len(prefix):]):
+                    setattr(nd_random, name[len(prefix):], fn)
+        elif "." in name:
+            setattr(_internal, name, fn)  # namespaced plugin ops: mx.nd._internal['a.b']
+            namespace.setdefault(name.replace(".", "_"), fn)
+        else:
+            namespace.setdefault(name, fn)
+    namespace["_internal"] = _internal

@@ -1,0 +1,382 @@
+// mxplug._core.NDArray and the imperative entry points (invoke, creation from NumPy). The
+// Python package adds MXNet's API on top (python/mxplug/ndarray); what runs per operation
+// (arithmetic operators, invoke) is here, in C++, to keep per-op overhead low.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "bindings.h"
+#include "mxplug/engine.h"
+#include "mxplug/error.h"
+#include "mxplug/imperative.h"
+#include "mxplug/ndarray.h"
+#include "mxplug/ndarray_file.h"
+#include "mxplug/resource.h"
+#include "mxplug/runtime.h"
+
+namespace py = pybind11;
+
+namespace mxplug::python {
+namespace {
+
+py::tuple ShapeTuple(const TShape& s) {
+  py::tuple t(s.ndim() < 0 ? 0 : s.ndim());
+  for (int i = 0; i < s.ndim(); ++i) t[i] = py::int_(s[i]);
+  return t;
+}
+
+TShape ToShape(const py::handle& obj) {
+  if (py::isinstance<py::int_>(obj)) return TShape{obj.cast<int64_t>()};
+  std::vector<int64_t> dims;
+  for (const py::handle& d : obj) dims.push_back(d.cast<int64_t>());
+  return TShape(std::move(dims));
+}
+
+int DTypeFlagOf(const std::string& name) {
+  size_t n = 0;
+  const DTypeInfo* table = DTypeTable(&n);
+  for (size_t i = 0; i < n; ++i)
+    if (name == table[i].name) return table[i].flag;
+  throw Error("unknown dtype '" + name + "'", kMXPInvalidArgument);
+}
+
+// MXNet's Python frontend passes every keyword argument as str(value); the same conventions
+// here: True/False, "(2, 3)" for tuples and lists, a dtype by its NumPy name.
+std::string KwargString(const std::string& key, const py::handle& value) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? "True" : "False";
+  if (py::isinstance<py::list>(value)) return py::str(py::tuple(value.cast<py::list>()));
+  if (value.is_none() || py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value) ||
+      py::isinstance<py::tuple>(value))
+    return py::str(value);
+  if (key == "dtype" || py::isinstance<py::type>(value) || py::hasattr(value, "itemsize")) {
+    py::object np = py::module_::import("numpy");
+    return np.attr("dtype")(value).attr("name").cast<std::string>();
+  }
+  return py::str(value);
+}
+
+KwArgs ToKwArgs(const py::dict& kwargs) {
+  KwArgs out;
+  out.reserve(kwargs.size());
+  for (const auto& [k, v] : kwargs) {
+    std::string key = k.cast<std::string>();
+    out.emplace_back(key, KwargString(key, v));
+  }
+  return out;
+}
+
+py::object Visible(const ImperativeOp& op, std::vector<NDArray>&& outputs) {
+  const size_t n = op.num_visible_outputs();
+  if (n == 1) return py::cast(std::move(outputs[0]));
+  py::list list(n);
+  for (size_t i = 0; i < n; ++i) list[i] = py::cast(std::move(outputs[i]));
+  return list;
+}
+
+// out=: an NDArray or a list of them, for the visible outputs; internal outputs are allocated.
+std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
+  std::vector<NDArray> outs;
+  if (out.is_none()) return outs;
+  outs.resize(op.num_outputs());
+  if (py::isinstance<NDArray>(out)) {
+    outs[0] = out.cast<NDArray>();
+  } else {
+    auto list = out.cast<std::vector<NDArray>>();
+    if (list.size() > op.num_outputs())
+      throw Error(op.name() + ": out= has " + std::to_string(list.size()) + " arrays, the op has " +
+                  std::to_string(op.num_outputs()) + " outputs", kMXPInvalidArgument);
+    std::copy(list.begin(), list.end(), outs.begin());
+  }
+  return outs;
+}
+
+Context ToContext(const py::handle& ctx) {
+  auto t = ctx.cast<std::pair<int32_t, int32_t>>();
+  return Context{t.first, t.second};
+}
+
+// Runs one op: positional inputs, then keyword inputs by argument name; the rest are kwargs.
+py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py::dict kwargs,
+                  const py::handle& out, const py::handle& ctx, bool is_train) {
+  py::dict params;
+  std::vector<std::pair<std::string, NDArray>> named;
+  for (const auto& [k, v] : kwargs) {
+    if (py::isinstance<NDArray>(v)) named.emplace_back(k.cast<std::string>(), v.cast<NDArray>());
+    else if (!v.is_none() || k.cast<std::string>() != "name") params[k] = v;
+  }
+  std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(params));
+  std::vector<NDArray> inputs = args;
+  if (!named.empty()) {
+    const auto& names = op->input_names();
+    if (inputs.size() < names.size()) inputs.resize(names.size());
+    for (auto& [key, array] : named) {
+      auto it = std::find(names.begin(), names.end(), key);
+      if (it == names.end())
+        throw Error(name + ": no input named '" + key + "'; inputs are: " +
+                    [&] { std::string s; for (auto& n : names) s += (s.empty() ? "" : ", ") + n; return s; }(),
+                    kMXPInvalidArgument);
+      const size_t i = static_cast<size_t>(it - names.begin());
+      if (!inputs[i].is_none())
+        throw Error(name + ": input '" + key + "' given twice", kMXPInvalidArgument);
+      inputs[i] = std::move(array);
+    }
+  }
+  std::vector<NDArray> outputs = OutArrays(*op, out);
+  // Ops without inputs (zeros, random sampling) run on the context asked for.
+  const Context where = ctx.is_none() ? Context::CPU() : ToContext(ctx);
+  {
+    py::gil_scoped_release release;  // the call never blocks on the engine
+    op->Invoke(inputs, &outputs, is_train, {}, &where);
+  }
+  if (!out.is_none()) return py::reinterpret_borrow<py::object>(out);
+  return Visible(*op, std::move(outputs));
+}
+
+// a <op> b for arrays and scalars, as MXNet's _ufunc_helper: array-array uses the
+// same-shape op when shapes match and the broadcasting op otherwise; a scalar on either side
+// uses the scalar op (or its reversed form).
+struct BinaryOps {
+  const char* same_shape;
+  const char* broadcast;
+  const char* scalar;
+  const char* rscalar;  // scalar <op> array
+};
+
+py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rhs, bool reflected,
+                  const NDArray* out) {
+  std::vector<NDArray> outs;
+  if (out) outs.push_back(*out);
+  std::shared_ptr<const ImperativeOp> op;
+  std::vector<NDArray> inputs;
+  if (py::isinstance<NDArray>(rhs)) {
+    const NDArray& r = rhs.cast<const NDArray&>();
+    const bool same = lhs.shape() == r.shape();
+    op = ImperativeOp::Get(same ? ops.same_shape : ops.broadcast, {});
+    inputs = reflected ? std::vector<NDArray>{r, lhs} : std::vector<NDArray>{lhs, r};
+  } else if (py::isinstance<py::int_>(rhs) || py::isinstance<py::float_>(rhs) ||
+             py::hasattr(rhs, "__float__")) {
+    const bool is_int = py::isinstance<py::int_>(rhs) && !py::isinstance<py::bool_>(rhs);
+    std::string value = is_int ? std::string(py::str(rhs)) : std::string(py::str(py::float_(py::reinterpret_borrow<py::object>(rhs))));
+    op = ImperativeOp::Get(reflected ? ops.rscalar : ops.scalar,
+                           {{"scalar", std::move(value)}, {"is_int", is_int ? "True" : "False"}});
+    inputs = {lhs};
+  } else {
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  }
+  {
+    py::gil_scoped_release release;
+    op->Invoke(inputs, &outs);
+  }
+  if (out) return py::cast(*out);
+  return py::cast(std::move(outs[0]));
+}
+
+void DefineBinary(py::class_<NDArray>& cls, const char* name, BinaryOps ops) {
+  const std::string n = name;
+  cls.def(("__" + n + "__").c_str(), [ops](const NDArray& a, py::handle b) {
+    return Binary(ops, a, b, false, nullptr);
+  }, py::is_operator());
+  if (ops.rscalar) {
+    cls.def(("__r" + n + "__").c_str(), [ops](const NDArray& a, py::handle b) {
+      return Binary(ops, a, b, true, nullptr);
+    }, py::is_operator());
+  }
+  cls.def(("__i" + n + "__").c_str(), [ops](NDArray& a, py::handle b) {
+    return Binary(ops, a, b, false, &a);
+  }, py::is_operator());
+}
+
+py::array AsNumPy(const NDArray& a) {
+  py::object np = py::module_::import("numpy");
+  py::dtype dt(DTypeName(a.dtype()));
+  std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
+  py::array result(dt, shape);
+  void* dst = result.mutable_data();
+  const size_t n = a.bytes();
+  {
+    py::gil_scoped_release release;  // waiting on the engine must not hold the GIL
+    a.SyncCopyToCPU(dst, n);
+  }
+  return result;
+}
+
+void CopyFromNumPy(const NDArray& a, const py::array& src) {
+  py::array c = py::array::ensure(src, py::array::c_style | py::array::forcecast);
+  if (static_cast<size_t>(c.nbytes()) != a.bytes() || DTypeName(a.dtype()) != std::string(py::str(c.dtype())))
+    throw Error("NDArray: cannot copy a NumPy array of shape " + std::string(py::str(src.attr("shape"))) +
+                " and dtype " + std::string(py::str(c.dtype())) + " into an array of shape " +
+                a.shape().ToString() + " and dtype " + DTypeName(a.dtype()), kMXPInvalidArgument);
+  const void* data = c.data();
+  const size_t n = a.bytes();
+  py::gil_scoped_release release;
+  a.SyncCopyFromCPU(data, n);
+}
+
+NDArrayFile ToFile(const py::handle& data) {
+  NDArrayFile file;
+  if (py::isinstance<NDArray>(data)) {
+    file.arrays.push_back(data.cast<NDArray>());
+  } else if (py::isinstance<py::dict>(data)) {
+    for (const auto& [k, v] : data.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(k) || !py::isinstance<NDArray>(v))
+        throw Error("save: a dict must map str to NDArray", kMXPInvalidArgument);
+      file.names.push_back(k.cast<std::string>());
+      file.arrays.push_back(v.cast<NDArray>());
+    }
+  } else if (py::isinstance<py::list>(data) || py::isinstance<py::tuple>(data)) {
+    for (const py::handle& v : data) {
+      if (!py::isinstance<NDArray>(v))
+        throw Error("save: a list must hold only NDArrays", kMXPInvalidArgument);
+      file.arrays.push_back(v.cast<NDArray>());
+    }
+  } else {
+    throw Error("save: data must be an NDArray, a list of NDArrays or a dict of str to NDArray",
+                kMXPInvalidArgument);
+  }
+  return file;
+}
+
+py::object FromFile(NDArrayFile&& file) {
+  auto value = [](NDArray& a) { return a.is_none() ? py::none() : py::cast(std::move(a)); };
+  if (file.names.empty()) {
+    py::list out;
+    for (NDArray& a : file.arrays) out.append(value(a));
+    return out;
+  }
+  py::dict out;
+  for (size_t i = 0; i < file.arrays.size(); ++i) out[py::str(file.names[i])] = value(file.arrays[i]);
+  return out;
+}
+
+}  // namespace
+
+void DefineNDArray(py::module_& m) {
+  py::class_<NDArray> cls(m, "NDArray", "An n-dimensional array on a device (MXNet's NDArray).");
+  cls.def_property_readonly("shape", [](const NDArray& a) { return ShapeTuple(a.shape()); })
+      .def_property_readonly("size", [](const NDArray& a) { return a.size(); })
+      .def_property_readonly("ndim", [](const NDArray& a) { return a.shape().ndim(); })
+      .def_property_readonly("_dtype_name", [](const NDArray& a) { return DTypeName(a.dtype()); })
+      .def_property_readonly("_ctx", [](const NDArray& a) {
+        return std::make_pair(a.ctx().dev_type, a.ctx().dev_id);
+      })
+      .def("_is_none", &NDArray::is_none)
+      .def("wait_to_read", [](const NDArray& a) {
+        py::gil_scoped_release release;
+        a.WaitToRead();
+      }, "Waits until pending writes to this array have finished; raises their error, if any.")
+      .def("_wait_to_write", [](const NDArray& a) {
+        py::gil_scoped_release release;
+        a.WaitToWrite();
+      })
+      .def("asnumpy", &AsNumPy, "A NumPy copy of the array (waits for pending writes).")
+      .def("_sync_copyfrom", &CopyFromNumPy)
+      .def("_copyto", [](const NDArray& a, const NDArray& to) { NDArray::Copy(a, to); })
+      .def("_copy_to_ctx", [](const NDArray& a, const py::handle& ctx) { return a.CopyTo(ToContext(ctx)); })
+      .def("_reshape_view", [](const NDArray& a, const py::handle& shape) { return a.Reshape(ToShape(shape)); })
+      .def("_slice", &NDArray::Slice)
+      .def("_at", &NDArray::At)
+      .def("_shares_storage", &NDArray::SharesStorageWith)
+      .def("_data_address", [](const NDArray& a) { return reinterpret_cast<uintptr_t>(a.data()); });
+
+  DefineBinary(cls, "add", {"elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"});
+  DefineBinary(cls, "sub", {"elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"});
+  DefineBinary(cls, "mul", {"elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"});
+  DefineBinary(cls, "truediv", {"elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"});
+  DefineBinary(cls, "mod", {"broadcast_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"});
+  DefineBinary(cls, "pow", {"broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"});
+  // Comparisons: no reflected or in-place forms (Python swaps the operands itself).
+  for (auto [name, bcast, scalar] : {std::tuple{"eq", "broadcast_equal", "_equal_scalar"},
+                                     std::tuple{"ne", "broadcast_not_equal", "_not_equal_scalar"},
+                                     std::tuple{"gt", "broadcast_greater", "_greater_scalar"},
+                                     std::tuple{"ge", "broadcast_greater_equal", "_greater_equal_scalar"},
+                                     std::tuple{"lt", "broadcast_lesser", "_lesser_scalar"},
+                                     std::tuple{"le", "broadcast_lesser_equal", "_lesser_equal_scalar"}}) {
+    BinaryOps ops{bcast, bcast, scalar, nullptr};
+    cls.def(("__" + std::string(name) + "__").c_str(), [ops](const NDArray& a, py::handle b) {
+      return Binary(ops, a, b, false, nullptr);
+    }, py::is_operator());
+  }
+
+  m.def("empty", [](const py::handle& shape, const py::handle& ctx, const std::string& dtype) {
+    return NDArray(ToShape(shape), ToContext(ctx), DTypeFlagOf(dtype));
+  }, py::arg("shape"), py::arg("ctx"), py::arg("dtype"));
+  m.def("invoke", &Invoke, py::arg("name"), py::arg("args"), py::arg("kwargs"),
+        py::arg("out") = py::none(), py::arg("ctx") = py::none(), py::arg("is_train") = false,
+        "Runs a registered op imperatively; returns its visible outputs.");
+  m.def("op_inputs", [](const std::string& name, py::dict kwargs) {
+    return ImperativeOp::Get(name, ToKwArgs(kwargs))->input_names();
+  });
+  m.def("infer_shapes", [](const std::string& name, py::dict kwargs, const py::list& in_shapes) {
+    std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
+    std::vector<TShape> in, out, aux;
+    for (const py::handle& s : in_shapes) in.push_back(ToShape(s));
+    const std::vector<TShape> given = in;
+    if (!op->property().InferShape(&in, &out, &aux))
+      throw Error(name + ": cannot infer output shapes from input shapes", kMXPInvalidArgument);
+    py::list result;
+    for (const TShape& s : out) result.append(ShapeTuple(s));
+    return result;
+  }, "Output shapes of an op for input shapes (what Symbol.infer_shape builds on).");
+  m.def("op_info", [](const std::string& name) {
+    std::shared_ptr<const OpEntry> op = Runtime::Get().GetOp(name);
+    py::dict d;
+    d["name"] = op->name;
+    d["doc"] = op->doc;
+    d["plugin"] = op->plugin;
+    py::list args, params;
+    for (const ArgumentInfo& a : op->arguments) args.append(py::make_tuple(a.name, a.type_text, a.doc));
+    for (const ParamInfo& p : op->params)
+      params.append(py::make_tuple(p.name, p.Summary(), p.doc, p.default_value.has_value()));
+    d["arguments"] = args;
+    d["params"] = params;
+    return d;
+  }, py::arg("name"), "An op's documentation: arguments and parameters with their summaries.");
+  m.def("save", [](const std::string& fname, const py::handle& data) {
+    NDArrayFile file = ToFile(data);
+    py::gil_scoped_release release;
+    SaveNDArrayFile(fname, file);
+  }, py::arg("fname"), py::arg("data"));
+  m.def("load", [](const std::string& fname) {
+    NDArrayFile file;
+    {
+      py::gil_scoped_release release;
+      file = LoadNDArrayFile(fname);
+    }
+    return FromFile(std::move(file));
+  }, py::arg("fname"));
+  m.def("load_frombuffer", [](const py::bytes& buf) {
+    std::string bytes = buf;
+    NDArrayFile file;
+    {
+      py::gil_scoped_release release;
+      file = LoadNDArrays(bytes);
+    }
+    return FromFile(std::move(file));
+  }, py::arg("buf"));
+  m.def("save_tobuffer", [](const py::handle& data) {
+    NDArrayFile file = ToFile(data);
+    std::string bytes;
+    {
+      py::gil_scoped_release release;
+      bytes = SaveNDArrays(file);
+    }
+    return py::bytes(bytes);
+  });
+  m.def("waitall", [] {
+    py::gil_scoped_release release;
+    Engine::Get()->WaitForAll();
+  }, "Waits for all pushed work; raises the first stored error and clears them all.");
+  m.def("random_seed", [](uint64_t seed, const py::handle& ctx) {
+    if (ctx.is_none()) Resources::Seed(seed);
+    else Resources::Seed(seed, ToContext(ctx));
+  }, py::arg("seed"), py::arg("ctx") = py::none());
+}
+
+}  // namespace mxplug::python

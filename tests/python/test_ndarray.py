@@ -1,0 +1,343 @@
+"""mx.nd against NumPy: creation, properties, views, indexing, operators with broadcasting,
+reductions, engine ordering and error reporting, save/load and pickle."""
+import pickle
+
+import numpy as np
+import pytest
+
+from conftest import TEST_PLUGINS
+
+rng = np.random.default_rng(0)
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(a.asnumpy() if hasattr(a, "asnumpy") else a, b, rtol=tol, atol=tol)
+
+
+def test_creation_functions_match_numpy(mx):
+    assert mx.nd.zeros((2, 3)).asnumpy().tolist() == np.zeros((2, 3)).tolist()
+    assert mx.nd.ones(4, dtype="int32").asnumpy().tolist() == [1, 1, 1, 1]
+    assert mx.nd.ones(4, dtype="int32").dtype == np.int32
+    close(mx.nd.full((2, 2), 3.5), np.full((2, 2), 3.5))
+    close(mx.nd.arange(2, 11, 3), np.arange(2, 11, 3))
+    close(mx.nd.arange(5), np.arange(5))
+    close(mx.nd.arange(0, 3, repeat=2), np.repeat(np.arange(3), 2))
+    close(mx.nd.eye(3, 4, k=1), np.eye(3, 4, k=1))
+    src = rng.standard_normal((3, 4)).astype(np.float64)
+    a = mx.nd.array(src)
+    assert a.dtype == np.float64  # a NumPy source keeps its dtype
+    assert mx.nd.array([[1, 2], [3, 4]]).dtype == np.float32  # lists default to float32
+    close(mx.nd.zeros_like(a), np.zeros_like(src))
+    close(mx.nd.ones_like(a), np.ones_like(src))
+    for dtype in ("float32", "float64", "float16", "uint8", "int8", "int32", "int64"):
+        x = mx.nd.array([1, 2, 3], dtype=dtype)
+        assert x.dtype == np.dtype(dtype).type
+        assert x.asnumpy().dtype == np.dtype(dtype)
+        assert (x + x).asnumpy().tolist() == [2, 4, 6]
+
+
+def test_properties_and_conversions(mx):
+    a = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    assert a.shape == (2, 3, 4) and a.size == 24 and a.ndim == 3
+    assert a.context == mx.cpu(0) and a.ctx == mx.cpu()
+    assert str(a.context) == "cpu(0)"
+    b = a.copy()
+    b += 1
+    close(a, np.arange(24).reshape(2, 3, 4))  # copy is independent
+    c = mx.nd.zeros((2, 3, 4))
+    a.copyto(c)
+    close(c, a.asnumpy())
+    assert a.as_in_context(mx.cpu()) is a
+    i = a.astype("int32")
+    assert i.dtype == np.int32 and i.asnumpy().tolist() == a.asnumpy().astype(np.int32).tolist()
+    assert i.astype(np.int32, copy=False) is i
+    assert mx.nd.array([7.5]).asscalar() == 7.5
+    with pytest.raises(ValueError):
+        a.asscalar()
+    assert "<NDArray 2x3x4 @cpu(0)>" in repr(a)
+
+
+def test_reshape_views_and_special_values(mx):
+    a = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    assert a.reshape((4, 0, 2)).shape == (4, 3, 2)
+    assert a.reshape((-1,)).shape == (24,)
+    assert a.reshape((-3, -2)).shape == (6, 4)
+    assert a.reshape((-4, 1, 2, -2)).shape == (1, 2, 3, 4)
+    assert a.reshape((-1, 0), reverse=True).shape == (6, 4)
+    assert a.reshape(6, 4).shape == (6, 4)
+    v = a.reshape((6, 4))
+    v[:] = 0  # a reshape is a view, as in MXNet
+    assert a.asnumpy().sum() == 0
+    assert a.flatten().shape == (2, 12)
+    assert a.expand_dims(1).shape == (2, 1, 3, 4)
+    assert mx.nd.zeros((1, 3, 1)).squeeze().shape == (3,)
+    assert mx.nd.zeros((1, 3, 1)).squeeze(axis=0).shape == (3, 1)
+    m = mx.nd.array([[1, 2, 3], [4, 5, 6]])
+    close(m.T, np.array([[1, 2, 3], [4, 5, 6]]).T)
+    with pytest.raises(mx.MXNetError, match="Reshape"):
+        a.reshape((5, -1))
+
+
+@pytest.mark.parametrize("key", [
+    1, -1, slice(1, 3), slice(None, None, 2), slice(None, None, -1), (1, 2), (slice(None), 1),
+    (Ellipsis, 1), (1, Ellipsis), (None, 1), (slice(0, 3, 2), None, slice(1, None)),
+    ([0, 2, 2],), (slice(None), [1, 0]), (1, [2, 0]), (-2, slice(None, None, -2)),
+])
+def test_getitem_matches_numpy(mx, key):
+    src = np.arange(20, dtype=np.float32).reshape(4, 5)
+    a = mx.nd.array(src)
+    k = key[0] if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], list) else key
+    expect = src[k]
+    got = a[k]
+    assert got.shape == np.asarray(expect).shape or (got.shape == (1,) and np.ndim(expect) == 0)
+    close(got.asnumpy().reshape(np.shape(expect)), expect)
+
+
+def test_getitem_with_an_ndarray_index(mx):
+    src = np.arange(12, dtype=np.float32).reshape(4, 3)
+    a = mx.nd.array(src)
+    close(a[mx.nd.array([3, 0], dtype="int32")], src[[3, 0]])
+
+
+@pytest.mark.parametrize("key", [
+    slice(None), 1, slice(1, 3), (slice(None), 2), (1, slice(0, 2)), (slice(None, None, 2), slice(None, None, -2)),
+    (Ellipsis, 0), ([0, 2],),
+])
+@pytest.mark.parametrize("kind", ["scalar", "ndarray", "numpy"])
+def test_setitem_matches_numpy(mx, key, kind):
+    src = np.arange(20, dtype=np.float32).reshape(4, 5)
+    k = key[0] if isinstance(key, tuple) and len(key) == 1 and isinstance(key[0], list) else key
+    target_shape = src[k].shape
+    value = 7.0 if kind == "scalar" else rng.standard_normal(target_shape[-1:] or ()).astype(np.float32)
+    a = mx.nd.array(src)
+    expect = src.copy()
+    expect[k] = value
+    a[k] = mx.nd.array(value) if kind == "ndarray" and np.ndim(value) else value
+    close(a, expect)
+
+
+BINARY = [("__add__", np.add), ("__sub__", np.subtract), ("__mul__", np.multiply),
+          ("__truediv__", np.divide), ("__pow__", np.power), ("__mod__", np.mod)]
+
+
+@pytest.mark.parametrize("method,ref", BINARY)
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1, 4), (2, 4)), ((4,), (3, 4)), ((2, 3), (1,))])
+def test_binary_operators_broadcast_like_numpy(mx, method, ref, shapes):
+    x = rng.uniform(0.5, 2.0, shapes[0]).astype(np.float32)
+    y = rng.uniform(0.5, 2.0, shapes[1]).astype(np.float32)
+    a, b = mx.nd.array(x), mx.nd.array(y)
+    close(getattr(a, method)(b), ref(x, y), 1e-4)
+    close(getattr(a, method)(1.5), ref(x, np.float32(1.5)), 1e-4)
+    rmethod = "__r" + method[2:]
+    close(getattr(a, rmethod)(1.5), ref(np.float32(1.5), x), 1e-4)
+
+
+def test_inplace_operators_and_aliases_are_serialized(mx):
+    x = mx.nd.array([1, 2])
+    y = x
+    for _ in range(50):
+        x += 1
+        y *= 3
+        x -= 0.5
+        y /= 2
+    expect = np.array([1, 2], dtype=np.float64)
+    for _ in range(50):
+        expect = (((expect + 1) * 3) - 0.5) / 2
+    close(y, expect, 1e-3)
+    assert x is y
+
+
+def test_comparisons_give_zero_one_arrays_of_the_input_dtype(mx):
+    x = np.array([[1, 5, 3]], dtype=np.float32)
+    a = mx.nd.array(x)
+    for op, ref in [("__eq__", np.equal), ("__ne__", np.not_equal), ("__gt__", np.greater),
+                    ("__ge__", np.greater_equal), ("__lt__", np.less), ("__le__", np.less_equal)]:
+        got = getattr(a, op)(3)
+        assert got.dtype == np.float32
+        close(got, ref(x, 3).astype(np.float32))
+        close(getattr(a, op)(mx.nd.array([[3], [1]])), ref(x, np.array([[3], [1]])).astype(np.float32))
+    assert (mx.nd.array([1, 2], dtype="int32") == 2).dtype == np.int32
+
+
+def test_bool_of_arrays(mx):
+    assert bool(mx.nd.array([1])) and not bool(mx.nd.array([0]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(mx.nd.array([1, 2]))
+
+
+UNARY = ["negative", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square",
+         "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "round", "floor", "ceil", "log2"]
+NUMPY_UNARY = {"rsqrt": lambda v: 1 / np.sqrt(v), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+               "relu": lambda v: np.maximum(v, 0), "log1p": np.log1p}
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_ops_match_numpy(mx, op):
+    x = rng.uniform(0.1, 3.0, (3, 5)).astype(np.float32) * rng.choice([-1, 1], (3, 5))
+    if op in ("log", "log1p", "sqrt", "rsqrt", "log2"):
+        x = np.abs(x)
+    ref = NUMPY_UNARY.get(op) or getattr(np, op)
+    close(getattr(mx.nd, op)(mx.nd.array(x)), ref(x), 1e-5)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "max", "min"])
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_reductions_match_numpy(mx, op, axis, keepdims):
+    x = rng.uniform(0.5, 1.5, (3, 4, 2))
+    a = mx.nd.array(x, dtype="float64")
+    got = getattr(mx.nd, op)(a, axis=axis, keepdims=keepdims)
+    expect = getattr(np, op)(x, axis=axis, keepdims=keepdims)
+    close(got.asnumpy().reshape(np.shape(expect)), expect, 1e-10)
+    got = getattr(a, op)(axis=axis, exclude=True) if axis is not None else None
+    if got is not None:
+        keep = (axis,) if isinstance(axis, int) else axis
+        keep = tuple(k % 3 for k in keep)
+        other = tuple(i for i in range(3) if i not in keep)
+        close(got, getattr(np, op)(x, axis=other), 1e-10)
+
+
+def test_clip_transpose_take_broadcast_to(mx):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    a = mx.nd.array(x)
+    close(mx.nd.clip(a, -0.5, 0.5), np.clip(x, -0.5, 0.5))
+    close(a.transpose(axes=(2, 0, 1)), x.transpose(2, 0, 1))
+    close(mx.nd.transpose(a), x.transpose())
+    idx = np.array([[2, 0], [1, 1]])
+    close(mx.nd.take(a, mx.nd.array(idx), axis=1), np.take(x, idx, axis=1))
+    close(mx.nd.array([[1], [2]]).broadcast_to((2, 3)), np.broadcast_to([[1], [2]], (2, 3)))
+
+
+def test_positional_parameters_and_keyword_inputs(mx):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    w = rng.standard_normal((5, 4)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    out = mx.nd.FullyConnected(data=mx.nd.array(x), weight=mx.nd.array(w), bias=mx.nd.array(b), num_hidden=5)
+    close(out, x @ w.T + b, 1e-4)
+    close(mx.nd.sum(mx.nd.array(x), 1), x.sum(axis=1))  # axis given positionally, as in MXNet
+    dest = mx.nd.zeros((3, 5))
+    res = mx.nd.FullyConnected(mx.nd.array(x), mx.nd.array(w), mx.nd.array(b), num_hidden=5, out=dest)
+    assert res is dest
+    close(dest, x @ w.T + b, 1e-4)
+
+
+def test_bad_calls_name_the_op_and_the_argument(mx):
+    a = mx.nd.ones((2, 3))
+    with pytest.raises(mx.MXNetError, match=r"elemwise_add.*rhs"):
+        mx.nd.elemwise_add(a, mx.nd.ones((3, 2)))
+    with pytest.raises(mx.MXNetError, match=r"num_hidden"):
+        mx.nd.FullyConnected(a, mx.nd.ones((4, 3)), mx.nd.ones(4), num_hidden=-1)
+    with pytest.raises(mx.MXNetError, match=r"broadcast_add.*could not be broadcast"):
+        a + mx.nd.ones((4,))
+    with pytest.raises(mx.MXNetError, match=r"expected 2 inputs"):
+        mx.nd.elemwise_add(a)
+    with pytest.raises(mx.MXNetError, match=r"no input named 'bogus'"):
+        mx.nd.elemwise_add(a, a, bogus=a)
+    assert (a + a).asnumpy().sum() == 12  # and the process goes on
+
+
+def test_kernel_errors_surface_at_the_next_sync_point_then_clear(mx):
+    mx.library.load(str(TEST_PLUGINS / "faulty" / "libtest_faulty_ops.so"), verbose=False)
+    assert hasattr(mx.nd, "test_FailForward")  # ops of a plugin loaded later appear at once
+    a = mx.nd.ones((3,))
+    bad = mx.nd.test_FailForward(a)  # returns at once; the kernel fails on a worker
+    after = bad + 1
+    with pytest.raises(mx.MXNetError, match="deliberate failure"):
+        after.asnumpy()
+    after.wait_to_read()  # reported once, then cleared
+    with pytest.raises(mx.MXNetError, match="deliberate failure"):
+        mx.nd.waitall()  # bad itself still holds it: waitall reports it
+    mx.nd.waitall()  # and clears everything
+    assert (a * 2).asnumpy().tolist() == [2, 2, 2]
+
+
+def test_generated_functions_have_docstrings_from_the_schema(mx):
+    doc = mx.nd.FullyConnected.__doc__
+    assert "num_hidden : int >= 1, required" in doc
+    assert "no_bias : boolean, default false" in doc
+    assert "data : NDArray-or-Symbol" in doc
+    assert mx.nd._internal._plus_scalar is not None
+
+
+def test_save_load_round_trips(mx, tmp_path):
+    arrays = {"w": mx.nd.array(rng.standard_normal((3, 4))), "i": mx.nd.array([1, 2], dtype="int64"),
+              "h": mx.nd.array([0.5, 1.5], dtype="float16"), "s": mx.nd.array([3.0])}
+    f = str(tmp_path / "d.params")
+    mx.nd.save(f, arrays)
+    back = mx.nd.load(f)
+    assert sorted(back) == sorted(arrays)
+    for k in arrays:
+        assert back[k].dtype == arrays[k].dtype
+        close(back[k], arrays[k].asnumpy())
+    mx.nd.save(f, [arrays["w"], arrays["i"]])
+    lst = mx.nd.load(f)
+    assert isinstance(lst, list) and len(lst) == 2
+    mx.nd.save(f, arrays["w"])
+    close(mx.nd.load(f)[0], arrays["w"].asnumpy())
+    with open(f, "rb") as fh:
+        close(mx.nd.load_frombuffer(fh.read())[0], arrays["w"].asnumpy())
+
+
+def test_truncated_and_corrupted_files_raise_and_never_crash(mx, tmp_path):
+    f = str(tmp_path / "x.params")
+    mx.nd.save(f, {"a": mx.nd.array(np.arange(6.0).reshape(2, 3)), "b": mx.nd.ones(2, dtype="int32")})
+    data = open(f, "rb").read()
+    for n in range(len(data)):  # every prefix is an error, never a crash or a partial result
+        with pytest.raises(mx.MXNetError, match="cannot load NDArrays"):
+            mx.nd.load_frombuffer(data[:n])
+    flips = np.random.default_rng(1)
+    for _ in range(300):  # random corruption: a clear error or a well-formed result
+        buf = bytearray(data)
+        for pos in flips.integers(0, len(buf), 3):
+            buf[pos] ^= int(flips.integers(1, 256))
+        try:
+            mx.nd.load_frombuffer(bytes(buf))
+        except mx.MXNetError as e:
+            assert "cannot load NDArrays" in str(e)
+    with pytest.raises(mx.MXNetError, match="cannot open"):
+        mx.nd.load(str(tmp_path / "missing.params"))
+
+
+def test_pickle_round_trip(mx):
+    a = mx.nd.array(rng.standard_normal((2, 3)), dtype="float64")
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype == np.float64 and b.context == a.context
+    close(b, a.asnumpy())
+
+
+def test_files_are_compatible_with_mxnet_both_ways(mx, tmp_path):
+    from conftest import run_mxnet
+    theirs = tmp_path / "theirs.params"
+    out = run_mxnet(
+        "import mxnet as mx, numpy as np\n"
+        "r = np.random.RandomState(3)\n"
+        "mx.nd.save(%r, {'w': mx.nd.array(r.randn(3, 4)), 'i': mx.nd.array([5, 6], dtype='int32'),\n"
+        "  'd': mx.nd.array(r.randn(2), dtype='float64'), 'u': mx.nd.array([1, 255], dtype='uint8')})\n"
+        "print('ok')" % str(theirs))
+    if out is None:
+        pytest.skip("the MXNet 1.9.1 reference environment is not installed")
+    r = np.random.RandomState(3)
+    w, d = r.randn(3, 4).astype(np.float32), r.randn(2)
+    got = mx.nd.load(str(theirs))
+    close(got["w"], w, 0)
+    assert got["i"].dtype == np.int32 and got["i"].asnumpy().tolist() == [5, 6]
+    close(got["d"], d, 0)
+    assert got["u"].asnumpy().tolist() == [1, 255]
+    ours = tmp_path / "ours.params"
+    mx.nd.save(str(ours), {"w": mx.nd.array(w), "h": mx.nd.array([1.5, -2], dtype="float16"),
+                           "l": mx.nd.array([2 ** 40], dtype="int64")})
+    text = run_mxnet(
+        "import mxnet as mx\n"
+        "d = mx.nd.load(%r)\n"
+        "for k in sorted(d): print(k, d[k].dtype.__name__, d[k].shape, d[k].asnumpy().ravel().tolist())"
+        % str(ours))
+    lines = text.strip().splitlines()
+    assert lines[0] == "h float16 (2,) [1.5, -2.0]"
+    assert lines[1] == "l int64 (1,) [1099511627776]"
+    assert lines[2].startswith("w float32 (3, 4) ")
+    np.testing.assert_allclose(eval(lines[2].split(" ", 4)[4]), w.ravel(), rtol=0, atol=0)
+    # Byte-identical to what MXNet writes for the same arrays.
+    same = run_mxnet(
+        "import mxnet as mx\n"
+        "print(open(%r, 'rb').read() == (lambda f: (mx.nd.save(f, mx.nd.load(%r)), open(f, 'rb').read())[1])(%r))"
+        % (str(ours), str(ours), str(tmp_path / "again.params")))
+    assert same.strip() == "True"
