@@ -341,3 +341,15 @@ def test_files_are_compatible_with_mxnet_both_ways(mx, tmp_path):
         "print(open(%r, 'rb').read() == (lambda f: (mx.nd.save(f, mx.nd.load(%r)), open(f, 'rb').read())[1])(%r))"
         % (str(ours), str(ours), str(tmp_path / "again.params")))
     assert same.strip() == "True"
+
+
+def test_interpreter_exits_cleanly_with_work_still_pushed():
+    from conftest import run_python
+    code = ("import mxplug as mx\n"
+            "a = mx.nd.ones((300, 300))\n"
+            "for _ in range(300):\n"
+            "    a = a * 1.0001 + 0.5\n"
+            "b = a.sum()\n")  # no waitall: the engine drains at exit
+    p = run_python(code)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
