@@ -2,7 +2,7 @@
 # Builds if needed, installs into <build>/install, then runs every test: ctest (C++) and pytest
 # (the CLI, Python and the out-of-tree plugin example, against the installed tree); then the C++
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer (<build>-asan), and the engine
-# tests under ThreadSanitizer (<build>-tsan). Skip both with MXPLUG_TEST_SANITIZERS=0.
+# and NDArray tests under ThreadSanitizer (<build>-tsan). Skip both with MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${MXPLUG_BUILD_DIR:-build}"
@@ -29,10 +29,10 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
 fi
 
 if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
-  echo "== Engine tests under ThreadSanitizer =="
+  echo "== Engine and NDArray tests under ThreadSanitizer =="
   tsan="$build-tsan"
   [[ -f "$tsan/CMakeCache.txt" ]] ||
     tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF
   cmake --build "$tsan" --target mxplug_tests
-  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler'
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray'
 fi

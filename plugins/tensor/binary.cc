@@ -290,20 +290,19 @@ template <class Op>
 void RegisterFamily(const std::string& name, const std::string& scalar, const std::string& what,
                     bool elemwise, const char* reversed_scalar = nullptr) {
   using mxplug_tensor::Register;
-  // Names must outlive registration; these registrations live for the plugin's lifetime.
-  auto keep = [](std::string s) { return (new std::string(std::move(s)))->c_str(); };
+  // The registration copies names and docs, so temporaries do.
   if (elemwise)
-    Register<BinaryProp<Op, false>>(keep("elemwise_" + name),
-                                    keep(what + " of two arrays of the same shape, element-wise."),
+    Register<BinaryProp<Op, false>>(("elemwise_" + name).c_str(),
+                                    (what + " of two arrays of the same shape, element-wise.").c_str(),
                                     kBinaryInputs);
-  Register<BinaryProp<Op, true>>(keep("broadcast_" + name),
-                                 keep(what + " of two arrays, element-wise, with NumPy broadcasting."),
+  Register<BinaryProp<Op, true>>(("broadcast_" + name).c_str(),
+                                 (what + " of two arrays, element-wise, with NumPy broadcasting.").c_str(),
                                  kBinaryInputs);
-  Register<ScalarProp<Op, false>>(keep("_" + scalar + "_scalar"),
-                                  keep(what + " of an array and a scalar (array first)."),
+  Register<ScalarProp<Op, false>>(("_" + scalar + "_scalar").c_str(),
+                                  (what + " of an array and a scalar (array first).").c_str(),
                                   kScalarInputs, ScalarParam::Fields());
   if (reversed_scalar)
-    Register<ScalarProp<Op, true>>(reversed_scalar, keep(what + " of a scalar and an array (scalar first)."),
+    Register<ScalarProp<Op, true>>(reversed_scalar, (what + " of a scalar and an array (scalar first).").c_str(),
                                    kScalarInputs, ScalarParam::Fields());
 }
 
