@@ -1,15 +1,15 @@
 // FullyConnected: out = data * weight^T + bias, on OpenBLAS GEMM (MXNet's parameters:
 // num_hidden, no_bias, flatten).
-#include <cblas.h>
-
 #include <stdexcept>
 #include <string>
 
+#include "blas.h"
 #include "mxplug/plugin.hpp"
 
 namespace {
 
 using mxplug::TBlob;
+using mxplug_nn::Gemm;
 using mxplug::TShape;
 
 struct FullyConnectedParam : mxplug::Parameter<FullyConnectedParam> {
@@ -25,18 +25,6 @@ struct FullyConnectedParam : mxplug::Parameter<FullyConnectedParam> {
   }
 };
 MXPLUG_REGISTER_PARAMETER(FullyConnectedParam);
-
-// Typed GEMM on row-major matrices: C = alpha * op(A) * op(B) + beta * C.
-inline void Gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
-                 int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-inline void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
-                 int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
 
 class FullyConnectedOp : public mxplug::Operator {
  public:
@@ -127,6 +115,15 @@ class FullyConnectedProp : public mxplug::OperatorProperty {
     return data.IsKnown();
   }
 
+  // BLAS computes in float32 or float64: say so at the call rather than in the kernel.
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>* aux) const override {
+    if (!OperatorProperty::InferType(in, out, aux)) return false;
+    if ((*in)[0] != kMXPFloat32 && (*in)[0] != kMXPFloat64)
+      throw std::invalid_argument("data has dtype " + mxplug::DTypeName((*in)[0]) +
+                                  "; expected float32 or float64");
+    return true;
+  }
+
   // Backward reads the output gradient, the data and the weight, never the output: the output
   // can be freed right after forward (the seeds' example of backward dependency).
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
@@ -165,4 +162,4 @@ MXPLUG_REGISTER_OP_PROPERTY(FullyConnected, FullyConnectedProp)
     .add_arguments(FullyConnectedParam::Fields())
     .add_kernel(kDLCPU);
 
-MXPLUG_PLUGIN("nn", MXPLUG_PLUGIN_VERSION, "mxplug")
+

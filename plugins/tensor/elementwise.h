@@ -64,6 +64,28 @@ class UnaryShapeProp : public ElementwiseProp {
   Param param_;
 };
 
+// Base of ops whose output holds the input's elements, rearranged (reshapes, transposes, slices,
+// repeats): the output shape is OutShape(input), the dtype is kept, and backward reads only the
+// output gradient.
+template <typename Param>
+class LayoutProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+    if ((*in)[0].ndim() < 0 || !(*in)[0].IsKnown()) return false;
+    (*out)[0] = OutShape((*in)[0]);
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {out_grad[0]};
+  }
+
+ protected:
+  virtual TShape OutShape(const TShape& in) const = 0;
+  Param param_;
+};
+
 struct InputDoc {
   const char* name;
   const char* doc;

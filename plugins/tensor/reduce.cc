@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "elementwise.h"
@@ -184,6 +185,186 @@ class ReduceProp : public mxplug::OperatorProperty {
   ReduceParam param_;
 };
 
+// ---- norm: the L2 (ord=2) or L1 (ord=1) norm over axes ----
+
+struct NormParam : mxplug::Parameter<NormParam> {
+  int ord;
+  std::string axis;
+  bool keepdims;
+  MXPLUG_DECLARE_PARAMETER(NormParam) {
+    MXPLUG_DECLARE_FIELD(ord).set_default(2).set_range(1, 2).describe("Order of the norm: 1 or 2.");
+    MXPLUG_DECLARE_FIELD(axis).set_default("None").describe(
+        "The axis or axes to reduce: an int, a tuple of ints, or None for all axes.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe("Keep the reduced axes with size 1.");
+  }
+};
+MXPLUG_REGISTER_PARAMETER(NormParam);
+
+ReduceParam AsReduce(const NormParam& n) {
+  ReduceParam p;
+  p.axis = n.axis, p.keepdims = n.keepdims, p.exclude = false;
+  return p;
+}
+
+class NormKernel : public mxplug::Operator {
+ public:
+  explicit NormKernel(const NormParam& p) : p_(p) {}
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+               const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+    // L1 = sum |x|, L2 = sqrt(sum x^2): a sum over transformed values, then a root.
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& is = in[0].shape_;
+    const TShape kept = KeptShape(is, ReducedAxes(AsReduce(p_), is.ndim()));
+    mxplug::RealTypeSwitch(in[0].type_flag_, "norm", [&](auto zero) {
+      using T = decltype(zero);
+      const T* x = in[0].dptr<T>();
+      T* o = out[0].dptr<T>();
+      std::vector<double> acc(static_cast<size_t>(kept.Size()), 0.0);
+      const std::vector<int64_t> zero_strides(is.ndim(), 0);
+      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
+                                      [&](int64_t i, int64_t, int64_t j) {
+        const double v = static_cast<double>(x[i]);
+        acc[j] += p_.ord == 1 ? std::abs(v) : v * v;
+      });
+      for (size_t j = 0; j < acc.size(); ++j)
+        Assign(o[j], req[0], static_cast<T>(p_.ord == 1 ? acc[j] : std::sqrt(acc[j])));
+    });
+  }
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
+                const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
+                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& is = ig[0].shape_;
+    const TShape kept = KeptShape(is, ReducedAxes(AsReduce(p_), is.ndim()));
+    mxplug::RealTypeSwitch(og[0].type_flag_, "norm", [&](auto zero) {
+      using T = decltype(zero);
+      const T* g = og[0].dptr<T>();
+      const T* x = in[0].dptr<T>();
+      const T* y = out[0].dptr<T>();
+      T* d = ig[0].dptr<T>();
+      const std::vector<int64_t> zero_strides(is.ndim(), 0);
+      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
+                                      [&](int64_t i, int64_t, int64_t j) {
+        T v;
+        if (p_.ord == 1) v = g[j] * (x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : T(0));
+        else v = y[j] == T(0) ? T(0) : g[j] * x[i] / y[j];
+        Assign(d[i], req[0], v);
+      });
+    });
+  }
+
+ private:
+  NormParam p_;
+};
+
+class NormProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>* aux) const override {
+    ReduceProp<Kind::kSum> sum;
+    mxplug::KwArgs kw{{"axis", param_.axis}, {"keepdims", param_.keepdims ? "True" : "False"}};
+    sum.Init(kw);
+    return sum.InferShape(in, out, aux);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>& out) const override {
+    return {og[0], in[0], out[0]};
+  }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new NormKernel(param_); }
+
+ private:
+  NormParam param_;
+};
+
+// ---- argmax / argmin: the index along one axis (or of the flattened array), as a float ----
+
+struct ArgParam : mxplug::Parameter<ArgParam> {
+  std::optional<int> axis;
+  bool keepdims;
+  MXPLUG_DECLARE_PARAMETER(ArgParam) {
+    MXPLUG_DECLARE_FIELD(axis).set_default(std::nullopt).describe(
+        "The axis to search; None searches the flattened array.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe("Keep the reduced axis with size 1.");
+  }
+};
+MXPLUG_REGISTER_PARAMETER(ArgParam);
+
+template <bool kMax>
+class ArgProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+    const TShape& s = (*in)[0];
+    if (s.ndim() < 0) return false;
+    if (!param_.axis) {
+      (*out)[0] = param_.keepdims ? TShape(s.ndim(), 1) : TShape{1};
+      return s.IsKnown();
+    }
+    const int axis = Axis(s.ndim());
+    std::vector<int64_t> d(s.begin(), s.end());
+    if (param_.keepdims) d[axis] = 1;
+    else d.erase(d.begin() + axis);
+    if (d.empty()) d.push_back(1);
+    (*out)[0] = TShape(d);
+    return s.IsKnown();
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override {
+    struct Kernel : mxplug::Operator {
+      ArgParam p;
+      int axis_of(int nd) const { return p.axis ? (*p.axis < 0 ? *p.axis + nd : *p.axis) : -1; }
+      void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                   const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+        if (req[0] == mxplug::kNullOp) return;
+        const TShape& s = in[0].shape_;
+        const int axis = axis_of(s.ndim());
+        const int64_t outer = axis < 0 ? 1 : s.ProdShape(0, axis);
+        const int64_t n = axis < 0 ? s.Size() : s[axis];
+        const int64_t inner = axis < 0 ? 1 : s.ProdShape(axis + 1, s.ndim());
+        mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+          using T = decltype(zero);
+          const T* x = in[0].dptr<T>();
+          T* o = out[0].dptr<T>();
+          for (int64_t a = 0; a < outer; ++a)
+            for (int64_t b = 0; b < inner; ++b) {
+              int64_t best = 0;
+              for (int64_t k = 1; k < n; ++k) {
+                const T v = x[(a * n + k) * inner + b], w = x[(a * n + best) * inner + b];
+                if (kMax ? v > w : v < w) best = k;  // the first extreme wins, as NumPy
+              }
+              Assign(o[a * inner + b], req[0], static_cast<T>(best));
+            }
+        });
+      }
+      void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
+                    const std::vector<TBlob>&, const std::vector<OpReqType>& req,
+                    const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+        if (req[0] == mxplug::kNullOp || req[0] == mxplug::kAddTo) return;  // no gradient
+        mxplug::TypeSwitch(ig[0].type_flag_, [&](auto zero) {
+          using T = decltype(zero);
+          std::fill(ig[0].dptr<T>(), ig[0].dptr<T>() + ig[0].Size(), T(0));
+        });
+      }
+    };
+    auto* k = new Kernel();
+    k->p = param_;
+    return k;
+  }
+
+ private:
+  int Axis(int nd) const {
+    const int a = *param_.axis;
+    if (a < -nd || a >= nd)
+      throw std::out_of_range("axis " + std::to_string(a) + " is out of range for " + std::to_string(nd) +
+                              " dimensions");
+    return a < 0 ? a + nd : a;
+  }
+  ArgParam param_;
+};
+
 const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input array."}};
 
 [[maybe_unused]] const bool registered = [] {
@@ -198,6 +379,11 @@ const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input a
   Register<ReduceProp<Kind::kNanProd>>("nanprod", "Product over the given axes, NaN counted as 1.",
                                        kData, ReduceParam::Fields());
   Register<ReduceProp<Kind::kSum>>("sum_axis", "Same as sum.", kData, ReduceParam::Fields());
+  Register<NormProp>("norm", "The L1 or L2 norm over the given axes.", kData, NormParam::Fields());
+  Register<ArgProp<true>>("argmax", "Index of the maximum along an axis (as the input's dtype).",
+                          kData, ArgParam::Fields());
+  Register<ArgProp<false>>("argmin", "Index of the minimum along an axis (as the input's dtype).",
+                           kData, ArgParam::Fields());
   return true;
 }();
 

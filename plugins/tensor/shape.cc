@@ -58,26 +58,11 @@ class CopyKernel : public mxplug::Operator {
   }
 };
 
-// Base of ops whose output is the input's elements, reordered or not: dtype kept, backward
-// reads only the output gradient.
+// LayoutProp with a kernel that copies the elements in order (reshapes).
 template <class Param>
-class ReshapeLikeProp : public mxplug::OperatorProperty {
+class ReshapeLikeProp : public mxplug_tensor::LayoutProp<Param> {
  public:
-  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
-    if ((*in)[0].ndim() < 0 || !(*in)[0].IsKnown()) return false;
-    (*out)[0] = OutShape((*in)[0]);
-    return true;
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>&,
-                                             const std::vector<int>&) const override {
-    return {out_grad[0]};
-  }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new CopyKernel(); }
-
- protected:
-  virtual TShape OutShape(const TShape& in) const = 0;
-  Param param_;
 };
 
 // ---- Reshape ----

@@ -4,10 +4,14 @@
 
 #include <pybind11/pybind11.h>
 
+#include "mxplug/ndarray.h"
+
 namespace mxplug::python {
 
-/*! \brief NDArray, invoke, empty, waitall, random_seed (ndarray_bindings.cc). */
+/*! \brief NDArray, invoke, empty, waitall, random_seed, save/load (ndarray_bindings.cc). */
 void DefineNDArray(pybind11::module_& m);
+/*! \brief DLPack export methods on NDArray and from_dlpack (dlpack_bindings.cc). */
+void DefineDLPack(pybind11::module_& m, pybind11::class_<NDArray>& cls);
 
 }  // namespace mxplug::python
 

@@ -284,6 +284,7 @@ void DefineNDArray(py::module_& m) {
       .def("_at", &NDArray::At)
       .def("_shares_storage", &NDArray::SharesStorageWith)
       .def("_data_address", [](const NDArray& a) { return reinterpret_cast<uintptr_t>(a.data()); });
+  DefineDLPack(m, cls);
 
   DefineBinary(cls, "add", {"elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"});
   DefineBinary(cls, "sub", {"elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"});

@@ -107,11 +107,13 @@ TEST(Loader, KernelsBindToOpsInEitherLoadOrder) {
 TEST(Loader, SameFileTwiceIsOneRecord) {
   Runtime rt;
   PluginRecord a = rt.LoadFile(kPluginDir + "/libmxplug_nn.so");
+  const size_t ops = rt.ops().Size();
   PluginRecord b = rt.LoadFile(kPluginDir + "/../plugins/libmxplug_nn.so");
   EXPECT_TRUE(a.loaded());
   EXPECT_TRUE(b.loaded());
   EXPECT_EQ(rt.Plugins().size(), 1u);
-  EXPECT_EQ(rt.ops().Size(), 1u);
+  EXPECT_EQ(ops, a.ops.size());
+  EXPECT_EQ(rt.ops().Size(), ops);
 }
 
 TEST(Loader, SecondCopyOfAPluginIsRefusedNamingTheFirst) {

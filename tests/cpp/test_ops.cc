@@ -221,8 +221,7 @@ TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
             "FullyConnected: expected 3 inputs (data, weight, bias), got 2");
   EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}})
                               .Forward({t({2, 3}, kMXPInt32), t({4, 3}, kMXPInt32), t({4}, kMXPInt32)}); }),
-            "FullyConnected forward on cpu(0) (kernel from plugin nn): dtype int32 is not "
-            "supported; expected float32 or float64");
+            "FullyConnected: data has dtype int32; expected float32 or float64");
   EXPECT_EQ(ErrorOf([&] { OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)}); }),
             "elemwise_add: argument 'rhs' has dtype float64, expected float32 like the other inputs");
   EXPECT_EQ(ErrorOf([&] { OpRunner("Convolution", {}); }), "operator 'Convolution' is not registered");
@@ -303,6 +302,79 @@ TEST_F(Ops, ReshapeSpecialValuesFollowMXNet) {
   EXPECT_EQ(out("(-1, 0)", TShape{10, 5, 4}, true), (TShape{50, 4}));
   EXPECT_EQ(out("(-1, 0)", TShape{10, 5, 4}), (TShape{40, 5}));
   EXPECT_THROW(out("(5, -1)", TShape{2, 3}), Error);
+}
+
+}  // namespace
+}  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, JoinAndRepeatBackwardMatchFiniteDifferences) {
+  CheckBackward("Concat", {{"num_args", "3"}, {"dim", "1"}}, {TShape{2, 3}, TShape{2, 1}, TShape{2, 2}});
+  CheckBackward("Concat", {{"num_args", "2"}, {"dim", "-1"}}, {TShape{2, 2, 3}, TShape{2, 2, 2}});
+  CheckBackward("stack", {{"num_args", "2"}, {"axis", "1"}}, {TShape{2, 3}, TShape{2, 3}});
+  CheckBackward("add_n", {{"num_args", "3"}}, {TShape{4}, TShape{4}, TShape{4}});
+  CheckBackward("slice_axis", {{"axis", "1"}, {"begin", "-3"}, {"end", "None"}}, {TShape{2, 4}});
+  CheckBackward("tile", {{"reps", "(2, 1, 3)"}}, {TShape{2, 2}});
+  CheckBackward("repeat", {{"repeats", "3"}, {"axis", "0"}}, {TShape{2, 2}});
+  CheckBackward("repeat", {{"repeats", "2"}}, {TShape{2, 3}});
+  CheckBackward("flip", {{"axis", "(0, 1)"}}, {TShape{3, 2}});
+  CheckBackward("squeeze", {{"axis", "(0,)"}}, {TShape{1, 3}});
+}
+
+TEST_F(Ops, SplitIsConcatInverse) {
+  auto x = Random<double>(24, 5);
+  OpRunner split("SliceChannel", {{"num_outputs", "3"}, {"axis", "1"}});
+  std::vector<Tensor> parts = split.Forward({Make(x, TShape{2, 6, 2})});
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1].shape(), (TShape{2, 2, 2}));
+  OpRunner concat("Concat", {{"num_args", "3"}, {"dim", "1"}});
+  EXPECT_EQ(concat.Forward(parts)[0].ToVector<double>(), x);
+  // Split's backward joins the output gradients: the inverse again.
+  std::vector<Tensor> inputs{Make(x, TShape{2, 6, 2})};
+  std::vector<Tensor> grads = split.Backward(parts, inputs, parts);
+  EXPECT_EQ(grads[0].ToVector<double>(), x);
+}
+
+}  // namespace
+}  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, IndexingAndNormBackwardMatchFiniteDifferences) {
+  // Index inputs hold non-integers in (0.1, 2.9): a small perturbation never changes the index
+  // they truncate to, so their numeric gradient is zero, as the op's is.
+  CheckBackward("pick", {{"axis", "1"}}, {TShape{4, 3}, TShape{4}}, 0.1, 2.9);
+  CheckBackward("pick", {{"axis", "0"}, {"keepdims", "True"}}, {TShape{3, 2}, TShape{1, 2}}, 0.1, 2.9);
+  CheckBackward("where", {}, {TShape{3, 2}, TShape{3, 2}, TShape{3, 2}});
+  CheckBackward("where", {}, {TShape{3}, TShape{3, 2}, TShape{3, 2}});
+  CheckBackward("one_hot", {{"depth", "4"}, {"dtype", "float64"}}, {TShape{5}}, 0.1, 2.9);
+  CheckBackward("argmax", {{"axis", "1"}}, {TShape{3, 4}});
+  CheckBackward("argmin", {}, {TShape{3, 4}});
+  CheckBackward("norm", {}, {TShape{3, 4}});
+  CheckBackward("norm", {{"ord", "1"}, {"axis", "(0,)"}, {"keepdims", "True"}}, {TShape{3, 4}});
+  CheckBackward("norm", {{"axis", "-1"}}, {TShape{2, 3, 4}});
+}
+
+}  // namespace
+}  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, DotBackwardMatchesFiniteDifferencesForEveryTransposition) {
+  for (const char* ta : {"False", "True"})
+    for (const char* tb : {"False", "True"}) {
+      SCOPED_TRACE(std::string("transpose_a=") + ta + " transpose_b=" + tb);
+      const bool a = std::string(ta) == "True", b = std::string(tb) == "True";
+      KwArgs kw{{"transpose_a", ta}, {"transpose_b", tb}};
+      CheckBackward("dot", kw, {a ? TShape{4, 3} : TShape{3, 4}, b ? TShape{5, 4} : TShape{4, 5}});
+      CheckBackward("batch_dot", kw, {a ? TShape{2, 4, 3} : TShape{2, 3, 4}, b ? TShape{2, 5, 4} : TShape{2, 4, 5}});
+    }
+  CheckBackward("dot", {}, {TShape{2, 3, 4}, TShape{4, 2}});  // N-d lhs
+  CheckBackward("dot", {}, {TShape{4}, TShape{4}});            // vector dot
 }
 
 }  // namespace

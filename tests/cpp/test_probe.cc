@@ -32,8 +32,9 @@ TEST(Probe, GoodAndRefusedPluginsReportWhatTheyWouldRegister) {
   ProbeVerdict good = ProbePlugin(test::kPluginDir + "/libmxplug_nn.so");
   ASSERT_EQ(good.kind, ProbeVerdict::Kind::kOk) << good.record.reason;
   EXPECT_EQ(good.record.name, "nn");
-  EXPECT_EQ(good.record.ops, (std::vector<std::string>{"FullyConnected"}));
-  EXPECT_EQ(good.record.kernels, (std::vector<std::string>{"FullyConnected@cpu"}));
+  EXPECT_EQ(good.record.ops, (std::vector<std::string>{"FullyConnected", "dot", "batch_dot"}));
+  EXPECT_EQ(good.record.kernels,
+            (std::vector<std::string>{"FullyConnected@cpu", "dot@cpu", "batch_dot@cpu"}));
   ProbeVerdict bad = ProbePlugin(test::kZooDir + "/libtest_bad_abi.so");
   EXPECT_EQ(bad.kind, ProbeVerdict::Kind::kRefused);
   EXPECT_NE(bad.record.reason.find("built for plugin ABI 99.3"), std::string::npos);

@@ -24,9 +24,11 @@ def test_creation_functions_match_numpy(mx):
     close(mx.nd.arange(0, 3, repeat=2), np.repeat(np.arange(3), 2))
     close(mx.nd.eye(3, 4, k=1), np.eye(3, 4, k=1))
     src = rng.standard_normal((3, 4)).astype(np.float64)
-    a = mx.nd.array(src)
-    assert a.dtype == np.float64  # a NumPy source keeps its dtype
-    assert mx.nd.array([[1, 2], [3, 4]]).dtype == np.float32  # lists default to float32
+    assert mx.nd.array(src).dtype == np.float32  # as MXNet: float32 unless dtype is given
+    assert mx.nd.array(np.arange(3)).dtype == np.float32
+    assert mx.nd.array([[1, 2], [3, 4]]).dtype == np.float32
+    a = mx.nd.array(src, dtype=src.dtype)
+    assert a.dtype == np.float64
     close(mx.nd.zeros_like(a), np.zeros_like(src))
     close(mx.nd.ones_like(a), np.ones_like(src))
     for dtype in ("float32", "float64", "float16", "uint8", "int8", "int32", "int64"):
@@ -37,7 +39,7 @@ def test_creation_functions_match_numpy(mx):
 
 
 def test_properties_and_conversions(mx):
-    a = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    a = mx.nd.array(np.arange(24).reshape(2, 3, 4), dtype="int64")
     assert a.shape == (2, 3, 4) and a.size == 24 and a.ndim == 3
     assert a.context == mx.cpu(0) and a.ctx == mx.cpu()
     assert str(a.context) == "cpu(0)"
@@ -353,3 +355,66 @@ def test_interpreter_exits_cleanly_with_work_still_pushed():
     p = run_python(code)
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
+
+
+def test_join_split_repeat_ops_match_numpy(mx):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    y = rng.standard_normal((2, 1, 4)).astype(np.float32)
+    a, b = mx.nd.array(x), mx.nd.array(y)
+    close(mx.nd.Concat(a, b, dim=1), np.concatenate([x, y], axis=1))
+    close(mx.nd.concat(a, a, dim=-1), np.concatenate([x, x], axis=-1))
+    close(mx.nd.concatenate([a, a], axis=0), np.concatenate([x, x], axis=0))
+    close(mx.nd.stack(a, a, axis=2), np.stack([x, x], axis=2))
+    parts = mx.nd.split(a, num_outputs=2, axis=2)
+    for got, want in zip(parts, np.split(x, 2, axis=2)):
+        close(got, want)
+    close(mx.nd.split(b, num_outputs=1, axis=1, squeeze_axis=True), y[:, 0, :])
+    close(mx.nd.add_n(a, a, a), 3 * x)
+    close(mx.nd.slice_axis(a, axis=2, begin=1, end=-1), x[:, :, 1:-1])
+    close(mx.nd.tile(a, reps=(2, 1, 1, 2)), np.tile(x, (2, 1, 1, 2)))
+    close(mx.nd.repeat(a, repeats=2, axis=-1), np.repeat(x, 2, axis=-1))
+    close(mx.nd.repeat(a, repeats=3), np.repeat(x, 3))
+    close(mx.nd.flip(a, axis=(0, 2)), np.flip(x, axis=(0, 2)))
+    close(mx.nd.squeeze(b, axis=1), np.squeeze(y, axis=1))
+
+
+def test_index_ops_match_numpy(mx):
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    a = mx.nd.array(x)
+    close(mx.nd.argmax(a, axis=1), np.argmax(x, axis=1).astype(np.float32))
+    close(mx.nd.argmin(a, axis=0), np.argmin(x, axis=0).astype(np.float32))
+    assert mx.nd.argmax(a).asscalar() == np.argmax(x)
+    close(mx.nd.norm(a), [np.linalg.norm(x)], 1e-5)
+    close(mx.nd.norm(a, ord=1, axis=1), np.abs(x).sum(axis=1), 1e-5)
+    idx = np.array([0, 4, 2, 1])
+    close(mx.nd.pick(a, mx.nd.array(idx), axis=1), x[np.arange(4), idx])
+    close(mx.nd.pick(a, mx.nd.array([7, -1, 2, 1]), axis=1), x[np.arange(4), [4, 0, 2, 1]])  # clip
+    close(mx.nd.one_hot(mx.nd.array([1, 0, 3]), 4), np.eye(4)[[1, 0, 3]])
+    cond = (x > 0).astype(np.float32)
+    close(mx.nd.where(mx.nd.array(cond), a, -a), np.where(cond > 0, x, -x))
+    row_cond = np.array([1, 0, 0, 1], dtype=np.float32)
+    close(mx.nd.where(mx.nd.array(row_cond), a, a * 0), x * row_cond[:, None])
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_dot_and_batch_dot_match_numpy(mx, ta, tb):
+    a = rng.standard_normal((4, 3) if ta else (3, 4)).astype(np.float32)
+    b = rng.standard_normal((5, 4) if tb else (4, 5)).astype(np.float32)
+    ref = (a.T if ta else a) @ (b.T if tb else b)
+    close(mx.nd.dot(mx.nd.array(a), mx.nd.array(b), transpose_a=ta, transpose_b=tb), ref, 1e-4)
+    A = rng.standard_normal((2,) + a.shape).astype(np.float32)
+    B = rng.standard_normal((2,) + b.shape).astype(np.float32)
+    ref = np.matmul(A.transpose(0, 2, 1) if ta else A, B.transpose(0, 2, 1) if tb else B)
+    close(mx.nd.batch_dot(mx.nd.array(A), mx.nd.array(B), transpose_a=ta, transpose_b=tb), ref, 1e-4)
+
+
+def test_dot_of_nd_arrays_and_errors(mx):
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    close(mx.nd.dot(mx.nd.array(a), mx.nd.array(b)), np.tensordot(a, b, axes=1), 1e-4)
+    with pytest.raises(mx.MXNetError, match=r"dot.*reduction axis"):
+        mx.nd.dot(mx.nd.array(b), mx.nd.array(b))
+    with pytest.raises(mx.MXNetError, match=r"FullyConnected.*float32 or float64"):
+        mx.nd.FullyConnected(mx.nd.ones((2, 3), dtype="int32"), mx.nd.ones((4, 3), dtype="int32"),
+                             no_bias=True, num_hidden=4)

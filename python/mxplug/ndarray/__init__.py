@@ -1,7 +1,8 @@
 """Imperative arrays (MXNet's ``mx.nd``): NDArray, creation functions, and one function per
 registered operator, generated from the registry (see ``register``)."""
 from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, eye, zeros_like,
-                      ones_like, full_like, empty_like, waitall, concatenate, moveaxis)
+                      ones_like, full_like, empty_like, waitall, concatenate, moveaxis,
+                      from_dlpack, to_dlpack_for_read, to_dlpack_for_write)
 from . import register as _register
 from .utils import save, load, load_frombuffer
 
@@ -9,4 +10,4 @@ _register.populate(globals())
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "zeros_like",
            "ones_like", "full_like", "empty_like", "waitall", "save", "load", "load_frombuffer",
-           "concatenate", "moveaxis"]
+           "concatenate", "moveaxis", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]

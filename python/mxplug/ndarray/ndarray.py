@@ -65,7 +65,8 @@ def full(shape, val, ctx=None, dtype=None, out=None):
 def array(source_array, ctx=None, dtype=None):
     """An array with a copy of ``source_array`` (a NumPy array, a list, a scalar or an NDArray).
 
-    As in MXNet, the dtype is float32 unless given or taken from an NDArray or NumPy source.
+    As in MXNet, the dtype is float32 unless given or taken from an NDArray source (a NumPy
+    source of another dtype is converted to float32 too).
     """
     if isinstance(source_array, NDArray):
         dtype = dtype or source_array.dtype
@@ -76,7 +77,7 @@ def array(source_array, ctx=None, dtype=None):
             source_array.astype(dtype).copyto(result)
         return result
     if dtype is None:
-        dtype = source_array.dtype if isinstance(source_array, np.ndarray) else np.float32
+        dtype = np.float32
     src = np.ascontiguousarray(np.asarray(source_array, dtype=_dtype_name(dtype)))
     result = empty(src.shape, ctx, src.dtype)
     result._sync_copyfrom(src)
@@ -110,6 +111,22 @@ def full_like(data, fill_value, dtype=None, ctx=None):
 
 def empty_like(data, dtype=None, ctx=None):
     return empty(data.shape, ctx or data.context, dtype or data.dtype)
+
+
+def from_dlpack(dlpack):
+    """An NDArray sharing memory with a DLPack capsule or any object with ``__dlpack__``
+    (a PyTorch tensor, a NumPy array), without a copy."""
+    return _core.from_dlpack(dlpack)
+
+
+def to_dlpack_for_read(data):
+    """A DLPack capsule of ``data`` for a consumer that only reads (waits for pending writes)."""
+    return data.to_dlpack_for_read()
+
+
+def to_dlpack_for_write(data):
+    """A DLPack capsule of ``data`` for a consumer that may write (waits for all pending use)."""
+    return data.to_dlpack_for_write()
 
 
 def waitall():

@@ -11,6 +11,9 @@ from .ndarray import NDArray
 
 _internal = types.ModuleType("mxplug.ndarray._internal", "Operators whose names start with '_'.")
 _functions = {}
+# Sampling ops that mx.nd.random names by their short name (uniform for _random_uniform).
+_RANDOM = {"uniform", "normal", "randint", "shuffle", "multinomial", "exponential", "gamma",
+           "poisson", "negative_binomial", "generalized_negative_binomial"}
 
 
 def _doc(info):
@@ -75,9 +78,12 @@ def populate(namespace):
         fn = _op_function(name)
         if name.startswith("_"):
             setattr(_internal, name, fn)
-            for prefix in ("_random_", "_sample_"):
-                if name.startswith(prefix) and not hasattr(nd_random, name[len(prefix):]):
-                    setattr(nd_random, name[len(prefix):], fn)
+            for prefix in ("_random_", "_sample_", "_"):
+                short = name[len(prefix):]
+                if name.startswith(prefix) and short in _RANDOM and not hasattr(nd_random, short):
+                    setattr(nd_random, short, fn)
+            if name.startswith("_random_"):
+                namespace.setdefault(name[1:], fn)  # MXNet's mx.nd.random_uniform and friends
         elif "." in name:
             setattr(_internal, name, fn)  # namespaced plugin ops: mx.nd._internal['a.b']
             namespace.setdefault(name.replace(".", "_"), fn)

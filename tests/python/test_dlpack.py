@@ -1,0 +1,76 @@
+"""DLPack exchange with NumPy and PyTorch: zero-copy both ways, synchronised with the engine."""
+import gc
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")  # Debian's python3-torch, installed by tools/install-deps.sh
+from torch.utils import dlpack as torch_dlpack  # noqa: E402
+
+DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trips_with_torch_share_memory(mx, dtype):
+    src = np.arange(12).reshape(3, 4).astype(dtype)
+    a = mx.nd.array(src, dtype=dtype)
+    t = torch_dlpack.from_dlpack(a.to_dlpack_for_write())
+    assert t.dtype == getattr(torch, dtype) and tuple(t.shape) == (3, 4)
+    np.testing.assert_array_equal(t.numpy(), src)
+    t[0, 0] = 7  # the consumer writes through the shared memory
+    assert a.asnumpy()[0, 0] == 7
+    x = torch.arange(6).reshape(2, 3).to(getattr(torch, dtype))
+    b = mx.nd.from_dlpack(torch_dlpack.to_dlpack(x))
+    assert b.dtype == np.dtype(dtype).type and b.shape == (2, 3)
+    b[1, 1] = 9  # and ours write through to the producer's memory
+    b.wait_to_read()
+    assert x[1, 1].item() == 9
+
+
+def test_numpy_reads_our_arrays_and_we_read_numpys(mx):
+    a = mx.nd.array([[1, 2], [3, 4]])
+    n = np.from_dlpack(a)
+    np.testing.assert_array_equal(n, [[1, 2], [3, 4]])
+    assert not n.flags.writeable  # NumPy imports read-only, and will not re-export such an array
+    assert mx.nd.from_dlpack(n.copy()).asnumpy().tolist() == [[1, 2], [3, 4]]
+    y = np.arange(5, dtype=np.int64)
+    m = mx.nd.from_dlpack(y)
+    del y
+    gc.collect()  # our array keeps the producer's memory alive
+    assert (m * 2).asnumpy().tolist() == [0, 2, 4, 6, 8]
+    assert a.__dlpack_device__() == (1, 0)
+
+
+def test_export_waits_for_pending_work(mx):
+    a = mx.nd.zeros((500, 500))
+    for _ in range(30):
+        a += 1  # queued on the engine
+    t = torch_dlpack.from_dlpack(a.to_dlpack_for_read())
+    assert torch.all(t == 30).item()
+    b = a * 2
+    t2 = torch_dlpack.from_dlpack(mx.nd.to_dlpack_for_read(b))
+    assert torch.all(t2 == 60).item()
+
+
+def test_import_keeps_memory_until_pushed_work_is_done(mx):
+    x = torch.ones(1000, 100)
+    m = mx.nd.from_dlpack(torch_dlpack.to_dlpack(x))
+    del x
+    gc.collect()
+    out = m
+    for _ in range(20):
+        out = out + m  # every push reads m's memory
+    del m
+    assert out.asnumpy()[0, 0] == 21
+
+
+def test_strided_and_foreign_inputs_are_refused_clearly(mx):
+    x = torch.arange(6.0).reshape(2, 3).t()
+    with pytest.raises(mx.MXNetError, match="strided"):
+        mx.nd.from_dlpack(torch_dlpack.to_dlpack(x))
+    with pytest.raises(mx.MXNetError, match="capsule"):
+        mx.nd.from_dlpack(42)
+    c = mx.nd.ones(2).to_dlpack_for_read()
+    mx.nd.from_dlpack(c)
+    with pytest.raises(mx.MXNetError, match="capsule"):
+        mx.nd.from_dlpack(c)  # a capsule is consumed once

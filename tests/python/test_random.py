@@ -1,0 +1,85 @@
+"""Sampling ops on the device's random stream: distributions, seeding ordered by the engine,
+and the same numbers on every engine."""
+import numpy as np
+import pytest
+
+from conftest import run_python
+
+
+def test_distributions_have_the_right_moments(mx):
+    mx.random.seed(7)
+    n = 200000
+    u = mx.nd.random.uniform(-2, 4, shape=(n,)).asnumpy()
+    assert u.min() >= -2 and u.max() < 4
+    assert abs(u.mean() - 1) < 5 * 6 / np.sqrt(12 * n)
+    assert abs(u.var() - 36 / 12) < 0.05
+    g = mx.nd.random.normal(3, 2, shape=(n,), dtype="float64").asnumpy()
+    assert g.dtype == np.float64
+    assert abs(g.mean() - 3) < 5 * 2 / np.sqrt(n)
+    assert abs(g.std() - 2) < 0.02
+    r = mx.nd.random.randint(-3, 7, shape=(n,)).asnumpy()
+    assert r.dtype == np.int32 and r.min() == -3 and r.max() == 6
+    counts = np.bincount(r + 3)
+    expected = n / 10
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 40  # 9 degrees of freedom: p < 1e-5 beyond this
+    h = mx.nd.random.uniform(shape=(1000,), dtype="float16").asnumpy()
+    assert h.dtype == np.float16 and 0 <= h.min() and h.max() <= 1
+
+
+def test_shuffle_permutes_rows_and_multinomial_follows_probabilities(mx):
+    mx.random.seed(3)
+    x = mx.nd.array(np.arange(40).reshape(10, 4))
+    s = mx.nd.random.shuffle(x).asnumpy()
+    assert sorted(s[:, 0].tolist()) == list(range(0, 40, 4))
+    assert (s[:, 1:] - s[:, :1] == [1, 2, 3]).all()  # rows move whole
+    p = np.array([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]], dtype=np.float32)
+    m = mx.nd.random.multinomial(mx.nd.array(p), shape=(20000,)).asnumpy()
+    assert m.shape == (2, 20000) and m.dtype == np.int32
+    for row in range(2):
+        freq = np.bincount(m[row], minlength=3) / 20000
+        assert np.all(np.abs(freq - p[row]) < 5 * np.sqrt(p[row] * (1 - p[row]) / 20000) + 1e-9)
+    idx, logp = mx.nd.random.multinomial(mx.nd.array(p), get_prob=True)
+    np.testing.assert_allclose(logp.asnumpy(), np.log(p[[0, 1], idx.asnumpy()]), rtol=1e-6)
+
+
+def test_seed_is_ordered_with_pushed_sampling(mx):
+    # No waits in between: the reseed is pushed on the stream's variable, after the first draw.
+    mx.random.seed(11)
+    a = mx.nd.random.uniform(shape=(1000,))
+    b = mx.nd.random.uniform(shape=(1000,))
+    mx.random.seed(11)
+    c = mx.nd.random.uniform(shape=(1000,))
+    d = mx.nd.random.uniform(shape=(1000,))
+    assert (a.asnumpy() == c.asnumpy()).all() and (b.asnumpy() == d.asnumpy()).all()
+    assert not (a.asnumpy() == b.asnumpy()).all()
+    mx.random.seed(12)
+    assert not (mx.nd.random.uniform(shape=(1000,)).asnumpy() == a.asnumpy()).all()
+
+
+def test_same_seed_same_numbers_on_every_engine():
+    code = ("import mxplug as mx\n"
+            "mx.random.seed(2024)\n"
+            "xs = [mx.nd.random.normal(shape=(50,)) for _ in range(20)]\n"
+            "ys = [mx.nd.random.randint(0, 100, shape=(7,)) for _ in range(20)]\n"
+            "print(repr([x.asnumpy().tolist() for x in xs + ys]))\n")
+    outs = []
+    for engine in ("threaded", "naive"):
+        import os
+        os.environ["MXPLUG_ENGINE"] = engine
+        try:
+            p = run_python(code)
+        finally:
+            del os.environ["MXPLUG_ENGINE"]
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout)
+    assert outs[0] == outs[1] and len(outs[0]) > 1000
+
+
+def test_bad_parameters_are_clear_errors(mx):
+    with pytest.raises(mx.MXNetError, match=r"_random_uniform.*low"):
+        mx.nd.random.uniform(2, 1, shape=(3,))
+    with pytest.raises(mx.MXNetError, match=r"_random_randint.*low"):
+        mx.nd.random.randint(5, 5, shape=(3,))
+    with pytest.raises(mx.MXNetError, match=r"_random_normal.*scale"):
+        mx.nd.random.normal(0, -1, shape=(3,))
