@@ -2,9 +2,6 @@
 // _random_normal, _random_randint, _shuffle, _sample_multinomial). Each asks for the kRandom
 // resource, so the engine orders it with every other user of the stream and with mx.random.seed:
 // the same seed gives the same numbers on every engine.
-// get_random needs the host of ABI 1.1 or newer.
-#define MXPLUG_PLUGIN_ABI_MINOR_MIN 1
-
 #include <algorithm>
 #include <cmath>
 #include <string>

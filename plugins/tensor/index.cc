@@ -14,21 +14,9 @@ using mxplug::OpReqType;
 using mxplug_tensor::TBlob;
 using mxplug_tensor::TShape;
 
-// Sets a gradient that does not exist (indices, conditions) to zero, as MXNet does.
-void ZeroGrad(const TBlob& g, OpReqType req) {
-  if (req == mxplug::kNullOp || req == mxplug::kAddTo) return;
-  mxplug::TypeSwitch(g.type_flag_, [&](auto zero) {
-    using T = decltype(zero);
-    std::fill(g.dptr<T>(), g.dptr<T>() + g.Size(), T(0));
-  });
-}
+using mxplug::WriteZeroGradient;
 
-// Reads index i of an index array of any dtype as an integer.
-int64_t IndexAt(const TBlob& idx, int64_t i) {
-  int64_t v = 0;
-  mxplug::TypeSwitch(idx.type_flag_, [&](auto zero) { v = static_cast<int64_t>(idx.dptr<decltype(zero)>()[i]); });
-  return v;
-}
+int64_t IndexAt(const TBlob& idx, int64_t i) { return static_cast<int64_t>(mxplug::ValueAsDouble(idx, i)); }
 
 // ---- pick(data, index, axis, keepdims, mode): data's element at index along axis ----
 
@@ -120,7 +108,7 @@ class PickProp : public mxplug::OperatorProperty {
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
                     const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-        ZeroGrad(ig[1], req[1]);
+        WriteZeroGradient(ig[1], req[1]);
         if (req[0] == mxplug::kNullOp) return;
         SetAxis(ig[0].ndim());
         mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
@@ -195,7 +183,7 @@ class OneHotProp : public mxplug::OperatorProperty {
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
                     const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-        ZeroGrad(ig[0], req[0]);
+        WriteZeroGradient(ig[0], req[0]);
       }
     };
     auto* k = new Kernel();
@@ -271,7 +259,7 @@ class WhereProp : public mxplug::OperatorProperty {
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
                     const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-        ZeroGrad(ig[0], req[0]);
+        WriteZeroGradient(ig[0], req[0]);
         mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
           using T = decltype(zero);
           const T* g = og[0].dptr<T>();

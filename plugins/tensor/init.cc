@@ -187,7 +187,7 @@ class LikeProp : public mxplug_tensor::UnaryShapeProp<mxplug_tensor::NoParam> {
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
                     const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
-        Fill(in_grad[0], req[0] == mxplug::kAddTo ? mxplug::kNullOp : req[0], [](int64_t) { return 0.0; });
+        mxplug::WriteZeroGradient(in_grad[0], req[0]);
       }
     };
     return new Kernel();

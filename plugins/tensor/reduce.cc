@@ -342,11 +342,7 @@ class ArgProp : public mxplug::OperatorProperty {
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
                     const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-        if (req[0] == mxplug::kNullOp || req[0] == mxplug::kAddTo) return;  // no gradient
-        mxplug::TypeSwitch(ig[0].type_flag_, [&](auto zero) {
-          using T = decltype(zero);
-          std::fill(ig[0].dptr<T>(), ig[0].dptr<T>() + ig[0].Size(), T(0));
-        });
+        mxplug::WriteZeroGradient(ig[0], req[0]);  // an index has no gradient
       }
     };
     auto* k = new Kernel();

@@ -508,11 +508,7 @@ struct TakeKernel : mxplug::Operator {
   void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
                 const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                 const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-    if (req[1] != mxplug::kNullOp && req[1] != mxplug::kAddTo)  // indices get no gradient
-      mxplug::TypeSwitch(ig[1].type_flag_, [&](auto zero) {
-        using I = decltype(zero);
-        std::fill(ig[1].dptr<I>(), ig[1].dptr<I>() + ig[1].Size(), I(0));
-      });
+    mxplug::WriteZeroGradient(ig[1], req[1]);  // indices get no gradient
     if (req[0] == mxplug::kNullOp) return;
     axis = AxisOf(ig[0].ndim());
     mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {

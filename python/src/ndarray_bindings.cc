@@ -314,6 +314,29 @@ void DefineNDArray(py::module_& m) {
   m.def("op_inputs", [](const std::string& name, py::dict kwargs) {
     return ImperativeOp::Get(name, ToKwArgs(kwargs))->input_names();
   });
+  m.def("invoke_backward", [](const std::string& name, py::dict kwargs, const std::vector<NDArray>& inputs,
+                              const std::vector<NDArray>& outputs, const std::vector<NDArray>& out_grads) {
+    std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
+    std::vector<NDArray> all_outputs = outputs, all_grads = out_grads;
+    all_outputs.resize(op->num_outputs());
+    all_grads.resize(op->num_outputs());
+    std::vector<NDArray> in_grads;
+    {
+      py::gil_scoped_release release;
+      op->Backward(all_grads, inputs, all_outputs, &in_grads);
+    }
+    return in_grads;
+  }, "Gradients of an op's arguments from its inputs, outputs and output gradients (for tests and "
+     "autograd).");
+  m.def("invoke_train", [](const std::string& name, const std::vector<NDArray>& inputs, py::dict kwargs) {
+    std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
+    std::vector<NDArray> outputs;
+    {
+      py::gil_scoped_release release;
+      op->Invoke(inputs, &outputs, /*is_train=*/true);
+    }
+    return outputs;
+  }, "Runs an op in training mode; returns every output, internal ones included.");
   m.def("infer_shapes", [](const std::string& name, py::dict kwargs, const py::list& in_shapes) {
     std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
     std::vector<TShape> in, out, aux;

@@ -379,3 +379,67 @@ TEST_F(Ops, DotBackwardMatchesFiniteDifferencesForEveryTransposition) {
 
 }  // namespace
 }  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, ActivationsBackwardMatchFiniteDifferences) {
+  for (const char* act : {"relu", "sigmoid", "tanh", "softrelu", "softsign"})
+    CheckBackward("Activation", {{"act_type", act}}, {TShape{3, 4}}, 0.1, 2.0);
+  CheckBackward("Activation", {{"act_type", "tanh"}}, {TShape{3, 4}});
+  for (const char* act : {"leaky", "elu", "selu", "gelu"}) {
+    CheckBackward("LeakyReLU", {{"act_type", act}, {"slope", "0.3"}}, {TShape{3, 4}}, -2.0, -0.1);
+    CheckBackward("LeakyReLU", {{"act_type", act}}, {TShape{3, 4}}, 0.1, 2.0);
+  }
+  CheckBackward("LeakyReLU", {{"act_type", "prelu"}}, {TShape{2, 3, 2}, TShape{3}}, -2.0, -0.1);
+  for (const char* op : {"softmax", "log_softmax"}) {
+    CheckBackward(op, {}, {TShape{3, 5}});
+    CheckBackward(op, {{"axis", "0"}, {"temperature", "2.5"}}, {TShape{3, 2, 2}});
+  }
+  CheckBackward("Embedding", {{"input_dim", "3"}, {"output_dim", "4"}}, {TShape{5}, TShape{3, 4}}, 0.1, 2.9);
+}
+
+// Loss layers ignore the incoming gradient: their backward is the loss gradient itself.
+TEST_F(Ops, OutputLayersBackwardIsTheLossGradient) {
+  const std::vector<double> x{0.2, -1.0, 0.5, 2.0, 0.1, -0.3};
+  const std::vector<double> label{2, 0};
+  OpRunner so("SoftmaxOutput", {{"grad_scale", "2"}, {"normalization", "batch"}});
+  std::vector<Tensor> in{Make(x, TShape{2, 3}), Make(label, TShape{2})};
+  std::vector<Tensor> out = so.Forward(in);
+  std::vector<double> y = out[0].ToVector<double>();
+  for (int r = 0; r < 2; ++r) {
+    double z = 0;
+    for (int j = 0; j < 3; ++j) z += std::exp(x[r * 3 + j]);
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(y[r * 3 + j], std::exp(x[r * 3 + j]) / z, 1e-12);
+  }
+  std::vector<Tensor> junk{Make(std::vector<double>(6, 123.0), TShape{2, 3})};
+  std::vector<double> g = so.Backward(junk, in, out)[0].ToVector<double>();
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_NEAR(g[r * 3 + j], (y[r * 3 + j] - (j == label[r] ? 1 : 0)) * 2 / 2, 1e-12);
+
+  const std::vector<double> t{1, 2, 3, 4, 5, 6};
+  for (const char* op : {"LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"}) {
+    SCOPED_TRACE(op);
+    OpRunner r(op, {{"grad_scale", "3"}});
+    std::vector<Tensor> rin{Make(x, TShape{2, 3}), Make(t, TShape{2, 3})};
+    std::vector<Tensor> rout = r.Forward(rin);
+    std::vector<double> ry = rout[0].ToVector<double>(), rg = r.Backward(junk, rin, rout)[0].ToVector<double>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      const bool logistic = std::string(op) == "LogisticRegressionOutput";
+      EXPECT_NEAR(ry[i], logistic ? 1 / (1 + std::exp(-x[i])) : x[i], 1e-12);
+      const double diff = ry[i] - t[i];
+      const double d = std::string(op) == "MAERegressionOutput" ? (diff > 0) - (diff < 0) : diff;
+      EXPECT_NEAR(rg[i], 3.0 / 3.0 * d, 1e-12);  // scale / num_output (3 per instance)
+    }
+  }
+  OpRunner loss("MakeLoss", {{"grad_scale", "0.5"}, {"normalization", "valid"}, {"valid_thresh", "0.15"}});
+  std::vector<Tensor> lin{Make(x, TShape{2, 3})};
+  std::vector<Tensor> lout = loss.Forward(lin);
+  EXPECT_EQ(lout[0].ToVector<double>(), x);
+  std::vector<double> lg = loss.Backward(junk, lin, lout)[0].ToVector<double>();
+  for (double v : lg) EXPECT_NEAR(v, 0.5 / 3, 1e-12);  // 3 elements exceed 0.15
+}
+
+}  // namespace
+}  // namespace mxplug

@@ -144,7 +144,7 @@ def test_check_validates_one_file_in_a_child(cache_dir):
     code, out, _ = run_json(["check", str(TEST_PLUGINS.parent.parent / "lib/mxplug/plugins/libmxplug_nn.so")],
                             cache_dir=cache_dir)
     assert code == 0
-    assert out["verdict"] == "ok" and out["plugin"]["ops"] == ["FullyConnected", "dot", "batch_dot"]
+    assert out["verdict"] == "ok" and "FullyConnected" in out["plugin"]["ops"]
     assert out["extra_exports"] == []
     code, text, _ = run_cli(["check", CRASH + "/libtest_init_crashes.so"], cache_dir=cache_dir)
     assert code == 1 and "crashed: crashed while loading in a probe process (signal 11" in text

@@ -169,6 +169,23 @@ void TypeSwitch(int type_flag, Fn&& fn) {
 template <typename T>
 using ComputeType = std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
 
+/*! \brief Element i of a blob of any dtype, as a double (indices, labels). */
+inline double ValueAsDouble(const TBlob& blob, int64_t i) {
+  double v = 0;
+  TypeSwitch(blob.type_flag_, [&](auto zero) { v = static_cast<double>(blob.dptr<decltype(zero)>()[i]); });
+  return v;
+}
+
+/*! \brief The gradient of an input that has none (indices, labels): zeros, as MXNet writes. */
+inline void WriteZeroGradient(const TBlob& grad, OpReqType req) {
+  if (req == kNullOp || req == kAddTo) return;
+  TypeSwitch(grad.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    T* d = grad.dptr<T>();
+    for (int64_t i = 0; i < grad.Size(); ++i) d[i] = T(0);
+  });
+}
+
 /*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
 template <typename T>
 inline void Assign(T& out, OpReqType req, T value) {
