@@ -30,8 +30,12 @@ function(mxplug_add_plugin name)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_link_options(${name} PRIVATE
-    "-Wl,--version-script=${_MXPLUG_HELPERS_DIR}/mxplug_plugin.map" "-Wl,--no-undefined")
+  target_link_options(${name} PRIVATE "-Wl,--version-script=${_MXPLUG_HELPERS_DIR}/mxplug_plugin.map")
+  # A plugin must resolve all its symbols itself, except under Clang's sanitizers, whose runtime
+  # lives in the executable and is found only at load time.
+  if(NOT (CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND MXPLUG_SANITIZE))
+    target_link_options(${name} PRIVATE "-Wl,--no-undefined")
+  endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
   elseif(DEFINED MXPLUG_PLUGIN_OUTPUT_DIR)

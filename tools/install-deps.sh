@@ -11,7 +11,7 @@ packages=(
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libdlpack-dev
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # Python package (Debian's /usr/bin/python3 is the project's interpreter)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-torch
   # distribution

@@ -2,7 +2,8 @@
 # Builds if needed, installs into <build>/install, then runs every test: ctest (C++) and pytest
 # (the CLI, Python and the out-of-tree plugin example, against the installed tree); then the C++
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer (<build>-asan), and the engine
-# and NDArray tests under ThreadSanitizer (<build>-tsan). Skip both with MXPLUG_TEST_SANITIZERS=0.
+# and NDArray tests under ThreadSanitizer (<build>-tsan), then fuzzes the .params loader for 30 s
+# (libFuzzer, <build>-fuzz, MXPLUG_FUZZ_SECONDS). Skip all three with MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${MXPLUG_BUILD_DIR:-build}"
@@ -35,4 +36,21 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
     tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF
   cmake --build "$tsan" --target mxplug_tests
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray'
+
+  echo "== Fuzzing the .params loader (libFuzzer under ASan and UBSan, ${MXPLUG_FUZZ_SECONDS:-30} s) =="
+  fuzz="$build-fuzz"
+  [[ -f "$fuzz/CMakeCache.txt" ]] ||
+    tools/configure.sh "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF
+  cmake --build "$fuzz" --target mxplug_fuzz_ndarray_file
+  corpus="$fuzz/fuzz-corpus"
+  mkdir -p "$corpus" && cp tests/fuzz/corpus/* "$corpus/"  # MXNet 1.9.1's own files as seeds
+  log="$fuzz/fuzz.log"
+  if ! UBSAN_OPTIONS=halt_on_error=1 "$fuzz/bin/mxplug_fuzz_ndarray_file" \
+      -max_total_time="${MXPLUG_FUZZ_SECONDS:-30}" -max_len=4096 -rss_limit_mb=2048 \
+      -print_final_stats=1 "$corpus" >"$log" 2>&1; then
+    cat "$log"  # the crash report and the input that caused it
+    exit 1
+  fi
+  grep -E "^Done|stat::number_of_executed_units" "$log"
 fi
