@@ -74,9 +74,7 @@ class ActivationProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
-    if ((*in)[0].ndim() < 0) return false;
-    (*out)[0] = (*in)[0];
-    return (*in)[0].IsKnown();
+    return mxplug::InferSameShape(in, out);
   }
   // No in-place forward: backward reads the input as well as the output.
   mxplug::Operator* CreateOperator(mxplug::Context) const override {

@@ -73,40 +73,42 @@ struct MatMul {
   }
 };
 
+// The matrix product that dot (or batch_dot, kBatch) of lhs l and rhs r computes.
+template <bool kBatch>
+MatMul Plan(const DotParam& p, const TShape& l, const TShape& r) {
+MatMul mm{p.transpose_a, p.transpose_b, {}, {}};
+  if (kBatch) {
+    if (l.ndim() != 3 || r.ndim() != 3 || l[0] != r[0])
+      throw std::invalid_argument("batch_dot needs lhs and rhs of 3 dimensions with the same batch "
+                                  "size, got " + l.ToString() + " and " + r.ToString());
+    mm.batch = l[0];
+    mm.a = {l[1], l[2]}, mm.b = {r[1], r[2]};
+  } else {
+    if (l.ndim() < 1 || r.ndim() < 1)
+      throw std::invalid_argument("dot needs inputs of at least one dimension");
+    mm.a = AsMatrix(l, mm.ta ? 1 : l.ndim() - 1);
+    mm.b = AsMatrix(r, mm.tb ? r.ndim() - 1 : 1);
+    if (l.ndim() == 1) mm.a = mm.ta ? Matrix{l[0], 1} : Matrix{1, l[0]};
+    if (r.ndim() == 1) mm.b = mm.tb ? Matrix{1, r[0]} : Matrix{r[0], 1};
+  }
+  if (mm.K() != (mm.tb ? mm.b.cols : mm.b.rows))
+    throw std::invalid_argument("lhs of shape " + l.ToString() + " and rhs of shape " + r.ToString() +
+                                " do not share the reduction axis (transpose_a=" +
+                                (mm.ta ? "True" : "False") + ", transpose_b=" + (mm.tb ? "True" : "False") + ")");
+  return mm;
+}
+
 template <bool kBatch>
 class DotProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
 
-  MatMul Plan(const TShape& l, const TShape& r) const {
-    MatMul mm{param_.transpose_a, param_.transpose_b, {}, {}};
-    if (kBatch) {
-      if (l.ndim() != 3 || r.ndim() != 3 || l[0] != r[0])
-        throw std::invalid_argument("batch_dot needs lhs and rhs of 3 dimensions with the same batch "
-                                    "size, got " + l.ToString() + " and " + r.ToString());
-      mm.batch = l[0];
-      mm.a = {l[1], l[2]}, mm.b = {r[1], r[2]};
-    } else {
-      if (l.ndim() < 1 || r.ndim() < 1)
-        throw std::invalid_argument("dot needs inputs of at least one dimension");
-      mm.a = AsMatrix(l, mm.ta ? 1 : l.ndim() - 1);
-      mm.b = AsMatrix(r, mm.tb ? r.ndim() - 1 : 1);
-      if (l.ndim() == 1) mm.a = mm.ta ? Matrix{l[0], 1} : Matrix{1, l[0]};
-      if (r.ndim() == 1) mm.b = mm.tb ? Matrix{1, r[0]} : Matrix{r[0], 1};
-    }
-    if (mm.K() != (mm.tb ? mm.b.cols : mm.b.rows))
-      throw std::invalid_argument("lhs of shape " + l.ToString() + " and rhs of shape " + r.ToString() +
-                                  " do not share the reduction axis (transpose_a=" +
-                                  (mm.ta ? "True" : "False") + ", transpose_b=" + (mm.tb ? "True" : "False") + ")");
-    return mm;
-  }
-
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     const TShape& l = (*in)[0];
     const TShape& r = (*in)[1];
     if (l.ndim() < 0 || r.ndim() < 0) return false;
-    const MatMul mm = Plan(l, r);
+    const MatMul mm = Plan<kBatch>(param_, l, r);
     std::vector<int64_t> d;
     if (kBatch) {
       d = {mm.batch, mm.M(), mm.N()};
@@ -140,7 +142,7 @@ class DotProp : public mxplug::OperatorProperty {
       void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
         if (req[0] == mxplug::kNullOp) return;
-        const MatMul mm = Plan(in[0].shape_, in[1].shape_);
+        const MatMul mm = Plan<kBatch>(p, in[0].shape_, in[1].shape_);
         mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
           using T = decltype(zero);
           mm.Forward(in[0].dptr<T>(), in[1].dptr<T>(), out[0].dptr<T>(), req[0]);
@@ -149,18 +151,13 @@ class DotProp : public mxplug::OperatorProperty {
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
                     const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-        const MatMul mm = Plan(in[0].shape_, in[1].shape_);
+        const MatMul mm = Plan<kBatch>(p, in[0].shape_, in[1].shape_);
         mxplug::RealTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
           using T = decltype(zero);
           mm.Backward(og[0].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(),
                       req[0] != mxplug::kNullOp ? ig[0].dptr<T>() : nullptr, req[0],
                       req[1] != mxplug::kNullOp ? ig[1].dptr<T>() : nullptr, req[1]);
         });
-      }
-      MatMul Plan(const TShape& l, const TShape& r) const {
-        DotProp copy;
-        copy.param_ = p;
-        return copy.Plan(l, r);
       }
     };
     auto* k = new Kernel();

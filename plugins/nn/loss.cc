@@ -41,10 +41,7 @@ class RegressionProp : public mxplug::OperatorProperty {
     return d.IsKnown();
   }
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    if ((*in)[0] == kMXPUnknownDType) return false;
-    if ((*in)[1] == kMXPUnknownDType) (*in)[1] = (*in)[0];
-    (*out)[0] = (*in)[0];
-    return true;
+    return mxplug::InferTypeFromFirst(in, out);
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>& in,
                                              const std::vector<int>& out) const override {
@@ -120,9 +117,7 @@ class MakeLossProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
-    if ((*in)[0].ndim() < 0) return false;
-    (*out)[0] = (*in)[0];
-    return (*in)[0].IsKnown();
+    return mxplug::InferSameShape(in, out);
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
                                              const std::vector<int>& out) const override {
@@ -134,13 +129,7 @@ class MakeLossProp : public mxplug::OperatorProperty {
       MakeLossParam p;
       void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
-        if (req[0] == mxplug::kNullOp) return;
-        mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-          using T = decltype(zero);
-          const T* x = in[0].dptr<T>();
-          T* y = out[0].dptr<T>();
-          for (int64_t i = 0; i < out[0].Size(); ++i) Assign(y[i], req[0], x[i]);
-        });
+        mxplug::AssignBlob(in[0], out[0], req[0]);
       }
       void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
                     const std::vector<TBlob>& out, const std::vector<OpReqType>& req,

@@ -36,12 +36,6 @@ void SoftmaxLine(const T* x, T* y, int64_t base, int64_t stride, int64_t n, doub
   }
 }
 
-int Axis(int axis, int nd) {
-  if (axis < -nd || axis >= nd)
-    throw std::out_of_range("axis " + std::to_string(axis) + " is out of range for " + std::to_string(nd) +
-                            " dimensions");
-  return axis < 0 ? axis + nd : axis;
-}
 
 struct SoftmaxParam : mxplug::Parameter<SoftmaxParam> {
   int axis;
@@ -70,7 +64,7 @@ class SoftmaxProp : public mxplug::OperatorProperty {
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     const TShape& d = (*in)[0];
     if (d.ndim() < 0) return false;
-    Axis(param_.axis, d.ndim());
+    mxplug::NormalizeAxis(param_.axis, d.ndim());
     (*out)[0] = d;
     return d.IsKnown();
   }
@@ -89,7 +83,7 @@ class SoftmaxProp : public mxplug::OperatorProperty {
           using T = decltype(zero);
           const T* x = in[0].dptr<T>();
           T* y = out[0].dptr<T>();
-          ForEachLine(in[0].shape_, Axis(axis, in[0].ndim()), [&](int64_t b, int64_t s, int64_t n) {
+          ForEachLine(in[0].shape_, mxplug::NormalizeAxis(axis, in[0].ndim()), [&](int64_t b, int64_t s, int64_t n) {
             SoftmaxLine(x, y, b, s, n, temp, kLog, req[0]);
           });
         });
@@ -104,7 +98,7 @@ class SoftmaxProp : public mxplug::OperatorProperty {
           const T* g = og[0].dptr<T>();
           const T* y = out[0].dptr<T>();
           T* dx = ig[0].dptr<T>();
-          ForEachLine(og[0].shape_, Axis(axis, og[0].ndim()), [&](int64_t b, int64_t s, int64_t n) {
+          ForEachLine(og[0].shape_, mxplug::NormalizeAxis(axis, og[0].ndim()), [&](int64_t b, int64_t s, int64_t n) {
             double dot = 0;
             for (int64_t j = 0; j < n; ++j) dot += kLog ? double(g[b + j * s]) : double(g[b + j * s]) * double(y[b + j * s]);
             for (int64_t j = 0; j < n; ++j) {
@@ -151,12 +145,18 @@ struct SoftmaxOutputParam : mxplug::Parameter<SoftmaxOutputParam> {
 };
 MXPLUG_REGISTER_PARAMETER(SoftmaxOutputParam);
 
+// How SoftmaxOutput sees data of shape d: without multi_output or preserve_shape MXNet flattens
+// it to (n, prod(rest)); the classes are on axis 1 with multi_output, else on the last axis.
+TShape SoftmaxOutputView(const SoftmaxOutputParam& p, const TShape& d) {
+  return p.multi_output || p.preserve_shape || d.ndim() <= 2 ? d : TShape{d[0], d.ProdShape(1, d.ndim())};
+}
+int ClassAxis(const SoftmaxOutputParam& p, const TShape& view) { return p.multi_output ? 1 : view.ndim() - 1; }
+
 class SoftmaxOutputProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
-  // The class axis, and the label's shape, for data of shape d.
-  int ClassAxis(const TShape& d) const { return param_.multi_output ? 1 : d.ndim() - 1; }
+  // The label's shape for the data's view: the view without its class axis.
   TShape LabelShape(const TShape& d) const {
     if (param_.multi_output) {
       std::vector<int64_t> l{d[0]};
@@ -171,11 +171,8 @@ class SoftmaxOutputProp : public mxplug::OperatorProperty {
     if (d.ndim() < 0) return false;
     if (d.ndim() < (param_.multi_output ? 2 : 1))
       throw std::invalid_argument("data has shape " + d.ToString() + "; too few dimensions");
-    // Without multi_output or preserve_shape, MXNet flattens data to (n, prod(rest)).
     TShape& label = (*in)[1];
-    const TShape flat = param_.multi_output || param_.preserve_shape || d.ndim() <= 2
-                            ? d : TShape{d[0], d.ProdShape(1, d.ndim())};
-    const TShape want = LabelShape(flat);
+    const TShape want = LabelShape(SoftmaxOutputView(param_, d));
     if (label.ndim() < 0) label = want;
     if (label.Size() != want.Size())
       throw std::invalid_argument("label has shape " + label.ToString() + ", expected " + want.ToString() +
@@ -195,19 +192,15 @@ class SoftmaxOutputProp : public mxplug::OperatorProperty {
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {
       SoftmaxOutputParam p;
-      int ClassAxis(const TShape& d) const { return p.multi_output ? 1 : d.ndim() - 1; }
-      TShape Flat(const TShape& d) const {
-        return p.multi_output || p.preserve_shape || d.ndim() <= 2 ? d : TShape{d[0], d.ProdShape(1, d.ndim())};
-      }
       void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
         if (req[0] == mxplug::kNullOp) return;
-        const TShape s = Flat(in[0].shape_);
+        const TShape s = SoftmaxOutputView(p, in[0].shape_);
         mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
           using T = decltype(zero);
           const T* x = in[0].dptr<T>();
           T* y = out[0].dptr<T>();
-          ForEachLine(s, ClassAxis(s), [&](int64_t b, int64_t st, int64_t n) {
+          ForEachLine(s, ClassAxis(p, s), [&](int64_t b, int64_t st, int64_t n) {
             SoftmaxLine(x, y, b, st, n, 1.0, false, req[0]);
           });
         });
@@ -217,8 +210,8 @@ class SoftmaxOutputProp : public mxplug::OperatorProperty {
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
         mxplug::WriteZeroGradient(ig[1], req[1]);  // labels get no gradient
         if (req[0] == mxplug::kNullOp) return;
-        const TShape s = Flat(out[0].shape_);
-        const int axis = ClassAxis(s);
+        const TShape s = SoftmaxOutputView(p, out[0].shape_);
+        const int axis = ClassAxis(p, s);
         mxplug::RealTypeSwitch(out[0].type_flag_, "", [&](auto zero) {
           using T = decltype(zero);
           const T* y = out[0].dptr<T>();

@@ -177,9 +177,7 @@ class ShuffleProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
-    if ((*in)[0].ndim() < 0) return false;
-    (*out)[0] = (*in)[0];
-    return (*in)[0].IsKnown();
+    return mxplug::InferSameShape(in, out);
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
     return {mxplug::ResourceRequest::kRandom};

@@ -4,7 +4,10 @@
 #ifndef MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_H_
 #define MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_H_
 
+#include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -53,16 +56,27 @@ class UnaryShapeProp : public ElementwiseProp {
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
-    TShape& data = (*in)[0];
-    if (data.ndim() < 0 && (*out)[0].ndim() >= 0) data = (*out)[0];
-    if (data.ndim() < 0) return false;
-    (*out)[0] = data;
-    return data.IsKnown();
+    return mxplug::InferSameShape(in, out);
   }
 
  protected:
   Param param_;
 };
+
+// What take and pick do with an index outside [0, n): the values of their `mode` parameter.
+enum IndexMode { kIndexClip = 0, kIndexWrap = 1, kIndexRaise = 2 };
+
+// Index k into an axis of length n, resolved as `mode` says. \throws std::out_of_range (raise).
+inline int64_t ResolveIndex(int64_t k, int64_t n, int mode, int axis) {
+  if (mode == kIndexWrap) return ((k % n) + n) % n;
+  if (mode == kIndexRaise) {
+    if (k < -n || k >= n)
+      throw std::out_of_range("index " + std::to_string(k) + " is out of range for axis " +
+                              std::to_string(axis) + " of size " + std::to_string(n));
+    return k < 0 ? k + n : k;
+  }
+  return k < 0 ? 0 : k >= n ? n - 1 : k;
+}
 
 // Base of ops whose output holds the input's elements, rearranged (reshapes, transposes, slices,
 // repeats): the output shape is OutShape(input), the dtype is kept, and backward reads only the
@@ -99,6 +113,37 @@ mxplug::OpRegistration& Register(const char* name, const char* doc,
   mxplug::OpRegistration& reg = mxplug::RegisterOpProperty<Prop>(name).describe(doc);
   for (const InputDoc& in : inputs) reg.add_argument(in.name, "NDArray-or-Symbol", in.doc);
   return reg.add_arguments(params).add_kernel(kDLCPU);
+}
+
+// A tuple parameter as MXNet writes it, "(0, None, 2)" or a bare "1", where None means the
+// default for that position. \throws std::invalid_argument naming the parameter.
+inline std::vector<std::optional<int64_t>> ParseOptionalTuple(const std::string& text, const char* name) {
+  std::vector<std::optional<int64_t>> out;
+  std::string body = text;
+  body.erase(std::remove_if(body.begin(), body.end(), [](char c) { return c == ' '; }), body.end());
+  if (!body.empty() && body.front() != '(' && body.front() != '[') body = "(" + body + ")";
+  if (body.size() < 2 || (body.front() != '(' && body.front() != '[') || (body.back() != ')' && body.back() != ']'))
+    throw std::invalid_argument(std::string("parameter '") + name + "' = '" + text +
+                                "' is not a tuple of integers or None");
+  body = body.substr(1, body.size() - 2);
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t comma = body.find(',', pos);
+    std::string item = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item == "None") {
+      out.emplace_back(std::nullopt);
+    } else if (!item.empty()) {
+      char* end = nullptr;
+      long long v = std::strtoll(item.c_str(), &end, 10);
+      if (*end != '\0')
+        throw std::invalid_argument(std::string("parameter '") + name + "' = '" + text +
+                                    "' is not a tuple of integers or None");
+      out.emplace_back(v);
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
 }
 
 // ---- Elementwise maps over one input (unary and scalar ops) ----

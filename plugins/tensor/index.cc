@@ -27,7 +27,8 @@ struct PickParam : mxplug::Parameter<PickParam> {
   MXPLUG_DECLARE_PARAMETER(PickParam) {
     MXPLUG_DECLARE_FIELD(axis).set_default(-1).describe("The axis to pick along (None: flattened).");
     MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe("Keep the picked axis with size 1.");
-    MXPLUG_DECLARE_FIELD(mode).set_default(0).add_enum("clip", 0).add_enum("wrap", 1).describe(
+    MXPLUG_DECLARE_FIELD(mode).set_default(mxplug_tensor::kIndexClip)
+        .add_enum("clip", mxplug_tensor::kIndexClip).add_enum("wrap", mxplug_tensor::kIndexWrap).describe(
         "Out-of-range indices: clip to the range or wrap around.");
   }
 };
@@ -37,14 +38,8 @@ class PickProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"data", "index"}; }
-  int Axis(int nd) const {
-    if (!param_.axis) return -1;
-    const int a = *param_.axis;
-    if (a < -nd || a >= nd)
-      throw std::out_of_range("axis " + std::to_string(a) + " is out of range for " + std::to_string(nd) +
-                              " dimensions");
-    return a < 0 ? a + nd : a;
-  }
+  // -1: the flattened array (axis None).
+  int Axis(int nd) const { return param_.axis ? mxplug::NormalizeAxis(*param_.axis, nd) : -1; }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     const TShape& d = (*in)[0];
     if (d.ndim() < 0) return false;
@@ -68,10 +63,7 @@ class PickProp : public mxplug::OperatorProperty {
     return d.IsKnown();
   }
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    if ((*in)[0] == kMXPUnknownDType) return false;
-    if ((*in)[1] == kMXPUnknownDType) (*in)[1] = (*in)[0];
-    (*out)[0] = (*in)[0];
-    return true;
+    return mxplug::InferTypeFromFirst(in, out);
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
                                              const std::vector<int>&) const override {
@@ -81,7 +73,7 @@ class PickProp : public mxplug::OperatorProperty {
     struct Kernel : mxplug::Operator {
       PickParam p;
       int axis = -1;  // set per call from p.axis and the data's rank
-      void SetAxis(int nd) { axis = !p.axis ? -1 : *p.axis < 0 ? *p.axis + nd : *p.axis; }
+      void SetAxis(int nd) { axis = p.axis ? mxplug::NormalizeAxis(*p.axis, nd) : -1; }
       // Calls fn(out_index, data_index) for every picked element.
       void Walk(const TShape& d, const TBlob& idx, const std::function<void(int64_t, int64_t)>& fn) const {
         const int64_t outer = axis < 0 ? 1 : d.ProdShape(0, axis);
@@ -89,8 +81,7 @@ class PickProp : public mxplug::OperatorProperty {
         const int64_t inner = axis < 0 ? 1 : d.ProdShape(axis + 1, d.ndim());
         for (int64_t a = 0; a < outer; ++a)
           for (int64_t b = 0; b < inner; ++b) {
-            int64_t k = IndexAt(idx, a * inner + b);
-            k = p.mode == 1 ? ((k % n) + n) % n : std::clamp<int64_t>(k, 0, n - 1);
+            const int64_t k = mxplug_tensor::ResolveIndex(IndexAt(idx, a * inner + b), n, p.mode, axis);
             fn(a * inner + b, (a * n + k) * inner + b);
           }
       }

@@ -12,16 +12,10 @@
 namespace {
 
 using mxplug::Assign;
+using mxplug::NormalizeAxis;
 using mxplug::OpReqType;
 using mxplug_tensor::TBlob;
 using mxplug_tensor::TShape;
-
-int NormalizeAxis(int axis, int ndim, const char* what = "axis") {
-  if (axis < -ndim || axis >= ndim)
-    throw std::out_of_range(std::string(what) + " " + std::to_string(axis) + " is out of range for " +
-                            std::to_string(ndim) + " dimensions");
-  return axis < 0 ? axis + ndim : axis;
-}
 
 // Copies `len` elements per outer row between a piece and the joined array: the piece's rows are
 // contiguous blocks of `len` at `offset` within each joined row of `row` elements.

@@ -34,34 +34,33 @@ MXPLUG_REGISTER_PARAMETER(ReduceParam);
 
 // Which axes of an ndim-d input are reduced.
 std::vector<bool> ReducedAxes(const ReduceParam& p, int nd) {
-  std::string text = p.axis;
-  text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
   std::vector<bool> reduced(nd, false);
-  if (text == "None" || text == "()" || text.empty()) {
+  if (p.axis == "None") {
     std::fill(reduced.begin(), reduced.end(), !p.exclude);
     return reduced;
   }
-  if (text.front() == '(' || text.front() == '[') text = text.substr(1, text.size() - 2);
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = text.find(',', pos);
-    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!item.empty()) {
-      char* end = nullptr;
-      long a = std::strtol(item.c_str(), &end, 10);
-      if (*end != '\0') throw std::invalid_argument("parameter 'axis' = '" + p.axis + "' is not an int, a tuple of ints or None");
-      if (a < -nd || a >= nd)
-        throw std::out_of_range("axis " + std::to_string(a) + " is out of range for an array of " +
-                                std::to_string(nd) + " dimensions");
-      if (a < 0) a += nd;
-      if (reduced[a]) throw std::invalid_argument("axis " + std::to_string(a) + " is named twice");
-      reduced[a] = true;
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
+  const std::vector<std::optional<int64_t>> axes = mxplug_tensor::ParseOptionalTuple(p.axis, "axis");
+  if (axes.empty()) std::fill(reduced.begin(), reduced.end(), true);  // "()": every axis
+  for (const auto& a : axes) {
+    if (!a) throw std::invalid_argument("parameter 'axis' = '" + p.axis + "' may not contain None");
+    const int axis = mxplug::NormalizeAxis(*a, nd);
+    if (reduced[axis]) throw std::invalid_argument("axis " + std::to_string(axis) + " is named twice");
+    reduced[axis] = true;
   }
   if (p.exclude) reduced.flip();
   return reduced;
+}
+
+// The result's shape: reduced axes dropped (or kept as 1); MXNet's legacy shapes have no 0-d
+// arrays, so reducing everything gives (1,).
+TShape ReducedShape(const TShape& in, const std::vector<bool>& reduced, bool keepdims) {
+  std::vector<int64_t> d;
+  for (int i = 0; i < in.ndim(); ++i) {
+    if (!reduced[i]) d.push_back(in[i]);
+    else if (keepdims) d.push_back(1);
+  }
+  if (d.empty()) d.push_back(1);
+  return TShape(d);
 }
 
 // The result's shape with the reduced axes kept as size 1 (what the kernel indexes with).
@@ -70,6 +69,15 @@ TShape KeptShape(const TShape& in, const std::vector<bool>& reduced) {
   for (size_t i = 0; i < d.size(); ++i)
     if (reduced[i]) d[i] = 1;
   return TShape(d);
+}
+
+// Calls fn(i, j) for every element i of an array of shape `in`, with j the element of the
+// kept-dims result (`kept`) it reduces into.
+template <class Fn>
+void ForEachReduced(const TShape& in, const TShape& kept, Fn&& fn) {
+  const std::vector<int64_t> zero_strides(in.ndim(), 0);
+  mxplug_tensor::ForEachBroadcast(in, zero_strides, mxplug_tensor::BroadcastStrides(kept, in),
+                                  [&](int64_t i, int64_t, int64_t j) { fn(i, j); });
 }
 
 enum class Kind { kSum, kMean, kProd, kMax, kMin, kNanSum, kNanProd };
@@ -93,9 +101,7 @@ class ReduceKernel : public mxplug::Operator {
       T* o = out[0].dptr<T>();
       const int64_t n = kept.Size();
       std::vector<A> acc(n, Init<A>());
-      const std::vector<int64_t> zero_strides(is.ndim(), 0);
-      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
-                                      [&](int64_t i, int64_t, int64_t j) { Combine(acc[j], A(x[i])); });
+      ForEachReduced(is, kept, [&](int64_t i, int64_t j) { Combine(acc[j], A(x[i])); });
       const int64_t count = n ? is.Size() / n : 0;
       for (int64_t j = 0; j < n; ++j) {
         A v = acc[j];
@@ -120,9 +126,7 @@ class ReduceKernel : public mxplug::Operator {
       const T* x = in[0].dptr<T>();
       const T* y = out[0].dptr<T>();
       T* d = ig[0].dptr<T>();
-      const std::vector<int64_t> zero_strides(is.ndim(), 0);
-      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
-                                      [&](int64_t i, int64_t, int64_t j) {
+      ForEachReduced(is, kept, [&](int64_t i, int64_t j) {
         const C gv = C(g[j]), xv = C(x[i]), yv = C(y[j]);
         C v;
         if constexpr (K == Kind::kSum) v = gv;
@@ -163,15 +167,7 @@ class ReduceProp : public mxplug::OperatorProperty {
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     const TShape& is = (*in)[0];
     if (is.ndim() < 0) return false;
-    const std::vector<bool> reduced = ReducedAxes(param_, is.ndim());
-    std::vector<int64_t> d;
-    for (int i = 0; i < is.ndim(); ++i) {
-      if (!reduced[i]) d.push_back(is[i]);
-      else if (param_.keepdims) d.push_back(1);
-    }
-    // MXNet's legacy shapes have no 0-d arrays: reducing everything gives shape (1,).
-    if (d.empty()) d.push_back(1);
-    (*out)[0] = TShape(d);
+    (*out)[0] = ReducedShape(is, ReducedAxes(param_, is.ndim()), param_.keepdims);
     return is.IsKnown();
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
@@ -220,9 +216,7 @@ class NormKernel : public mxplug::Operator {
       const T* x = in[0].dptr<T>();
       T* o = out[0].dptr<T>();
       std::vector<double> acc(static_cast<size_t>(kept.Size()), 0.0);
-      const std::vector<int64_t> zero_strides(is.ndim(), 0);
-      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
-                                      [&](int64_t i, int64_t, int64_t j) {
+      ForEachReduced(is, kept, [&](int64_t i, int64_t j) {
         const double v = static_cast<double>(x[i]);
         acc[j] += p_.ord == 1 ? std::abs(v) : v * v;
       });
@@ -242,9 +236,7 @@ class NormKernel : public mxplug::Operator {
       const T* x = in[0].dptr<T>();
       const T* y = out[0].dptr<T>();
       T* d = ig[0].dptr<T>();
-      const std::vector<int64_t> zero_strides(is.ndim(), 0);
-      mxplug_tensor::ForEachBroadcast(is, zero_strides, mxplug_tensor::BroadcastStrides(kept, is),
-                                      [&](int64_t i, int64_t, int64_t j) {
+      ForEachReduced(is, kept, [&](int64_t i, int64_t j) {
         T v;
         if (p_.ord == 1) v = g[j] * (x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : T(0));
         else v = y[j] == T(0) ? T(0) : g[j] * x[i] / y[j];
@@ -260,11 +252,11 @@ class NormKernel : public mxplug::Operator {
 class NormProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>* aux) const override {
-    ReduceProp<Kind::kSum> sum;
-    mxplug::KwArgs kw{{"axis", param_.axis}, {"keepdims", param_.keepdims ? "True" : "False"}};
-    sum.Init(kw);
-    return sum.InferShape(in, out, aux);
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+    const TShape& is = (*in)[0];
+    if (is.ndim() < 0) return false;
+    (*out)[0] = ReducedShape(is, ReducedAxes(AsReduce(param_), is.ndim()), param_.keepdims);
+    return is.IsKnown();
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
                                              const std::vector<int>& out) const override {
@@ -315,7 +307,7 @@ class ArgProp : public mxplug::OperatorProperty {
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {
       ArgParam p;
-      int axis_of(int nd) const { return p.axis ? (*p.axis < 0 ? *p.axis + nd : *p.axis) : -1; }
+      int axis_of(int nd) const { return p.axis ? mxplug::NormalizeAxis(*p.axis, nd) : -1; }
       void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
         if (req[0] == mxplug::kNullOp) return;
@@ -351,13 +343,7 @@ class ArgProp : public mxplug::OperatorProperty {
   }
 
  private:
-  int Axis(int nd) const {
-    const int a = *param_.axis;
-    if (a < -nd || a >= nd)
-      throw std::out_of_range("axis " + std::to_string(a) + " is out of range for " + std::to_string(nd) +
-                              " dimensions");
-    return a < 0 ? a + nd : a;
-  }
+  int Axis(int nd) const { return mxplug::NormalizeAxis(*param_.axis, nd); }
   ArgParam param_;
 };
 

@@ -32,29 +32,17 @@ void ForEachStrided(const TShape& shape, const std::vector<int64_t>& in_strides,
                                   [&](int64_t o, int64_t i, int64_t) { fn(o, in_offset + i); });
 }
 
-// Copies with a request, any dtype: dst[i] (op)= src[i].
-void CopyBlob(const TBlob& src, const TBlob& dst, OpReqType req) {
-  if (req == mxplug::kNullOp) return;
-  mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
-    using T = decltype(zero);
-    const T* s = src.dptr<T>();
-    T* d = dst.dptr<T>();
-    if (s == d && req != mxplug::kAddTo) return;
-    for (int64_t i = 0; i < dst.Size(); ++i) Assign(d[i], req, s[i]);
-  });
-}
-
 // A kernel whose output is its input's elements in order (reshapes): forward and backward copy.
 class CopyKernel : public mxplug::Operator {
  public:
   void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
-    CopyBlob(in[0], out[0], req[0]);
+    mxplug::AssignBlob(in[0], out[0], req[0]);
   }
   void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad, const std::vector<TBlob>&,
                 const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                 const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
-    CopyBlob(out_grad[0], in_grad[0], req[0]);
+    mxplug::AssignBlob(out_grad[0], in_grad[0], req[0]);
   }
 };
 
@@ -167,12 +155,8 @@ MXPLUG_REGISTER_PARAMETER(ExpandDimsParam);
 
 class ExpandDimsProp : public ReshapeLikeProp<ExpandDimsParam> {
   TShape OutShape(const TShape& in) const override {
-    const int nd = in.ndim();
-    int axis = param_.axis;
-    if (axis < -nd - 1 || axis > nd)
-      throw std::out_of_range("axis " + std::to_string(axis) + " is out of range for an array of " +
-                              std::to_string(nd) + " dimensions");
-    if (axis < 0) axis += nd + 1;
+    // The new axis is an axis of the result, which has one more dimension.
+    const int axis = mxplug::NormalizeAxis(param_.axis, in.ndim() + 1);
     std::vector<int64_t> d(in.begin(), in.end());
     d.insert(d.begin() + axis, 1);
     return TShape(d);
@@ -256,35 +240,6 @@ class TransposeProp : public ReshapeLikeProp<TransposeParam> {
 
 // ---- slice, _slice_assign, _slice_assign_scalar ----
 
-// begin/end/step as MXNet writes them: "(0, None, 2)"; None is the axis's default.
-std::vector<std::optional<int64_t>> ParseOptionalTuple(const std::string& text, const char* name) {
-  std::vector<std::optional<int64_t>> out;
-  std::string body = text;
-  body.erase(std::remove_if(body.begin(), body.end(), [](char c) { return c == ' '; }), body.end());
-  if (body.size() < 2 || (body.front() != '(' && body.front() != '[') || (body.back() != ')' && body.back() != ']'))
-    throw std::invalid_argument(std::string("parameter '") + name + "' = '" + text +
-                                "' is not a tuple of integers or None");
-  body = body.substr(1, body.size() - 2);
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t comma = body.find(',', pos);
-    std::string item = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (item == "None") {
-      out.emplace_back(std::nullopt);
-    } else if (!item.empty()) {
-      char* end = nullptr;
-      long long v = std::strtoll(item.c_str(), &end, 10);
-      if (*end != '\0')
-        throw std::invalid_argument(std::string("parameter '") + name + "' = '" + text +
-                                    "' is not a tuple of integers or None");
-      out.emplace_back(v);
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
-
 struct SliceParam : mxplug::Parameter<SliceParam> {
   std::string begin, end, step;
   MXPLUG_DECLARE_PARAMETER(SliceParam) {
@@ -302,8 +257,8 @@ struct Region {
 };
 
 Region SliceRegion(const SliceParam& p, const TShape& in) {
-  auto begin = ParseOptionalTuple(p.begin, "begin"), end = ParseOptionalTuple(p.end, "end"),
-       step = ParseOptionalTuple(p.step, "step");
+  auto begin = mxplug_tensor::ParseOptionalTuple(p.begin, "begin"), end = mxplug_tensor::ParseOptionalTuple(p.end, "end"),
+       step = mxplug_tensor::ParseOptionalTuple(p.step, "step");
   if (begin.size() != end.size() || (!step.empty() && step.size() != begin.size()))
     throw std::invalid_argument("begin " + p.begin + ", end " + p.end + " and step " + p.step +
                                 " must have the same length");
@@ -422,6 +377,10 @@ class SliceAssignProp : public mxplug::OperatorProperty {
                                                         const std::vector<int>& out) const override {
     return {{in[0], out[0]}};
   }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {og[0]};
+  }
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {
       SliceParam p;
@@ -430,7 +389,7 @@ class SliceAssignProp : public mxplug::OperatorProperty {
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
         if (req[0] == mxplug::kNullOp) return;
         if (req[0] == mxplug::kAddTo) throw std::invalid_argument("kAddTo is not supported");
-        CopyBlob(in[0], out[0], mxplug::kWriteTo);
+        mxplug::AssignBlob(in[0], out[0], mxplug::kWriteTo);
         std::vector<int64_t> walk;
         int64_t offset;
         RegionWalk(SliceRegion(p, out[0].shape_), out[0].shape_, &walk, &offset);
@@ -441,6 +400,30 @@ class SliceAssignProp : public mxplug::OperatorProperty {
           const T s = static_cast<T>(scalar);
           TShape region = kScalar ? SliceRegion(p, out[0].shape_).shape : in[1].shape_;
           ForEachStrided(region, walk, offset, [&](int64_t o, int64_t i) { d[i] = v ? v[o] : s; });
+        });
+      }
+      // lhs's gradient is the output gradient outside the region; rhs's is the region's.
+      void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>&,
+                    const std::vector<TBlob>&, const std::vector<OpReqType>& req,
+                    const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+        const TShape& shape = og[0].shape_;
+        const Region r = SliceRegion(p, shape);
+        std::vector<int64_t> walk;
+        int64_t offset;
+        RegionWalk(r, shape, &walk, &offset);
+        mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
+          using T = decltype(zero);
+          const T* g = og[0].dptr<T>();
+          if (req[0] != mxplug::kNullOp) {
+            std::vector<T> outside(g, g + og[0].Size());
+            ForEachStrided(r.shape, walk, offset, [&](int64_t, int64_t i) { outside[i] = T(0); });
+            T* dl = ig[0].dptr<T>();
+            for (size_t i = 0; i < outside.size(); ++i) Assign(dl[i], req[0], outside[i]);
+          }
+          if (!kScalar && req[1] != mxplug::kNullOp) {
+            T* dr = ig[1].dptr<T>();
+            ForEachStrided(r.shape, walk, offset, [&](int64_t o, int64_t i) { Assign(dr[o], req[1], g[i]); });
+          }
         });
       }
     };
@@ -462,7 +445,9 @@ struct TakeParam : mxplug::Parameter<TakeParam> {
   int mode;
   MXPLUG_DECLARE_PARAMETER(TakeParam) {
     MXPLUG_DECLARE_FIELD(axis).set_default(0).describe("The axis to take along.");
-    MXPLUG_DECLARE_FIELD(mode).set_default(0).add_enum("clip", 0).add_enum("wrap", 1).add_enum("raise", 2)
+    MXPLUG_DECLARE_FIELD(mode).set_default(mxplug_tensor::kIndexClip)
+        .add_enum("clip", mxplug_tensor::kIndexClip).add_enum("wrap", mxplug_tensor::kIndexWrap)
+        .add_enum("raise", mxplug_tensor::kIndexRaise)
         .describe("Out-of-range indices: clip to the range, wrap around, or raise an error.");
   }
 };
@@ -481,13 +466,7 @@ struct TakeKernel : mxplug::Operator {
       const I* ix = idx.dptr<I>();
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < count; ++j) {
-          int64_t k = static_cast<int64_t>(ix[j]);
-          if (p.mode == 2 && (k < -n || k >= n))
-            throw std::out_of_range("index " + std::to_string(k) + " is out of range for axis " +
-                                    std::to_string(axis) + " of size " + std::to_string(n));
-          if (p.mode == 1) k = ((k % n) + n) % n;
-          else if (p.mode == 2 && k < 0) k += n;
-          else k = std::clamp<int64_t>(k, 0, n - 1);
+          const int64_t k = mxplug_tensor::ResolveIndex(static_cast<int64_t>(ix[j]), n, p.mode, axis);
           fn((o * count + j) * inner, (o * n + k) * inner, inner);
         }
     });
@@ -521,19 +500,14 @@ struct TakeKernel : mxplug::Operator {
       });
     });
   }
-  int AxisOf(int nd) const { return p.axis < 0 ? p.axis + nd : p.axis; }
+  int AxisOf(int nd) const { return mxplug::NormalizeAxis(p.axis, nd); }
 };
 
 class TakeProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"a", "indices"}; }
-  int Axis(int nd) const {
-    if (param_.axis < -nd || param_.axis >= nd)
-      throw std::out_of_range("axis " + std::to_string(param_.axis) + " is out of range for an array of " +
-                              std::to_string(nd) + " dimensions");
-    return param_.axis < 0 ? param_.axis + nd : param_.axis;
-  }
+  int Axis(int nd) const { return mxplug::NormalizeAxis(param_.axis, nd); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     const TShape& a = (*in)[0];
     const TShape& idx = (*in)[1];
@@ -546,10 +520,7 @@ class TakeProp : public mxplug::OperatorProperty {
     return a.IsKnown() && idx.IsKnown();
   }
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    if ((*in)[0] == kMXPUnknownDType) return false;
-    if ((*in)[1] == kMXPUnknownDType) (*in)[1] = (*in)[0];
-    (*out)[0] = (*in)[0];
-    return true;
+    return mxplug::InferTypeFromFirst(in, out);
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
                                              const std::vector<int>&) const override {
@@ -643,8 +614,12 @@ const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input a
   Register<SliceAssignProp<false>>("_slice_assign", "lhs with the region begin:end:step replaced by rhs.",
                                    {{"lhs", "The array to assign into."}, {"rhs", "The values."}},
                                    SliceParam::Fields());
+  // The registration keeps pointers to the fields: this list lives as long as the plugin.
+  auto* scalar_fields = new std::vector<mxplug::FieldInfo>(SliceParam::Fields());
+  for (const mxplug::FieldInfo& f : mxplug_tensor::ScalarParam::Fields())
+    if (f.name == "scalar") scalar_fields->push_back(f);
   Register<SliceAssignProp<true>>("_slice_assign_scalar", "data with the region set to a scalar.", kData,
-                                  SliceParam::Fields());
+                                  *scalar_fields);
   Register<TakeProp>("take", "Takes elements along an axis at the given indices.",
                      {{"a", "The input array."}, {"indices", "The indices of the values to take."}},
                      TakeParam::Fields());

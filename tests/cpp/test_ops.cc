@@ -443,3 +443,18 @@ TEST_F(Ops, OutputLayersBackwardIsTheLossGradient) {
 
 }  // namespace
 }  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, TakeAndSliceAssignBackwardMatchFiniteDifferences) {
+  // Index inputs hold non-integers in (0.1, 2.9), as in the pick test above.
+  CheckBackward("take", {{"axis", "1"}}, {TShape{2, 3, 2}, TShape{2, 2}}, 0.1, 2.9);
+  CheckBackward("take", {{"axis", "0"}, {"mode", "wrap"}}, {TShape{3, 2}, TShape{4}}, 0.1, 2.9);
+  CheckBackward("_slice_assign", {{"begin", "(1, None)"}, {"end", "(3, None)"}, {"step", "(1, 2)"}},
+                {TShape{4, 3}, TShape{2, 2}});
+  CheckBackward("_slice_assign_scalar", {{"begin", "(0,)"}, {"end", "(2,)"}, {"scalar", "4"}}, {TShape{3, 2}});
+}
+
+}  // namespace
+}  // namespace mxplug

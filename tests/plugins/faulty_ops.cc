@@ -19,9 +19,7 @@ class SameShapeProp : public mxplug::OperatorProperty {
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<mxplug::TShape>* in, std::vector<mxplug::TShape>* out,
                   std::vector<mxplug::TShape>*) const override {
-    if ((*in)[0].ndim() < 0) return false;
-    (*out)[0] = (*in)[0];
-    return true;
+    return mxplug::InferSameShape(in, out);
   }
 
  private:

@@ -55,9 +55,10 @@ def installed_tree(tmp_path_factory):
     return INSTALL
 
 
-def run_python(code, plugin_path=""):
+def run_python(code, plugin_path="", extra_env=None):
     """Runs code in a fresh interpreter that imports the installed mxplug package."""
     env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH=plugin_path)
+    env.update(extra_env or {})
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
 
 
@@ -74,9 +75,8 @@ MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" 
 
 
 def run_mxnet(code):
-    """Runs code under MXNet 1.9.1 (the reference made by tools/install-deps.sh); None without it."""
-    if not MXNET_PYTHON.exists():
-        return None
+    """Runs code under MXNet 1.9.1, the reference environment tools/install-deps.sh makes."""
+    assert MXNET_PYTHON.exists(), "%s is missing: run tools/install-deps.sh" % MXNET_PYTHON
     p = subprocess.run([str(MXNET_PYTHON), "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     return p.stdout

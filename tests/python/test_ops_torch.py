@@ -3,7 +3,7 @@ op's own gradient against torch.autograd, in float64."""
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # Debian's python3-torch, installed by tools/install-deps.sh
 torch.set_num_threads(2)
 rng = np.random.default_rng(5)
 

@@ -65,13 +65,9 @@ def test_same_seed_same_numbers_on_every_engine():
             "print(repr([x.asnumpy().tolist() for x in xs + ys]))\n")
     outs = []
     for engine in ("threaded", "naive"):
-        import os
-        os.environ["MXPLUG_ENGINE"] = engine
-        try:
-            p = run_python(code)
-        finally:
-            del os.environ["MXPLUG_ENGINE"]
+        p = run_python(code, extra_env={"MXPLUG_ENGINE": engine, "MXPLUG_LOG_LEVEL": "1"})
         assert p.returncode == 0, p.stderr
+        assert engine + " engine" in p.stderr  # the engine asked for is the one that ran
         outs.append(p.stdout)
     assert outs[0] == outs[1] and len(outs[0]) > 1000
 

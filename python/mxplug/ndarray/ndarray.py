@@ -223,10 +223,6 @@ def _astype(self, dtype, copy=True):
     return _invoke("Cast", [self], dtype=name)
 
 
-def _wait_to_read(self):
-    NDArray.wait_to_read(self)
-
-
 # ---- Shape -----------------------------------------------------------------------------------
 
 def _reshape(self, *shape, **kwargs):

@@ -169,6 +169,25 @@ void TypeSwitch(int type_flag, Fn&& fn) {
 template <typename T>
 using ComputeType = std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
 
+/*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
+template <typename T>
+inline void Assign(T& out, OpReqType req, T value) {
+  if (req == kAddTo) out += value;
+  else if (req != kNullOp) out = value;
+}
+
+/*! \brief dst (op)= src element by element, any dtype, as `req` says (identity kernels). */
+inline void AssignBlob(const TBlob& src, const TBlob& dst, OpReqType req) {
+  if (req == kNullOp) return;
+  TypeSwitch(src.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s = src.dptr<T>();
+    T* d = dst.dptr<T>();
+    if (s == d && req != kAddTo) return;  // in place: already there
+    for (int64_t i = 0; i < dst.Size(); ++i) Assign(d[i], req, s[i]);
+  });
+}
+
 /*! \brief Element i of a blob of any dtype, as a double (indices, labels). */
 inline double ValueAsDouble(const TBlob& blob, int64_t i) {
   double v = 0;
@@ -186,12 +205,6 @@ inline void WriteZeroGradient(const TBlob& grad, OpReqType req) {
   });
 }
 
-/*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
-template <typename T>
-inline void Assign(T& out, OpReqType req, T value) {
-  if (req == kAddTo) out += value;
-  else if (req != kNullOp) out = value;
-}
 
 /*!
  * \brief An op's computation on one device (the seeds' Operator). Made by

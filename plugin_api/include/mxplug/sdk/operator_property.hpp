@@ -18,6 +18,30 @@
 
 namespace mxplug {
 
+/*!
+ * \brief InferShape for ops whose one output has the shape of input 0 (MXNet's ElemwiseShape for
+ * one input): fills whichever of the two is unknown from the other.
+ */
+inline bool InferSameShape(std::vector<TShape>* in, std::vector<TShape>* out) {
+  TShape& data = (*in)[0];
+  if (data.ndim() < 0 && (*out)[0].ndim() >= 0) data = (*out)[0];
+  if (data.ndim() < 0) return false;
+  (*out)[0] = data;
+  return data.IsKnown();
+}
+
+/*!
+ * \brief InferType for ops whose output has input 0's dtype while other inputs (indices, labels)
+ * may have any dtype: unknown ones take input 0's.
+ */
+inline bool InferTypeFromFirst(std::vector<int>* in, std::vector<int>* out) {
+  if ((*in)[0] == kMXPUnknownDType) return false;
+  for (int& t : *in)
+    if (t == kMXPUnknownDType) t = (*in)[0];
+  (*out)[0] = (*in)[0];
+  return true;
+}
+
 class OperatorProperty {
  public:
   virtual ~OperatorProperty() = default;

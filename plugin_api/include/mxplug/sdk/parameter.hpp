@@ -305,6 +305,15 @@ class FieldEntry {
     info_->assign_default = &sdk::AssignDefault<F>;
     return *this;
   }
+  /*! \brief `set_default(std::nullopt)` for an optional field: the default is None. (Its own
+   * overload, so that no empty optional is formatted: GCC warns about reading its payload.) */
+  FieldEntry& set_default(std::nullopt_t) {
+    static_assert(sdk::IsOptional<F>::value, "only an optional field can default to None");
+    info_->has_default = true;
+    info_->default_storage = info_->default_text = "None";
+    info_->assign_default = &sdk::AssignDefault<F>;
+    return *this;
+  }
   FieldEntry& set_lower_bound(double v) { return info_->has_lower = true, info_->lower = v, *this; }
   FieldEntry& set_upper_bound(double v) { return info_->has_upper = true, info_->upper = v, *this; }
   FieldEntry& set_range(double lo, double hi) { return set_lower_bound(lo).set_upper_bound(hi); }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,17 @@ class TShape {
   bool known_ = false;
   std::vector<int64_t> dims_;
 };
+
+/*!
+ * \brief An axis given as MXNet does (negative counts from the end) as an index in [0, ndim).
+ * \throws std::out_of_range naming `what` ("axis", "dim") when it is not an axis of ndim dims.
+ */
+inline int NormalizeAxis(int64_t axis, int ndim, const char* what = "axis") {
+  if (axis < -ndim || axis >= ndim)
+    throw std::out_of_range(std::string(what) + " " + std::to_string(axis) + " is out of range for an " +
+                            "array of " + std::to_string(ndim) + " dimensions");
+  return static_cast<int>(axis < 0 ? axis + ndim : axis);
+}
 
 }  // namespace mxplug
 
