@@ -109,18 +109,15 @@ class FullyConnectedProp : public mxplug::OperatorProperty {
       dims.back() = n;
       oshape = TShape(dims);
     }
-    Expect(&(*in)[1], TShape{n, k}, "weight", data);
-    if (!param_.no_bias) Expect(&(*in)[2], TShape{n}, "bias", data);
+    mxplug::InferParameterShape(&(*in)[1], TShape{n, k}, "weight", data);
+    if (!param_.no_bias) mxplug::InferParameterShape(&(*in)[2], TShape{n}, "bias", data);
     (*out)[0] = oshape;
     return data.IsKnown();
   }
 
-  // BLAS computes in float32 or float64: say so at the call rather than in the kernel.
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>* aux) const override {
     if (!OperatorProperty::InferType(in, out, aux)) return false;
-    if ((*in)[0] != kMXPFloat32 && (*in)[0] != kMXPFloat64)
-      throw std::invalid_argument("data has dtype " + mxplug::DTypeName((*in)[0]) +
-                                  "; expected float32 or float64");
+    mxplug_nn::RequireBlasType((*in)[0]);
     return true;
   }
 
@@ -137,17 +134,6 @@ class FullyConnectedProp : public mxplug::OperatorProperty {
   }
 
  private:
-  static void Expect(TShape* shape, const TShape& expected, const char* name, const TShape& data) {
-    if (shape->ndim() < 0) {
-      *shape = expected;
-      return;
-    }
-    if (*shape != expected)
-      throw std::invalid_argument(std::string(name) + " has shape " + shape->ToString() +
-                                  ", expected " + expected.ToString() + " for data of shape " +
-                                  data.ToString());
-  }
-
   FullyConnectedParam param_;
 };
 

@@ -614,12 +614,15 @@ const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input a
   Register<SliceAssignProp<false>>("_slice_assign", "lhs with the region begin:end:step replaced by rhs.",
                                    {{"lhs", "The array to assign into."}, {"rhs", "The values."}},
                                    SliceParam::Fields());
-  // The registration keeps pointers to the fields: this list lives as long as the plugin.
-  auto* scalar_fields = new std::vector<mxplug::FieldInfo>(SliceParam::Fields());
-  for (const mxplug::FieldInfo& f : mxplug_tensor::ScalarParam::Fields())
-    if (f.name == "scalar") scalar_fields->push_back(f);
+  // The registration keeps pointers to the fields: a static lives as long as the plugin.
+  static const std::vector<mxplug::FieldInfo> scalar_fields = [] {
+    std::vector<mxplug::FieldInfo> fields = SliceParam::Fields();
+    for (const mxplug::FieldInfo& f : mxplug_tensor::ScalarParam::Fields())
+      if (f.name == "scalar") fields.push_back(f);
+    return fields;
+  }();
   Register<SliceAssignProp<true>>("_slice_assign_scalar", "data with the region set to a scalar.", kData,
-                                  *scalar_fields);
+                                  scalar_fields);
   Register<TakeProp>("take", "Takes elements along an axis at the given indices.",
                      {{"a", "The input array."}, {"indices", "The indices of the values to take."}},
                      TakeParam::Fields());

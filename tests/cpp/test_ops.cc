@@ -129,7 +129,11 @@ void CheckBackward(const std::string& op, const KwArgs& kw, const std::vector<TS
   OpRunner runner(op, kw);
   std::vector<Tensor> out = runner.Forward(in);
   std::vector<double> r = Random<double>(out[0].size(), 99);
-  std::vector<Tensor> grads = runner.Backward({Make(r, out[0].shape())}, in, out);
+  // The loss reads output 0; hidden outputs (LRN's tmp_norm) get a zero gradient.
+  std::vector<Tensor> out_grads{Make(r, out[0].shape())};
+  for (size_t i = 1; i < out.size(); ++i)
+    out_grads.push_back(Make(std::vector<double>(out[i].size(), 0.0), out[i].shape()));
+  std::vector<Tensor> grads = runner.Backward(out_grads, in, out);
   auto numeric = NumericGradients(op, kw, values, shapes, r);
   for (size_t i = 0; i < grads.size(); ++i) ExpectNear(grads[i].ToVector<double>(), numeric[i], 1e-6);
 
@@ -142,7 +146,7 @@ void CheckBackward(const std::string& op, const KwArgs& kw, const std::vector<TS
   }
   std::vector<OpReqType> req(shapes.size(), kAddTo);
   req.back() = kNullOp;
-  runner.BackwardInto({Make(r, out[0].shape())}, in, out, acc, req);
+  runner.BackwardInto(out_grads, in, out, acc, req);
   for (size_t i = 0; i < acc.size(); ++i) {
     std::vector<double> want = before[i];
     if (req[i] == kAddTo)
@@ -454,6 +458,38 @@ TEST_F(Ops, TakeAndSliceAssignBackwardMatchFiniteDifferences) {
   CheckBackward("_slice_assign", {{"begin", "(1, None)"}, {"end", "(3, None)"}, {"step", "(1, 2)"}},
                 {TShape{4, 3}, TShape{2, 2}});
   CheckBackward("_slice_assign_scalar", {{"begin", "(0,)"}, {"end", "(2,)"}, {"scalar", "4"}}, {TShape{3, 2}});
+}
+
+}  // namespace
+}  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+TEST_F(Ops, ConvolutionPoolingAndFriendsBackwardMatchFiniteDifferences) {
+  CheckBackward("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "2"}, {"pad", "(1, 0)"}, {"stride", "(2, 1)"}},
+                {TShape{2, 3, 5, 4}, TShape{2, 3, 3, 3}, TShape{2}});
+  CheckBackward("Convolution", {{"kernel", "(2,)"}, {"num_filter", "4"}, {"num_group", "2"}, {"dilate", "(2,)"}},
+                {TShape{2, 4, 6}, TShape{4, 2, 2}, TShape{4}});
+  CheckBackward("Convolution", {{"kernel", "(1, 1)"}, {"num_filter", "3"}, {"no_bias", "true"}},
+                {TShape{2, 2, 3, 3}, TShape{3, 2, 1, 1}});
+  CheckBackward("Deconvolution",
+                {{"kernel", "(3, 2)"}, {"num_filter", "2"}, {"stride", "(2, 2)"}, {"pad", "(1, 0)"}, {"adj", "(1, 1)"},
+                 {"no_bias", "false"}},
+                {TShape{2, 3, 3, 2}, TShape{3, 2, 3, 2}, TShape{2}});
+  CheckBackward("Deconvolution", {{"kernel", "(3,)"}, {"num_filter", "4"}, {"num_group", "2"}},
+                {TShape{1, 2, 4}, TShape{2, 2, 3}});
+  for (const char* type : {"max", "avg", "sum"})
+    CheckBackward("Pooling", {{"kernel", "(3, 2)"}, {"stride", "(2, 1)"}, {"pad", "(1, 1)"}, {"pool_type", type}},
+                  {TShape{2, 2, 5, 4}});
+  CheckBackward("Pooling", {{"kernel", "(2,)"}, {"pool_type", "avg"}, {"pooling_convention", "full"},
+                            {"stride", "(2,)"}, {"count_include_pad", "false"}},
+                {TShape{2, 2, 5}});
+  CheckBackward("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "lp"}, {"p_value", "3"}}, {TShape{1, 2, 3, 3}}, 0.2, 1.5);
+  CheckBackward("Pooling", {{"global_pool", "true"}, {"pool_type", "max"}}, {TShape{2, 3, 2, 2, 2}});
+  CheckBackward("LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}}, {TShape{2, 4, 2, 3}});
+  CheckBackward("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}},
+                {TShape{2, 1, 2, 2}, TShape{2, 2, 1, 1}});
 }
 
 }  // namespace

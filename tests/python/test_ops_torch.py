@@ -5,6 +5,7 @@ import pytest
 
 import torch  # Debian's python3-torch, installed by tools/install-deps.sh
 torch.set_num_threads(2)
+F = torch.nn.functional
 rng = np.random.default_rng(5)
 
 
@@ -58,6 +59,40 @@ CASES = [
     ("tanh", dict(), [(3, 4)], torch.tanh),
     ("erf", dict(), [(3, 4)], torch.erf),
     ("clip", dict(a_min=-0.5, a_max=0.5), [(3, 4)], lambda x: torch.clamp(x, -0.5, 0.5)),
+    ("Convolution", dict(kernel=(3, 3), num_filter=4, pad=(1, 1)), [(2, 3, 5, 6), (4, 3, 3, 3), (4,)],
+     lambda x, w, b: F.conv2d(x, w, b, padding=1)),
+    ("Convolution", dict(kernel=(3, 2), num_filter=4, stride=(2, 1), dilate=(1, 2), pad=(1, 0), num_group=2),
+     [(2, 4, 7, 6), (4, 2, 3, 2), (4,)],
+     lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), dilation=(1, 2), padding=(1, 0), groups=2)),
+    ("Convolution", dict(kernel=(3,), num_filter=2, no_bias=True), [(2, 3, 8), (2, 3, 3)], lambda x, w: F.conv1d(x, w)),
+    ("Convolution", dict(kernel=(1, 1), num_filter=5), [(2, 3, 4, 4), (5, 3, 1, 1), (5,)], lambda x, w, b: F.conv2d(x, w, b)),
+    ("Convolution", dict(kernel=(2, 2, 2), num_filter=2, pad=(1, 0, 1)), [(1, 2, 3, 4, 3), (2, 2, 2, 2, 2), (2,)],
+     lambda x, w, b: F.conv3d(x, w, b, padding=(1, 0, 1))),
+    ("Deconvolution", dict(kernel=(3, 3), num_filter=4, stride=(2, 2), pad=(1, 1), adj=(1, 0), no_bias=False),
+     [(2, 3, 4, 5), (3, 4, 3, 3), (4,)],
+     lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=(1, 0))),
+    ("Deconvolution", dict(kernel=(3,), num_filter=4, num_group=2, dilate=(2,)), [(2, 4, 5), (4, 2, 3)],
+     lambda x, w: F.conv_transpose1d(x, w, groups=2, dilation=2)),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), [(2, 3, 7, 6)], lambda x: F.max_pool2d(x, 3, 2, 1)),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), [(2, 3, 7, 6)],
+     lambda x: F.avg_pool2d(x, 3, 2, 1)),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg", count_include_pad=False),
+     [(2, 3, 7, 6)], lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full"), [(2, 3, 8, 8)],
+     lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True)),
+    ("Pooling", dict(kernel=(2,), pool_type="sum"), [(2, 3, 8)], lambda x: F.avg_pool1d(x, 2, 1) * 2),
+    ("Pooling", dict(global_pool=True, pool_type="avg"), [(2, 3, 5, 4)], lambda x: x.mean(dim=(2, 3), keepdim=True)),
+    ("Pooling", dict(kernel=(2, 2), pool_type="lp", p_value=2, stride=(2, 2)), [(2, 3, 6, 4)],
+     lambda x: F.lp_pool2d(x, 2, 2)),
+    ("Pooling", dict(kernel=(2, 2, 2), stride=(2, 2, 2)), [(1, 2, 4, 4, 4)], lambda x: F.max_pool3d(x, 2)),
+    ("LRN", dict(nsize=3, alpha=0.001, beta=0.75, knorm=2), [(2, 5, 3, 3)],
+     lambda x: F.local_response_norm(x, 3, 0.001, 0.75, 2)),
+    ("UpSampling", dict(scale=2, sample_type="nearest", num_args=1), [(2, 3, 3, 4)],
+     lambda x: F.interpolate(x, scale_factor=2, mode="nearest")),
+    ("UpSampling", dict(scale=2, sample_type="nearest", num_args=2), [(2, 3, 4, 4), (2, 2, 2, 2)],
+     lambda a, b: torch.cat([F.interpolate(a, scale_factor=2), F.interpolate(b, scale_factor=4)], 1)),
+    ("UpSampling", dict(scale=2, sample_type="nearest", num_args=2, multi_input_mode="sum"),
+     [(2, 3, 4, 4), (2, 3, 2, 2)], lambda a, b: F.interpolate(a, scale_factor=2) + F.interpolate(b, scale_factor=4)),
 ]
 
 
@@ -115,3 +150,103 @@ def test_dropout_in_training_and_prediction(mx):
     assert abs((always == 0).mean() - 0.5) < 0.02
     shared = mx.nd.Dropout(x, p=0.5, mode="always", axes=(0,)).asnumpy()
     assert (shared == shared[:1]).all()  # one mask shared along axis 0
+
+
+def numeric_gradients(mx, op, arrays, kwargs, og, eps=1e-6):
+    """Central differences of sum(output 0 * og) in training mode, for every argument."""
+    def loss(values):
+        out = mx._core.invoke_train(op, [mx.nd.array(v, dtype="float64") for v in values], kwargs)[0]
+        return float((out.asnumpy() * og).sum())
+    grads = []
+    for a in arrays:
+        g = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            keep = a[i]
+            a[i] = keep + eps
+            up = loss(arrays)
+            a[i] = keep - eps
+            down = loss(arrays)
+            a[i] = keep
+            g[i] = (up - down) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+@pytest.mark.parametrize("axis,fix_gamma", [(1, False), (-1, False), (1, True)])
+def test_batch_norm_training_matches_torch_and_finite_differences(mx, axis, fix_gamma):
+    shape = (4, 3, 2, 5) if axis == 1 else (4, 2, 3)
+    x, gamma, beta = rng.standard_normal(shape), rng.standard_normal(3), rng.standard_normal(3)
+    mean0, var0 = rng.standard_normal(3), rng.random(3) + 0.5
+    kw = dict(fix_gamma=fix_gamma, eps=1e-5, axis=axis, momentum=0.8)
+    arrays = [x, gamma, beta, mean0, var0]
+    inputs = [mx.nd.array(a, dtype="float64") for a in arrays]
+    out, mean, invstd = mx._core.invoke_train("BatchNorm", inputs, kw)
+    og = rng.standard_normal(shape)
+    grads = mx._core.invoke_backward("BatchNorm", kw, inputs, [out, mean, invstd], [mx.nd.array(og, dtype="float64")])
+
+    channels_last = np.moveaxis(x, axis, -1).reshape(-1, 3)
+    tx, tg, tb = (torch.tensor(a, requires_grad=True) for a in (x, gamma, beta))
+    moved = tx.movedim(axis, -1).reshape(-1, 3)
+    ty = F.batch_norm(moved, None, None, torch.ones(3, dtype=torch.float64) if fix_gamma else tg, tb,
+                      training=True, eps=1e-5)
+    ty = ty.reshape(np.moveaxis(x, axis, -1).shape).movedim(-1, axis)
+    ty.backward(torch.tensor(og))
+    np.testing.assert_allclose(out.asnumpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grads[0].asnumpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(grads[1].asnumpy(), np.zeros(3) if fix_gamma else tg.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(grads[2].asnumpy(), tb.grad.numpy(), rtol=1e-9)
+    numeric = numeric_gradients(mx, "BatchNorm", [x.copy(), gamma.copy(), beta.copy(), mean0, var0], kw, og)
+    np.testing.assert_allclose(grads[0].asnumpy(), numeric[0], rtol=1e-5, atol=1e-7)
+    if not fix_gamma:
+        np.testing.assert_allclose(grads[1].asnumpy(), numeric[1], rtol=1e-5, atol=1e-7)
+
+    # MXNet's outputs: the batch mean and 1 / sqrt(var + eps); the moving statistics move in
+    # backward (biased batch variance; momentum is a float32 parameter, as in MXNet).
+    batch_mean, batch_var = channels_last.mean(0), channels_last.var(0)
+    np.testing.assert_allclose(mean.asnumpy(), batch_mean, rtol=1e-12)
+    np.testing.assert_allclose(invstd.asnumpy(), 1 / np.sqrt(batch_var + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(inputs[3].asnumpy(), 0.8 * mean0 + 0.2 * batch_mean, rtol=1e-7)
+    np.testing.assert_allclose(inputs[4].asnumpy(), 0.8 * var0 + 0.2 * batch_var, rtol=1e-7)
+
+
+def test_batch_norm_prediction_and_global_stats_use_moving_statistics(mx):
+    x, gamma, beta = rng.standard_normal((3, 2, 4)), rng.standard_normal(2), rng.standard_normal(2)
+    mean, var = rng.standard_normal(2), rng.random(2) + 0.5
+    nd = [mx.nd.array(a, dtype="float64") for a in (x, gamma, beta, mean, var)]
+    ref = (x - mean[:, None]) / np.sqrt(var[:, None] + 1e-3) * gamma[:, None] + beta[:, None]
+    np.testing.assert_allclose(mx.nd.BatchNorm(*nd, fix_gamma=False).asnumpy(), ref, rtol=1e-12)
+    out, m, s = mx.nd.BatchNorm(*nd, fix_gamma=False, output_mean_var=True)
+    np.testing.assert_allclose(m.asnumpy(), mean)
+    np.testing.assert_allclose(s.asnumpy(), 1 / np.sqrt(var + 1e-3), rtol=1e-12)
+    kw = dict(fix_gamma=False, use_global_stats=True)
+    outs = mx._core.invoke_train("BatchNorm", nd, kw)
+    np.testing.assert_allclose(outs[0].asnumpy(), ref, rtol=1e-12)
+    og = rng.standard_normal(x.shape)
+    g = mx._core.invoke_backward("BatchNorm", kw, nd, outs, [mx.nd.array(og, dtype="float64")])
+    np.testing.assert_allclose(g[0].asnumpy(), og * (gamma / np.sqrt(var + 1e-3))[:, None], rtol=1e-12)
+    np.testing.assert_allclose(nd[3].asnumpy(), mean)  # global statistics stay put
+    np.testing.assert_allclose(nd[4].asnumpy(), var)
+
+
+@pytest.mark.parametrize("op,kwargs,shapes,message", [
+    ("Convolution", dict(kernel=(3, 3), num_filter=2), [(1, 3, 2, 5), (2, 3, 3, 3), (2,)], "larger than the padded data"),
+    ("Convolution", dict(kernel=(3, 3), num_filter=2), [(1, 3, 5), (2, 3, 3, 3), (2,)], "expected 4 axes"),
+    ("Convolution", dict(kernel=(3, 3), num_filter=2), [(1, 3, 5, 5), (2, 2, 3, 3), (2,)], "weight has shape"),
+    ("Convolution", dict(kernel=(3, 3), num_filter=3, num_group=2), [(1, 4, 5, 5)], "not a multiple of num_group"),
+    ("Convolution", dict(kernel=(3, 3), num_filter=2, stride=(1, 1, 1)), [(1, 3, 5, 5), (2, 3, 3, 3), (2,)],
+     "stride"),
+    ("Convolution", dict(kernel=(3, 3), num_filter=2, layout="NHWC"), [(1, 5, 5, 3)], "layout NHWC"),
+    ("Deconvolution", dict(kernel=(3,), num_filter=2, target_shape=(20,)), [(1, 3, 4), (3, 2, 3)], "target_shape"),
+    ("Pooling", dict(kernel=(5, 5)), [(1, 2, 3, 3)], "larger than the padded data"),
+    ("Pooling", dict(kernel=(2, 2), pool_type="lp"), [(1, 2, 3, 3)], "p_value"),
+    ("LRN", dict(nsize=4), [(1, 5, 3, 3)], "must be odd"),
+    ("BatchNorm", dict(), [(2, 3), (4,), (3,), (3,), (3,)], "gamma has shape"),
+    ("UpSampling", dict(scale=2, sample_type="nearest", num_args=2), [(1, 2, 4, 4), (1, 2, 3, 3)], "arg1"),
+    ("UpSampling", dict(scale=2, sample_type="bilinear", num_args=1), [(1, 2, 4, 4)], "bilinear"),
+])
+def test_nn_ops_reject_bad_input_naming_op_and_argument(mx, op, kwargs, shapes, message):
+    arrays = [mx.nd.ones(s) for s in shapes]
+    with pytest.raises(mx.MXNetError) as e:
+        getattr(mx.nd, op)(*arrays, **kwargs).wait_to_read()
+    assert op in str(e.value) and message in str(e.value), str(e.value)
+    assert mx.nd.ones((1,)).asscalar() == 1  # the process lives on

@@ -42,6 +42,19 @@ inline bool InferTypeFromFirst(std::vector<int>* in, std::vector<int>* out) {
   return true;
 }
 
+/*!
+ * \brief Shape inference for a parameter input (weight, bias, gamma) whose shape follows from
+ * the data: fills it when unknown, and otherwise throws naming `name`, both shapes and the data's.
+ */
+inline void InferParameterShape(TShape* shape, const TShape& expected, const char* name, const TShape& data) {
+  if (shape->ndim() < 0) {
+    *shape = expected;
+  } else if (*shape != expected) {
+    throw std::invalid_argument(std::string(name) + " has shape " + shape->ToString() + ", expected " +
+                                expected.ToString() + " for data of shape " + data.ToString());
+  }
+}
+
 class OperatorProperty {
  public:
   virtual ~OperatorProperty() = default;
