@@ -284,16 +284,15 @@ class ScalarProp : public mxplug_tensor::UnaryShapeProp<ScalarParam> {
 const std::initializer_list<InputDoc> kBinaryInputs{{"lhs", "first input"}, {"rhs", "second input"}};
 const std::initializer_list<InputDoc> kScalarInputs{{"data", "source input"}};
 
-// Registers elemwise_<name> (when `elemwise`), broadcast_<name>, _<scalar>_scalar and, when
-// given, the reversed scalar form.
+// Registers the same-shape form under each of MXNet's names for it (elemwise_add, _add, _plus,
+// _Plus...), broadcast_<name>, _<scalar>_scalar and, when given, the reversed scalar form.
 template <class Op>
 void RegisterFamily(const std::string& name, const std::string& scalar, const std::string& what,
-                    bool elemwise, const char* reversed_scalar = nullptr) {
+                    std::initializer_list<const char*> same_shape_names, const char* reversed_scalar = nullptr) {
   using mxplug_tensor::Register;
   // The registration copies names and docs, so temporaries do.
-  if (elemwise)
-    Register<BinaryProp<Op, false>>(("elemwise_" + name).c_str(),
-                                    (what + " of two arrays of the same shape, element-wise.").c_str(),
+  for (const char* same : same_shape_names)
+    Register<BinaryProp<Op, false>>(same, (what + " of two arrays of the same shape, element-wise.").c_str(),
                                     kBinaryInputs);
   Register<BinaryProp<Op, true>>(("broadcast_" + name).c_str(),
                                  (what + " of two arrays, element-wise, with NumPy broadcasting.").c_str(),
@@ -307,24 +306,27 @@ void RegisterFamily(const std::string& name, const std::string& scalar, const st
 }
 
 [[maybe_unused]] const bool registered = [] {
-  RegisterFamily<Add>("add", "plus", "Sum", true);
-  RegisterFamily<Sub>("sub", "minus", "Difference", true, "_rminus_scalar");
-  RegisterFamily<Mul>("mul", "mul", "Product", true);
-  RegisterFamily<Div>("div", "div", "Quotient", true, "_rdiv_scalar");
-  RegisterFamily<Mod>("mod", "mod", "Remainder (Python's sign rule)", false, "_rmod_scalar");
-  RegisterFamily<Power>("power", "power", "Power", false, "_rpower_scalar");
-  RegisterFamily<Maximum>("maximum", "maximum", "Maximum", false);
-  RegisterFamily<Minimum>("minimum", "minimum", "Minimum", false);
-  RegisterFamily<Hypot>("hypot", "hypot", "Hypotenuse sqrt(a^2 + b^2)", false);
-  RegisterFamily<Equal>("equal", "equal", "Equality test (1 or 0)", false);
-  RegisterFamily<NotEqual>("not_equal", "not_equal", "Inequality test (1 or 0)", false);
-  RegisterFamily<Greater>("greater", "greater", "Greater-than test (1 or 0)", false);
-  RegisterFamily<GreaterEqual>("greater_equal", "greater_equal", "Greater-or-equal test (1 or 0)", false);
-  RegisterFamily<Lesser>("lesser", "lesser", "Less-than test (1 or 0)", false);
-  RegisterFamily<LesserEqual>("lesser_equal", "lesser_equal", "Less-or-equal test (1 or 0)", false);
-  RegisterFamily<LogicalAnd>("logical_and", "logical_and", "Logical and (1 or 0)", false);
-  RegisterFamily<LogicalOr>("logical_or", "logical_or", "Logical or (1 or 0)", false);
-  RegisterFamily<LogicalXor>("logical_xor", "logical_xor", "Logical exclusive or (1 or 0)", false);
+  RegisterFamily<Add>("add", "plus", "Sum", {"elemwise_add", "_add", "_plus", "_Plus"});
+  RegisterFamily<Sub>("sub", "minus", "Difference", {"elemwise_sub", "_sub", "_minus", "_Minus"}, "_rminus_scalar");
+  RegisterFamily<Mul>("mul", "mul", "Product", {"elemwise_mul", "_mul", "_Mul"});
+  RegisterFamily<Div>("div", "div", "Quotient", {"elemwise_div", "_div", "_Div"}, "_rdiv_scalar");
+  RegisterFamily<Mod>("mod", "mod", "Remainder (Python's sign rule)", {"_mod", "_Mod"}, "_rmod_scalar");
+  RegisterFamily<Power>("power", "power", "Power", {"_power", "_Power"}, "_rpower_scalar");
+  RegisterFamily<Maximum>("maximum", "maximum", "Maximum", {"_maximum", "_Maximum"});
+  RegisterFamily<Minimum>("minimum", "minimum", "Minimum", {"_minimum", "_Minimum"});
+  RegisterFamily<Hypot>("hypot", "hypot", "Hypotenuse sqrt(a^2 + b^2)", {"_hypot", "_Hypot"});
+  RegisterFamily<Equal>("equal", "equal", "Equality test (1 or 0)", {"_equal", "_Equal"});
+  RegisterFamily<NotEqual>("not_equal", "not_equal", "Inequality test (1 or 0)", {"_not_equal", "_Not_Equal"});
+  RegisterFamily<Greater>("greater", "greater", "Greater-than test (1 or 0)", {"_greater", "_Greater"});
+  RegisterFamily<GreaterEqual>("greater_equal", "greater_equal", "Greater-or-equal test (1 or 0)",
+                               {"_greater_equal", "_Greater_Equal"});
+  RegisterFamily<Lesser>("lesser", "lesser", "Less-than test (1 or 0)", {"_lesser", "_Lesser"});
+  RegisterFamily<LesserEqual>("lesser_equal", "lesser_equal", "Less-or-equal test (1 or 0)",
+                              {"_lesser_equal", "_Lesser_Equal"});
+  RegisterFamily<LogicalAnd>("logical_and", "logical_and", "Logical and (1 or 0)", {"_logical_and", "_Logical_And"});
+  RegisterFamily<LogicalOr>("logical_or", "logical_or", "Logical or (1 or 0)", {"_logical_or", "_Logical_Or"});
+  RegisterFamily<LogicalXor>("logical_xor", "logical_xor", "Logical exclusive or (1 or 0)",
+                             {"_logical_xor", "_Logical_Xor"});
   // MXNet's other names for the same operations.
   mxplug_tensor::Register<BinaryProp<Add, true>>("broadcast_plus", "Same as broadcast_add.", kBinaryInputs);
   mxplug_tensor::Register<BinaryProp<Sub, true>>("broadcast_minus", "Same as broadcast_sub.", kBinaryInputs);

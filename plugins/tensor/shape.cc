@@ -1,5 +1,5 @@
 // Shape and indexing ops (MXNet's names and parameters): Reshape, Flatten, transpose,
-// expand_dims, slice, _slice_assign, _slice_assign_scalar, take, broadcast_to.
+// expand_dims, slice, _slice_assign, _slice_assign_scalar, take, broadcast_to, broadcast_like.
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
@@ -536,7 +536,41 @@ class TakeProp : public mxplug::OperatorProperty {
   TakeParam param_;
 };
 
-// ---- broadcast_to ----
+// ---- broadcast_to, broadcast_like ----
+
+// Input 0 repeated to the output's shape; backward sums the gradient over the repeats. Any
+// further input (broadcast_like's rhs only lends its shape) gets a zero gradient.
+struct BroadcastKernel : mxplug::Operator {
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+               const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& os = out[0].shape_;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* s = in[0].dptr<T>();
+      T* d = out[0].dptr<T>();
+      ForEachStrided(os, mxplug_tensor::BroadcastStrides(in[0].shape_, os), 0,
+                     [&](int64_t o, int64_t i) { Assign(d[o], req[0], s[i]); });
+    });
+  }
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    for (size_t i = 1; i < ig.size(); ++i) mxplug::WriteZeroGradient(ig[i], req[i]);
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& os = og[0].shape_;
+    mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;
+      const T* g = og[0].dptr<T>();
+      T* d = ig[0].dptr<T>();
+      std::vector<C> acc(ig[0].Size(), C(0));
+      ForEachStrided(os, mxplug_tensor::BroadcastStrides(ig[0].shape_, os), 0,
+                     [&](int64_t o, int64_t i) { acc[i] += C(g[o]); });
+      for (size_t i = 0; i < acc.size(); ++i) Assign(d[i], req[0], T(acc[i]));
+    });
+  }
+};
 
 struct BroadcastToParam : mxplug::Parameter<BroadcastToParam> {
   TShape shape;
@@ -562,39 +596,58 @@ class BroadcastToProp : public ReshapeLikeProp<BroadcastToParam> {
     }
     return TShape(d);
   }
-  mxplug::Operator* CreateOperator(mxplug::Context) const override {
-    struct Kernel : mxplug::Operator {
-      void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
-        if (req[0] == mxplug::kNullOp) return;
-        const TShape& os = out[0].shape_;
-        mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-          using T = decltype(zero);
-          const T* s = in[0].dptr<T>();
-          T* d = out[0].dptr<T>();
-          ForEachStrided(os, mxplug_tensor::BroadcastStrides(in[0].shape_, os), 0,
-                         [&](int64_t o, int64_t i) { Assign(d[o], req[0], s[i]); });
-        });
-      }
-      void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>&,
-                    const std::vector<TBlob>&, const std::vector<OpReqType>& req,
-                    const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-        if (req[0] == mxplug::kNullOp) return;
-        const TShape& os = og[0].shape_;
-        mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
-          using T = decltype(zero);
-          using C = mxplug::ComputeType<T>;
-          const T* g = og[0].dptr<T>();
-          T* d = ig[0].dptr<T>();
-          std::vector<C> acc(ig[0].Size(), C(0));
-          ForEachStrided(os, mxplug_tensor::BroadcastStrides(ig[0].shape_, os), 0,
-                         [&](int64_t o, int64_t i) { acc[i] += C(g[o]); });
-          for (size_t i = 0; i < acc.size(); ++i) Assign(d[i], req[0], T(acc[i]));
-        });
-      }
-    };
-    return new Kernel();
+  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BroadcastKernel(); }
+};
+
+struct BroadcastLikeParam : mxplug::Parameter<BroadcastLikeParam> {
+  std::optional<TShape> lhs_axes, rhs_axes;
+  MXPLUG_DECLARE_PARAMETER(BroadcastLikeParam) {
+    MXPLUG_DECLARE_FIELD(lhs_axes).set_default(std::nullopt).describe("Axes of lhs to broadcast (default: all).");
+    MXPLUG_DECLARE_FIELD(rhs_axes).set_default(std::nullopt).describe("Axes of rhs whose sizes lhs takes.");
   }
+};
+MXPLUG_REGISTER_PARAMETER(BroadcastLikeParam);
+
+class BroadcastLikeProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+    const TShape &lhs = (*in)[0], &rhs = (*in)[1];
+    if (!lhs.IsKnown() || !rhs.IsKnown()) return false;
+    const auto bad = [&] {
+      return std::invalid_argument("lhs of shape " + lhs.ToString() + " cannot be broadcast like rhs of shape " +
+                                   rhs.ToString() + (param_.lhs_axes ? " on lhs_axes " + param_.lhs_axes->ToString() +
+                                                                           " and rhs_axes " + param_.rhs_axes->ToString()
+                                                                     : ""));
+    };
+    std::vector<int64_t> d(lhs.begin(), lhs.end());
+    if (!param_.lhs_axes) {
+      if (lhs.ndim() != rhs.ndim()) throw bad();
+      d.assign(rhs.begin(), rhs.end());
+    } else {
+      if (!param_.rhs_axes || param_.rhs_axes->ndim() != param_.lhs_axes->ndim()) throw bad();
+      for (int i = 0; i < param_.lhs_axes->ndim(); ++i) {
+        const int l = mxplug::NormalizeAxis((*param_.lhs_axes)[i], lhs.ndim(), "lhs_axes");
+        d[l] = rhs[mxplug::NormalizeAxis((*param_.rhs_axes)[i], rhs.ndim(), "rhs_axes")];
+      }
+    }
+    for (int i = 0; i < lhs.ndim(); ++i)
+      if (lhs[i] != 1 && lhs[i] != d[i]) throw bad();
+    (*out)[0] = TShape(d);
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {out_grad[0]};
+  }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BroadcastKernel(); }
+
+ private:
+  BroadcastLikeParam param_;
 };
 
 const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input array."}};
@@ -628,6 +681,9 @@ const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input a
                      TakeParam::Fields());
   Register<BroadcastToProp>("broadcast_to", "Broadcasts the input to a shape.", kData,
                             BroadcastToParam::Fields());
+  Register<BroadcastLikeProp>("broadcast_like", "Broadcasts lhs to the shape of rhs (or of rhs's rhs_axes).",
+                              {{"lhs", "The array to broadcast."}, {"rhs", "The array whose shape lhs takes."}},
+                              BroadcastLikeParam::Fields());
   return true;
 }();
 

@@ -228,7 +228,7 @@ TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
             "FullyConnected: data has dtype int32; expected float32 or float64");
   EXPECT_EQ(ErrorOf([&] { OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)}); }),
             "elemwise_add: argument 'rhs' has dtype float64, expected float32 like the other inputs");
-  EXPECT_EQ(ErrorOf([&] { OpRunner("Convolution", {}); }), "operator 'Convolution' is not registered");
+  EXPECT_EQ(ErrorOf([&] { OpRunner("SpatialTransformer", {}); }), "operator 'SpatialTransformer' is not registered");
   EXPECT_EQ(ErrorOf([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLCUDA, 0}); }),
             "no device backend for cuda is loaded (see `mxplug devices` and `mxplug plugins`)");
   EXPECT_EQ(ErrorOf([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context::CPU(3)); }),
@@ -488,6 +488,8 @@ TEST_F(Ops, ConvolutionPoolingAndFriendsBackwardMatchFiniteDifferences) {
   CheckBackward("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "lp"}, {"p_value", "3"}}, {TShape{1, 2, 3, 3}}, 0.2, 1.5);
   CheckBackward("Pooling", {{"global_pool", "true"}, {"pool_type", "max"}}, {TShape{2, 3, 2, 2, 2}});
   CheckBackward("LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}}, {TShape{2, 4, 2, 3}});
+  CheckBackward("broadcast_like", {}, {TShape{2, 1, 3}, TShape{2, 4, 3}});
+  CheckBackward("broadcast_like", {{"lhs_axes", "(0,)"}, {"rhs_axes", "(-1,)"}}, {TShape{1, 3}, TShape{2, 5}});
   CheckBackward("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}},
                 {TShape{2, 1, 2, 2}, TShape{2, 2, 1, 1}});
 }

@@ -74,9 +74,10 @@ def mx(installed_tree):
 MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" / "python"
 
 
-def run_mxnet(code):
+def run_mxnet(code, extra_env=None):
     """Runs code under MXNet 1.9.1, the reference environment tools/install-deps.sh makes."""
     assert MXNET_PYTHON.exists(), "%s is missing: run tools/install-deps.sh" % MXNET_PYTHON
-    p = subprocess.run([str(MXNET_PYTHON), "-c", code], capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, **(extra_env or {}))
+    p = subprocess.run([str(MXNET_PYTHON), "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr
     return p.stdout
