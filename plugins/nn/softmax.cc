@@ -2,6 +2,7 @@
 // the cross-entropy gradient against the label, ignoring the incoming gradient, as MXNet).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -22,20 +23,32 @@ void ForEachLine(const TShape& s, int axis, Fn&& fn) {
     for (int64_t i = 0; i < inner; ++i) fn(o * n * inner + i, inner, n);
 }
 
-// y = softmax(x / temperature) (or its log) along one line, in double.
+// y = softmax(x / temperature) (or its log) along one line: one exp per element, in T (float
+// for float32, as MXNet and PyTorch compute it), the sum in double. Written straight into y
+// unless req adds to it.
 template <class T>
 void SoftmaxLine(const T* x, T* y, int64_t base, int64_t stride, int64_t n, double temp, bool log, OpReqType req) {
-  double mx = -INFINITY;
-  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, double(x[base + j * stride]) / temp);
+  const T inv = static_cast<T>(1.0 / temp);
+  T mx = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, x[base + j * stride] * inv);
   double sum = 0;
-  for (int64_t j = 0; j < n; ++j) sum += std::exp(double(x[base + j * stride]) / temp - mx);
-  const double lse = mx + std::log(sum);
+  if (req != mxplug::kAddTo && !log) {
+    for (int64_t j = 0; j < n; ++j) {
+      const T e = std::exp(x[base + j * stride] * inv - mx);
+      y[base + j * stride] = e;
+      sum += e;
+    }
+    const T scale = static_cast<T>(1.0 / sum);
+    for (int64_t j = 0; j < n; ++j) y[base + j * stride] *= scale;
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) sum += std::exp(x[base + j * stride] * inv - mx);
+  const T lse = mx + static_cast<T>(std::log(sum));
   for (int64_t j = 0; j < n; ++j) {
-    const double v = double(x[base + j * stride]) / temp - lse;
-    Assign(y[base + j * stride], req, static_cast<T>(log ? v : std::exp(v)));
+    const T v = x[base + j * stride] * inv - lse;
+    Assign(y[base + j * stride], req, log ? v : std::exp(v));
   }
 }
-
 
 struct SoftmaxParam : mxplug::Parameter<SoftmaxParam> {
   int axis;

@@ -164,3 +164,27 @@ TEST(Philox, KnownAnswerVectors) {
 
 }  // namespace
 }  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+// Note [Storage pool]: a freed block serves the next allocation of its size class (an array of
+// the same shape here), and a block still in use is never handed out twice.
+TEST_F(NDArrayTest, FreedStorageIsReusedForTheSameSizeClass) {
+  void* first;
+  {
+    std::shared_ptr<Storage> a = Storage::Alloc(1 << 20, Context::CPU());
+    first = a->data();
+    std::memset(first, 1, 1 << 20);
+  }
+  std::shared_ptr<Storage> b = Storage::Alloc((1 << 20) - 100, Context::CPU());  // same whole pages
+  EXPECT_EQ(b->data(), first);
+  EXPECT_EQ(b->bytes(), (1u << 20) - 100);
+  std::shared_ptr<Storage> c = Storage::Alloc(1 << 20, Context::CPU());
+  EXPECT_NE(c->data(), b->data());
+  std::shared_ptr<Storage> small = Storage::Alloc(0, Context::CPU());
+  EXPECT_NE(small->data(), nullptr);
+}
+
+}  // namespace
+}  // namespace mxplug

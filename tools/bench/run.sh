@@ -3,6 +3,7 @@
 # ${MXPLUG_BUILD_DIR:-build}/bench/NAME.json (rows: metric, ours, peer, peer_name, ratio, better,
 # unit). Not part of tools/test.sh's pass or fail.
 #   tools/bench/run.sh engine [--quick] [--workers=N]
+#   tools/bench/run.sh ops [--quick] [--threads=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 name="${1:-}"
@@ -15,8 +16,13 @@ case "$name" in
     cmake --build "$build" --target mxplug_bench_engine > /dev/null
     "$build/bin/mxplug_bench_engine" --json="$build/bench/engine.json" "$@"
     ;;
+  ops)
+    cmake --build "$build" > /dev/null
+    cmake --install "$build" > /dev/null
+    MXPLUG_BUILD_DIR="$build" /usr/bin/python3 tools/bench/ops_bench.py --json="$build/bench/ops.json" "$@"
+    ;;
   *)
-    echo "usage: tools/bench/run.sh engine [--quick] [--workers=N]" >&2
+    echo "usage: tools/bench/run.sh engine|ops [--quick] [--workers=N | --threads=N]" >&2
     exit 2
     ;;
 esac
