@@ -136,11 +136,7 @@ class EmbeddingProp : public mxplug::OperatorProperty {
   std::vector<std::string> ListArguments() const override { return {"data", "weight"}; }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     const TShape& d = (*in)[0];
-    TShape& w = (*in)[1];
-    const TShape want{param_.input_dim, param_.output_dim};
-    if (w.ndim() < 0) w = want;
-    if (w != want)
-      throw std::invalid_argument("weight has shape " + w.ToString() + ", expected " + want.ToString());
+    mxplug::InferParameterShape(&(*in)[1], TShape{param_.input_dim, param_.output_dim}, "weight", d);
     if (d.ndim() < 0) return false;
     std::vector<int64_t> o(d.begin(), d.end());
     o.push_back(param_.output_dim);

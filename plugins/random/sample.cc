@@ -15,12 +15,12 @@ using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug::TShape;
 
-// A uniform integer in [0, n) from two 32-bit draws: (64 random bits * n) >> 64. The bias is
-// below n / 2^64, and every value costs exactly two draws, so a call's draw count is known.
-uint64_t Below(mxplug::RandomStream& r, uint64_t n) {
-  const uint64_t bits = (uint64_t{r.NextU32()} << 32) | r.NextU32();
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
-}
+// The fields after the distribution's own that every sampler has (MXNet's shape, ctx, dtype),
+// inside MXPLUG_DECLARE_PARAMETER of a struct with members of those names.
+#define MXPLUG_DECLARE_SAMPLE_OUTPUT(default_dtype)                                                      \
+  MXPLUG_DECLARE_FIELD(shape).set_default(TShape(std::vector<int64_t>{})).describe("Shape of the output."); \
+  MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output (the call's context is used).");    \
+  MXPLUG_DECLARE_FIELD(dtype).set_default(default_dtype).add_dtype_enum().describe("Output data type.")
 
 struct UniformParam : mxplug::Parameter<UniformParam> {
   double low, high;
@@ -30,9 +30,7 @@ struct UniformParam : mxplug::Parameter<UniformParam> {
   MXPLUG_DECLARE_PARAMETER(UniformParam) {
     MXPLUG_DECLARE_FIELD(low).set_default(0.0).describe("Lower bound of the distribution.");
     MXPLUG_DECLARE_FIELD(high).set_default(1.0).describe("Upper bound of the distribution (exclusive).");
-    MXPLUG_DECLARE_FIELD(shape).set_default(TShape(std::vector<int64_t>{})).describe("Shape of the output.");
-    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output (the call's context is used).");
-    MXPLUG_DECLARE_FIELD(dtype).set_default(kMXPFloat32).add_dtype_enum().describe("Output data type.");
+    MXPLUG_DECLARE_SAMPLE_OUTPUT(kMXPFloat32);
   }
 };
 MXPLUG_REGISTER_PARAMETER(UniformParam);
@@ -46,9 +44,7 @@ struct NormalParam : mxplug::Parameter<NormalParam> {
     MXPLUG_DECLARE_FIELD(loc).set_default(0.0).describe("Mean of the distribution.");
     MXPLUG_DECLARE_FIELD(scale).set_default(1.0).set_lower_bound(0).describe(
         "Standard deviation of the distribution.");
-    MXPLUG_DECLARE_FIELD(shape).set_default(TShape(std::vector<int64_t>{})).describe("Shape of the output.");
-    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output (the call's context is used).");
-    MXPLUG_DECLARE_FIELD(dtype).set_default(kMXPFloat32).add_dtype_enum().describe("Output data type.");
+    MXPLUG_DECLARE_SAMPLE_OUTPUT(kMXPFloat32);
   }
 };
 MXPLUG_REGISTER_PARAMETER(NormalParam);
@@ -61,9 +57,7 @@ struct RandintParam : mxplug::Parameter<RandintParam> {
   MXPLUG_DECLARE_PARAMETER(RandintParam) {
     MXPLUG_DECLARE_FIELD(low).describe("Lower bound (inclusive).");
     MXPLUG_DECLARE_FIELD(high).describe("Upper bound (exclusive).");
-    MXPLUG_DECLARE_FIELD(shape).set_default(TShape(std::vector<int64_t>{})).describe("Shape of the output.");
-    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output (the call's context is used).");
-    MXPLUG_DECLARE_FIELD(dtype).set_default(kMXPInt32).add_dtype_enum().describe("Output data type.");
+    MXPLUG_DECLARE_SAMPLE_OUTPUT(kMXPInt32);
   }
 };
 MXPLUG_REGISTER_PARAMETER(RandintParam);
@@ -162,7 +156,7 @@ class RandintProp : public SamplerProp<RandintParam> {
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
         const uint64_t range = static_cast<uint64_t>(high - low);
         Sample(ctx, out[0], req[0], 2, [&](mxplug::RandomStream& r, auto) {
-          return low + static_cast<int64_t>(Below(r, range));
+          return low + static_cast<int64_t>(r.Below(range));
         });
       }
     };
@@ -192,7 +186,7 @@ class ShuffleProp : public mxplug::OperatorProperty {
         std::vector<int64_t> perm(rows);
         for (int64_t i = 0; i < rows; ++i) perm[i] = i;
         mxplug::RandomStream r = ctx.requested[0].get_random(2 * static_cast<uint64_t>(rows) + 4);
-        for (int64_t i = rows - 1; i > 0; --i) std::swap(perm[i], perm[Below(r, i + 1)]);
+        for (int64_t i = rows - 1; i > 0; --i) std::swap(perm[i], perm[r.Below(static_cast<uint64_t>(i + 1))]);
         mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
           using T = decltype(zero);
           const T* x = in[0].dptr<T>();

@@ -74,19 +74,14 @@ class RandomStream {
     has_spare_ = true;
     return r * std::cos(two_pi * u2);
   }
-  /*! \brief Uniform integer in [0, n) for 0 < n <= 2^32 (Lemire's method, unbiased). */
+  /*!
+   * \brief Uniform integer in [0, n), n > 0: (64 random bits * n) >> 64. Exactly two draws
+   * whatever n, so a kernel reserves 2 per value; the bias is below n / 2^64.
+   */
   uint64_t Below(uint64_t n) {
-    if (n == 0 || n > (uint64_t{1} << 32)) throw std::invalid_argument("RandomStream::Below: bad range");
-    uint64_t m = uint64_t{NextU32()} * n;
-    uint64_t low = m & 0xFFFFFFFFu;
-    if (low < n) {
-      const uint64_t threshold = ((uint64_t{1} << 32) - n) % n;
-      while (low < threshold) {
-        m = uint64_t{NextU32()} * n;
-        low = m & 0xFFFFFFFFu;
-      }
-    }
-    return m >> 32;
+    if (n == 0) throw std::invalid_argument("RandomStream::Below: n must be positive");
+    const uint64_t bits = (uint64_t{NextU32()} << 32) | NextU32();
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
   }
 
   uint64_t used() const { return used_; }
