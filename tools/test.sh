@@ -2,7 +2,8 @@
 # Builds if needed, installs into <build>/install, then runs every test: ctest (C++) and pytest
 # (the CLI, Python and the out-of-tree plugin example, against the installed tree); then the C++
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer (<build>-asan), and the engine
-# and NDArray tests under ThreadSanitizer (<build>-tsan), then fuzzes the .params loader for 30 s
+# and NDArray tests under ThreadSanitizer (<build>-tsan, without oneDNN, whose OpenMP runtime
+# TSan cannot see into), then fuzzes the .params loader for 30 s
 # (libFuzzer, <build>-fuzz, MXPLUG_FUZZ_SECONDS). Skip all three with MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,7 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   echo "== Engine and NDArray tests under ThreadSanitizer =="
   tsan="$build-tsan"
   [[ -f "$tsan/CMakeCache.txt" ]] ||
-    tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF
+    tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF
   cmake --build "$tsan" --target mxplug_tests
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray'
 

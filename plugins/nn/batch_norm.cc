@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 
 namespace {
 
@@ -74,6 +75,11 @@ class BatchNormOp : public mxplug::Operator {
                const std::vector<TBlob>& out, const std::vector<TBlob>& aux) override {
     const Split s(in[kData].shape_, Axis(in[kData].shape_));
     const bool batch_stats = ctx.is_train && !param_.use_global_stats;
+    if (batch_stats && Axis(in[kData].shape_) == 1 &&
+        mxplug_nn::onednn::BatchNormTrainingForward(
+            ctx, {&in[kData], &in[kGamma], &in[kBeta], &out[kOut], &out[kMean], &out[kInvStd],
+                  static_cast<float>(param_.eps), param_.fix_gamma, req[kOut], req[kMean], req[kInvStd]}))
+      return;
     mxplug::RealTypeSwitch(in[kData].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* x = in[kData].dptr<T>();
@@ -193,6 +199,9 @@ class BatchNormProp : public mxplug::OperatorProperty {
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>& in_data,
                                              const std::vector<int>& out_data) const override {
     return {out_grad[kOut], in_data[kData], in_data[kGamma], out_data[kMean], out_data[kInvStd]};
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's scratchpad
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BatchNormOp(param_); }
 

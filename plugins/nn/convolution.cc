@@ -9,6 +9,7 @@
 
 #include "blas.h"
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 #include "spatial.h"
 
 namespace {
@@ -163,6 +164,11 @@ class ConvolutionOp : public mxplug::Operator {
     if (req[0] == mxplug::kNullOp) return;
     const Window w = MakeWindow(param_, in[0].shape_);
     const Dims d = GetDims(in[0].shape_);
+    if constexpr (!kDeconv) {
+      if (mxplug_nn::onednn::ConvolutionForward(ctx, OneDnnShape(w, d), in[0], in[1],
+                                                param_.no_bias ? nullptr : &in[2], out[0], req[0]))
+        return;
+    }
     const std::vector<int64_t> map = mxplug_nn::TapMap(w);
     const int64_t K = w.KernelSize(), P = w.PositionCount(), I = w.ImageSize();
     mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
@@ -201,6 +207,12 @@ class ConvolutionOp : public mxplug::Operator {
                 const std::vector<TBlob>&) override {
     const Window w = MakeWindow(param_, in_data[0].shape_);
     const Dims d = GetDims(in_data[0].shape_);
+    if constexpr (!kDeconv) {
+      const mxplug_nn::onednn::ConvGrads grads{&in_grad[0], &in_grad[1], param_.no_bias ? nullptr : &in_grad[2],
+                                               req[0], req[1], param_.no_bias ? mxplug::kNullOp : req[2]};
+      if (mxplug_nn::onednn::ConvolutionBackward(ctx, OneDnnShape(w, d), out_grad[0], in_data[0], in_data[1], grads))
+        return;
+    }
     const std::vector<int64_t> map = mxplug_nn::TapMap(w);
     const int64_t K = w.KernelSize(), P = w.PositionCount(), I = w.ImageSize();
     const int64_t Cg = d.in_per_group(), Fg = d.filters_per_group();
@@ -253,6 +265,10 @@ class ConvolutionOp : public mxplug::Operator {
  private:
   Dims GetDims(const TShape& data) const {
     return {data[0], data[1], param_.num_filter, param_.num_group};
+  }
+
+  mxplug_nn::onednn::ConvShape OneDnnShape(const Window& w, const Dims& d) const {
+    return {w, d.batch, d.in_channels, d.filters, d.groups, !param_.no_bias};
   }
 
   // Scratch for one image's columns: channels * kernel taps * positions.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 
 namespace {
 
@@ -39,8 +40,9 @@ class LRNOp : public mxplug::Operator {
  public:
   explicit LRNOp(const LRNParam& p) : param_(p) {}
 
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+    if (mxplug_nn::onednn::LrnForward(ctx, OneDnnParams(), in[0], out[0], req[0])) return;
     mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* x = in[0].dptr<T>();
@@ -60,10 +62,11 @@ class LRNOp : public mxplug::Operator {
 
   // dx_j = dy_j * norm_j^-beta - 2 * beta * alpha / nsize * x_j * sum over c around j of
   // dy_c * x_c * norm_c^(-beta - 1).
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad, const std::vector<TBlob>& in_data,
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& out_grad, const std::vector<TBlob>& in_data,
                 const std::vector<TBlob>& out_data, const std::vector<OpReqType>& req,
                 const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
+    if (mxplug_nn::onednn::LrnBackward(ctx, OneDnnParams(), out_grad[0], in_data[0], in_grad[0], req[0])) return;
     mxplug::RealTypeSwitch(in_data[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* x = in_data[0].dptr<T>();
@@ -83,6 +86,10 @@ class LRNOp : public mxplug::Operator {
   }
 
  private:
+  mxplug_nn::onednn::LrnParams OneDnnParams() const {
+    return {param_.nsize, param_.alpha, param_.beta, param_.knorm};
+  }
+
   LRNParam param_;
 };
 
@@ -106,6 +113,12 @@ class LRNProp : public mxplug::OperatorProperty {
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>& in_data,
                                              const std::vector<int>& out_data) const override {
     return {out_grad[0], in_data[0], out_data[1]};
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's scratchpad
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new LRNOp(param_); }
 

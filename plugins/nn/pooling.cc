@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 #include "spatial.h"
 
 namespace {
@@ -110,10 +111,11 @@ class PoolingOp : public mxplug::Operator {
  public:
   explicit PoolingOp(const PoolingParam& p) : param_(p) {}
 
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const Window w = MakeWindow(param_, in[0].shape_);
+    if (OneDnnKind() && mxplug_nn::onednn::PoolingForward(ctx, w, *OneDnnKind(), in[0], out[0], req[0])) return;
     const std::vector<int64_t> map = mxplug_nn::TapMap(w);
     const std::vector<int64_t> div = Divisors(w, map);
     const int64_t planes = in[0].shape_[0] * in[0].shape_[1], np = w.PositionCount(), nk = w.KernelSize();
@@ -141,12 +143,15 @@ class PoolingOp : public mxplug::Operator {
     });
   }
 
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad, const std::vector<TBlob>& in_data,
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& out_grad, const std::vector<TBlob>& in_data,
                 const std::vector<TBlob>& out_data, const std::vector<OpReqType>& req,
                 const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const TShape& shape = in_grad[0].shape_;
     const Window w = MakeWindow(param_, shape);
+    if (OneDnnKind() &&
+        mxplug_nn::onednn::PoolingBackward(ctx, w, *OneDnnKind(), out_grad[0], in_data[0], in_grad[0], req[0]))
+      return;
     const std::vector<int64_t> map = mxplug_nn::TapMap(w);
     const std::vector<int64_t> div = Divisors(w, map);
     const int64_t planes = shape[0] * shape[1], np = w.PositionCount(), nk = w.KernelSize(), ni = w.ImageSize();
@@ -183,6 +188,14 @@ class PoolingOp : public mxplug::Operator {
   }
 
  private:
+  // The pooling types oneDNN has (sum and lp stay with the loops below).
+  std::optional<mxplug_nn::onednn::PoolKind> OneDnnKind() const {
+    using mxplug_nn::onednn::PoolKind;
+    if (param_.pool_type == kMax) return PoolKind::kMax;
+    if (param_.pool_type != kAvg) return std::nullopt;
+    return param_.count_include_pad.value_or(true) ? PoolKind::kAvgIncludePad : PoolKind::kAvgExcludePad;
+  }
+
   std::vector<int64_t> Divisors(const Window& w, const std::vector<int64_t>& map) const {
     if (param_.pool_type != kAvg) return {};
     return AverageDivisors(w, map, param_.count_include_pad.value_or(true));
@@ -233,6 +246,12 @@ class PoolingProp : public mxplug::OperatorProperty {
     if (param_.pool_type == kMax) return {out_grad[0], in_data[0]};
     if (param_.pool_type == kLp) return {out_grad[0], in_data[0], out_data[0]};
     return {out_grad[0]};
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's reorders and scratchpad
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new PoolingOp(param_); }
 

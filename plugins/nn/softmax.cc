@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 
 namespace {
 
@@ -85,18 +86,23 @@ class SoftmaxProp : public mxplug::OperatorProperty {
                                              const std::vector<int>& out) const override {
     return {og[0], out[0]};
   }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's scratchpad
+  }
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {
       int axis;
       double temp;
-      void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+      void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
         if (req[0] == mxplug::kNullOp) return;
+        const int a = mxplug::NormalizeAxis(axis, in[0].ndim());
+        if (temp == 1.0 && mxplug_nn::onednn::SoftmaxForward(ctx, in[0], a, kLog, out[0], req[0])) return;
         mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
           using T = decltype(zero);
           const T* x = in[0].dptr<T>();
           T* y = out[0].dptr<T>();
-          ForEachLine(in[0].shape_, mxplug::NormalizeAxis(axis, in[0].ndim()), [&](int64_t b, int64_t s, int64_t n) {
+          ForEachLine(in[0].shape_, a, [&](int64_t b, int64_t s, int64_t n) {
             SoftmaxLine(x, y, b, s, n, temp, kLog, req[0]);
           });
         });

@@ -496,3 +496,87 @@ TEST_F(Ops, ConvolutionPoolingAndFriendsBackwardMatchFiniteDifferences) {
 
 }  // namespace
 }  // namespace mxplug
+
+namespace mxplug {
+namespace {
+
+template <typename To, typename From>
+std::vector<To> Convert(const std::vector<From>& v) {
+  return std::vector<To>(v.begin(), v.end());
+}
+
+// The float32 kernels (oneDNN's where the build has it, Note [oneDNN]) against the float64
+// plain loops, which the test above checks against finite differences: forward, backward, and
+// kAddTo / kNullOp on both, which oneDNN's path meets through reorders that add.
+void CheckFloat32AgainstFloat64(const std::string& op, const KwArgs& kw, const std::vector<TShape>& shapes) {
+  SCOPED_TRACE(op);
+  std::vector<std::vector<double>> values;
+  std::vector<Tensor> in64, in32;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    values.push_back(Random<double>(shapes[i].Size(), 30 + i));
+    for (double& v : values.back()) v = static_cast<float>(v);  // the same inputs in both types
+    in64.push_back(Make(values.back(), shapes[i]));
+    in32.push_back(Make(Convert<float>(values.back()), shapes[i]));
+  }
+  OpRunner runner(op, kw);
+  std::vector<Tensor> out64 = runner.Forward(in64), out32 = runner.Forward(in32);
+  const std::vector<double> y = out64[0].ToVector<double>();
+  ExpectNear(Convert<double>(out32[0].ToVector<float>()), y, 1e-5);
+
+  const std::vector<double> r = Random<double>(out64[0].size(), 77);
+  std::vector<Tensor> og64{Make(r, out64[0].shape())}, og32{Make(Convert<float>(r), out64[0].shape())};
+  for (size_t i = 1; i < out64.size(); ++i) {
+    og64.push_back(Make(std::vector<double>(out64[i].size(), 0.0), out64[i].shape()));
+    og32.push_back(Make(std::vector<float>(out64[i].size(), 0.0f), out64[i].shape()));
+  }
+  std::vector<Tensor> g64 = runner.Backward(og64, in64, out64), g32 = runner.Backward(og32, in32, out32);
+  for (size_t i = 0; i < g64.size(); ++i)
+    ExpectNear(Convert<double>(g32[i].ToVector<float>()), g64[i].ToVector<double>(), 1e-4);
+
+  // kAddTo onto what is there, kNullOp on the last input's gradient (of several).
+  std::vector<Tensor> acc;
+  std::vector<std::vector<double>> before;
+  for (const TShape& s : shapes) {
+    before.push_back(Random<double>(s.Size(), 8));
+    acc.push_back(Make(Convert<float>(before.back()), s));
+  }
+  std::vector<OpReqType> req(shapes.size(), kAddTo);
+  if (req.size() > 1) req.back() = kNullOp;
+  runner.BackwardInto(og32, in32, out32, acc, req);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    std::vector<double> want = before[i];
+    if (req[i] == kAddTo) {
+      const std::vector<double> g = g64[i].ToVector<double>();
+      for (size_t j = 0; j < want.size(); ++j) want[j] += g[j];
+    }
+    ExpectNear(Convert<double>(acc[i].ToVector<float>()), want, 1e-4);
+  }
+  std::vector<float> base = Convert<float>(Random<double>(out64[0].size(), 9));
+  std::vector<Tensor> outs{Make(base, out64[0].shape())};
+  std::vector<OpReqType> out_req{kAddTo};
+  for (size_t i = 1; i < out64.size(); ++i) {
+    outs.push_back(Make(std::vector<float>(out64[i].size(), 0.0f), out64[i].shape()));
+    out_req.push_back(kWriteTo);
+  }
+  runner.ForwardInto(in32, outs, out_req);
+  std::vector<double> want = Convert<double>(base);
+  for (size_t j = 0; j < want.size(); ++j) want[j] += y[j];
+  ExpectNear(Convert<double>(outs[0].ToVector<float>()), want, 1e-5);
+}
+
+TEST_F(Ops, Float32KernelsMatchTheFloat64Loops) {
+  CheckFloat32AgainstFloat64("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "4"}, {"pad", "(1, 1)"}},
+                             {TShape{2, 3, 6, 5}, TShape{4, 3, 3, 3}, TShape{4}});
+  CheckFloat32AgainstFloat64("Convolution",
+                             {{"kernel", "(2,)"}, {"num_filter", "4"}, {"num_group", "2"}, {"stride", "(2,)"}},
+                             {TShape{2, 4, 7}, TShape{4, 2, 2}, TShape{4}});
+  for (const char* type : {"max", "avg"})
+    CheckFloat32AgainstFloat64("Pooling", {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"},
+                                           {"pool_type", type}},
+                               {TShape{2, 3, 7, 6}});
+  CheckFloat32AgainstFloat64("LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}}, {TShape{2, 5, 3, 2}});
+  for (const char* op : {"softmax", "log_softmax"}) CheckFloat32AgainstFloat64(op, {{"axis", "1"}}, {TShape{3, 4, 2}});
+}
+
+}  // namespace
+}  // namespace mxplug

@@ -15,6 +15,11 @@ TEST_PLUGINS = BUILD / "tests" / "plugins"
 PYTHON_PACKAGES = INSTALL / "lib" / "python3" / "dist-packages"
 
 
+def built_with(component):
+    """Whether CMake switched an optional component (cuda, hip, onednn, mpi, python) on."""
+    return json.loads((BUILD / "components.json").read_text())[component]
+
+
 def run_cli(args, plugin_path=None, cache_dir=None, extra_env=None):
     """Runs the installed mxplug CLI; returns (exit code, stdout, stderr)."""
     env = dict(os.environ)

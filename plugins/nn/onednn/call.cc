@@ -1,0 +1,192 @@
+// Note [oneDNN]
+// Convolution, Pooling (max, avg), BatchNorm (training forward), softmax/log_softmax (forward) and
+// LRN run on oneDNN when the plugin is built with it (Debian's libdnnl-dev; CMake's MXPLUG_WITH_ONEDNN) and
+// the data is float32. Everything else, float64 included, runs the plain loops beside each op,
+// which are the reference the oneDNN path is tested against (tests run both; MXPLUG_ONEDNN=0
+// switches oneDNN off for a process, as MXNET_MKLDNN_ENABLED=0 does in MXNet).
+//
+// Tensors stay in mxplug's row-major layout between ops: a primitive is made for the layout it
+// runs fastest in (format "any"), and Call reorders inputs into it and outputs back, within the
+// op. MXNet 1.x instead let oneDNN's blocked layouts flow between ops inside NDArray; that saves
+// the reorders (about 6 ms of a 46 ms convolution here) at the cost of every other op and
+// every plugin having to understand them, which plugin_api does not allow.
+//
+// Primitives are made once per distinct shape and parameters and kept for the process (oneDNN
+// JIT-compiles them). They use a user-managed scratchpad, carved with the reorder buffers from
+// the op's temp space resource, so the engine's workers can run them concurrently. Debian's
+// oneDNN threads with OpenMP: OMP_NUM_THREADS sets its thread count.
+#include "call.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace mxplug_nn::onednn {
+
+bool Enabled(int dtype) {
+  static const bool on = [] {
+    const char* env = std::getenv("MXPLUG_ONEDNN");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return on && dtype == kMXPFloat32;
+}
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+const dnnl::primitive_attr& Attr() {
+  static const dnnl::primitive_attr attr = [] {
+    dnnl::primitive_attr a;
+    a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+  }();
+  return attr;
+}
+
+memory::dims Dims(const mxplug::TShape& shape) { return memory::dims(shape.begin(), shape.end()); }
+
+memory::desc Plain(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::desc Any(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+std::shared_ptr<void> CachedErased(const std::string& key, const std::function<std::shared_ptr<void>()>& make) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<void>> cache;
+  constexpr size_t kMaxEntries = 4096;  // a model has far fewer distinct layers; this bounds a sweep
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  std::shared_ptr<void> entry;  // made unlocked: JIT compilation takes milliseconds
+  try {
+    entry = make();
+  } catch (const dnnl::error&) {
+    entry = nullptr;  // oneDNN has no implementation for this configuration
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= kMaxEntries) cache.clear();
+  return cache.emplace(key, std::move(entry)).first->second;
+}
+
+Call::Handle Call::Input(const memory::dims& dims, const void* data) {
+  tensors_.push_back({Role::kInput, Plain(dims), const_cast<void*>(data), mxplug::kWriteTo});
+  return static_cast<Handle>(tensors_.size() - 1);
+}
+
+Call::Handle Call::Output(const memory::dims& dims, void* data, mxplug::OpReqType req) {
+  tensors_.push_back({Role::kOutput, Plain(dims), data, req});
+  return static_cast<Handle>(tensors_.size() - 1);
+}
+
+Call::Handle Call::Temp() {
+  tensors_.push_back({Role::kTemp, memory::desc(), nullptr, mxplug::kNullOp});
+  return static_cast<Handle>(tensors_.size() - 1);
+}
+
+void Call::Step(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+                std::vector<std::pair<int, Handle>> args) {
+  steps_.push_back({&primitive, &pd, std::move(args)});
+}
+
+void Call::Run() {
+  // Plan: where each (tensor, layout) a step needs lives. A tensor in the layout the primitive
+  // wants, and an output that is plainly overwritten, are used in place; the rest get scratch.
+  struct Copy {
+    Handle tensor;
+    memory::desc desc;
+    size_t offset;
+    bool filled;
+  };
+  std::vector<Copy> copies;
+  size_t total = 0, scratchpad = 0;
+  auto reserve = [&total](size_t bytes) {
+    const size_t offset = total;
+    total += (bytes + 63) / 64 * 64;  // oneDNN wants 64-byte aligned buffers
+    return offset;
+  };
+  auto want = [](const StepArgs& s, int arg) { return s.pd->query_md(dnnl::query::exec_arg_md, arg); };
+  auto in_place = [this](Handle h, const memory::desc& d) {
+    const Tensor& t = tensors_[h];
+    if (t.role == Role::kTemp || d != t.plain) return false;
+    return t.role == Role::kInput || t.req == mxplug::kWriteTo || t.req == mxplug::kWriteInplace;
+  };
+  auto find = [&copies](Handle h, const std::optional<memory::desc>& d) -> Copy* {
+    for (Copy& c : copies)
+      if (c.tensor == h && (!d || c.desc == *d)) return &c;
+    return nullptr;
+  };
+  for (const StepArgs& s : steps_) {
+    scratchpad = std::max(scratchpad, s.pd->scratchpad_desc().get_size());
+    for (const auto& [arg, h] : s.args) {
+      const memory::desc d = want(s, arg);
+      if (in_place(h, d)) continue;
+      const bool temp = tensors_[h].role == Role::kTemp;
+      if (find(h, temp ? std::nullopt : std::optional<memory::desc>(d)) == nullptr)
+        copies.push_back({h, d, reserve(d.get_size()), false});
+    }
+  }
+  const size_t scratchpad_offset = reserve(scratchpad);
+
+  char* base = nullptr;
+  if (total > 0) {
+    auto it = std::find_if(ctx_.requested.begin(), ctx_.requested.end(), [](const mxplug::Resource& r) {
+      return r.type == mxplug::ResourceRequest::kTempSpace;
+    });
+    if (it == ctx_.requested.end()) throw std::logic_error("a oneDNN kernel ran without a temp space resource");
+    base = static_cast<char*>(it->get_space(total));
+  }
+
+  static thread_local dnnl::stream stream(Engine());
+  for (const StepArgs& s : steps_) {
+    std::unordered_map<int, memory> args;
+    std::vector<std::pair<memory, Handle>> results;  // scratch outputs to bring back
+    for (const auto& [arg, h] : s.args) {
+      const Tensor& t = tensors_[h];
+      const memory::desc d = want(s, arg);
+      if (in_place(h, d)) {
+        args[arg] = memory(t.plain, Engine(), t.data);
+        continue;
+      }
+      Copy* c = find(h, t.role == Role::kTemp ? std::nullopt : std::optional<memory::desc>(d));
+      memory m(c->desc, Engine(), base + c->offset);
+      if (t.role == Role::kInput && !c->filled) {
+        memory user(t.plain, Engine(), t.data);
+        dnnl::reorder(user, m).execute(stream, user, m);
+        c->filled = true;
+      }
+      if (t.role == Role::kOutput) results.emplace_back(m, h);
+      args[arg] = m;
+    }
+    if (s.pd->scratchpad_desc().get_size() > 0)
+      args[DNNL_ARG_SCRATCHPAD] = memory(s.pd->scratchpad_desc(), Engine(), base + scratchpad_offset);
+    s.primitive->execute(stream, args);
+    for (auto& [m, h] : results) {
+      const Tensor& t = tensors_[h];
+      if (t.req == mxplug::kNullOp) continue;
+      memory user(t.plain, Engine(), t.data);
+      dnnl::primitive_attr attr;
+      if (t.req == mxplug::kAddTo) {
+        dnnl::post_ops sum;
+        sum.append_sum(1.0f);
+        attr.set_post_ops(sum);
+      }
+      dnnl::reorder(dnnl::reorder::primitive_desc(m, user, attr)).execute(stream, m, user);
+    }
+  }
+  stream.wait();
+}
+
+}  // namespace mxplug_nn::onednn

@@ -1,0 +1,94 @@
+// What the oneDNN kernels share: the engine, plain (row-major float32) memory descriptors, a
+// process-wide cache of primitives, and Call, which runs primitives on the op's own buffers.
+#ifndef MXPLUG_PLUGINS_NN_ONEDNN_CALL_H_
+#define MXPLUG_PLUGINS_NN_ONEDNN_CALL_H_
+
+#include <dnnl.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_nn::onednn {
+
+using dnnl::memory;
+
+// float32 data, and oneDNN not switched off with MXPLUG_ONEDNN=0 (read once per process).
+bool Enabled(int dtype);
+
+const dnnl::engine& Engine();
+
+// Every primitive is made with this: the scratchpad comes from Call (the op's temp space), so
+// primitives can run on several engine workers at once.
+const dnnl::primitive_attr& Attr();
+
+memory::dims Dims(const mxplug::TShape& shape);
+memory::desc Plain(const memory::dims& dims);  // float32, row-major: how mxplug stores tensors
+memory::desc Any(const memory::dims& dims);    // float32, the layout the primitive prefers
+
+// A cache key: the kernel's name and the numbers that pick its primitive.
+template <class... Lists>
+std::string Key(const char* kernel, const Lists&... lists) {
+  std::string key = kernel;
+  auto append = [&key](const auto& list) {
+    key += '|';
+    for (auto v : list) key += std::to_string(v) + ',';
+  };
+  (append(lists), ...);
+  return key;
+}
+
+// The primitives of one key, made once per process by make(). A configuration oneDNN refuses
+// (make throws dnnl::error) is remembered as nullptr, so the op's plain loops take it at once.
+std::shared_ptr<void> CachedErased(const std::string& key, const std::function<std::shared_ptr<void>()>& make);
+template <class Entry, class Make>
+std::shared_ptr<const Entry> Cached(const std::string& key, Make&& make) {
+  return std::static_pointer_cast<const Entry>(
+      CachedErased(key, [&] { return std::shared_ptr<void>(std::make_shared<Entry>(make())); }));
+}
+
+// One kernel call: primitives run in order on the op's tensors, each given in mxplug's plain
+// layout. Where a primitive wants another layout, Run reorders the input into scratch and the
+// output back (adding for kAddTo); scratch, scratchpads and Temp buffers are carved from one
+// request to the op's temp space resource.
+class Call {
+ public:
+  using Handle = int;
+  explicit Call(const mxplug::OpContext& ctx) : ctx_(ctx) {}
+
+  Handle Input(const memory::dims& dims, const void* data);
+  Handle Output(const memory::dims& dims, void* data, mxplug::OpReqType req);
+  // A buffer only primitives see (a workspace, an unused output), laid out as the first step
+  // that uses it wants.
+  Handle Temp();
+  void Step(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
+            std::vector<std::pair<int, Handle>> args);
+  void Run();
+
+ private:
+  enum class Role { kInput, kOutput, kTemp };
+  struct Tensor {
+    Role role;
+    memory::desc plain;
+    void* data;
+    mxplug::OpReqType req;
+  };
+  struct StepArgs {
+    const dnnl::primitive* primitive;
+    const dnnl::primitive_desc_base* pd;
+    std::vector<std::pair<int, Handle>> args;
+  };
+
+  const mxplug::OpContext& ctx_;
+  std::vector<Tensor> tensors_;
+  std::vector<StepArgs> steps_;
+};
+
+}  // namespace mxplug_nn::onednn
+
+#endif  // MXPLUG_PLUGINS_NN_ONEDNN_CALL_H_

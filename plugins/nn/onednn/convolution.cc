@@ -1,0 +1,128 @@
+// Convolution forward and backward (data, weight and bias gradients) on oneDNN.
+#include "call.h"
+#include "onednn.h"
+
+namespace mxplug_nn::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::convolution_backward_data;
+using dnnl::convolution_backward_weights;
+using dnnl::convolution_forward;
+using dnnl::prop_kind;
+
+// oneDNN's view of a convolution: the dims of each tensor and the window, with padding on both
+// sides (the right side is what makes the output size come out: the floor convention's dropped
+// rows make it smaller than the left).
+struct ConvDims {
+  memory::dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
+  bool with_bias;
+
+  explicit ConvDims(const ConvShape& s) : with_bias(s.bias) {
+    const Window& w = s.window;
+    src = {s.batch, s.in_channels};
+    dst = {s.batch, s.filters};
+    weights = s.groups > 1 ? memory::dims{s.groups, s.filters / s.groups, s.in_channels / s.groups}
+                           : memory::dims{s.filters, s.in_channels};
+    bias = {s.filters};
+    for (int a = 0; a < w.axes(); ++a) {
+      src.push_back(w.image[a]);
+      dst.push_back(w.positions[a]);
+      weights.push_back(w.kernel[a]);
+      strides.push_back(w.stride[a]);
+      dilates.push_back(w.dilate[a] - 1);  // oneDNN counts the gaps
+      pad_l.push_back(w.pad[a]);
+      pad_r.push_back((w.positions[a] - 1) * w.stride[a] + w.Dilated(a) - w.image[a] - w.pad[a]);
+    }
+  }
+
+  std::string CacheKey(const char* kernel) const {
+    return Key(kernel, src, weights, dst, strides, dilates, pad_l, pad_r, memory::dims{with_bias});
+  }
+
+  convolution_forward::primitive_desc Forward() const {
+    const memory::desc bias_desc = with_bias ? Any(bias) : memory::desc();
+    convolution_forward::desc d(prop_kind::forward_training, algorithm::convolution_direct, Any(src),
+                                Any(weights), bias_desc, Any(dst), strides, dilates, pad_l, pad_r);
+    return convolution_forward::primitive_desc(d, Attr(), Engine());
+  }
+};
+
+struct ForwardPrimitives {
+  convolution_forward::primitive_desc pd;
+  convolution_forward primitive;
+  explicit ForwardPrimitives(const ConvDims& d) : pd(d.Forward()), primitive(pd) {}
+};
+
+struct BackwardPrimitives {
+  convolution_backward_data::primitive_desc data_pd;
+  convolution_backward_data data;
+  convolution_backward_weights::primitive_desc weights_pd;
+  convolution_backward_weights weights;
+
+  explicit BackwardPrimitives(const ConvDims& d, const convolution_forward::primitive_desc& hint)
+      : data_pd(convolution_backward_data::desc(algorithm::convolution_direct, Any(d.src), Any(d.weights),
+                                                Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r),
+                Attr(), Engine(), hint),
+        data(data_pd),
+        weights_pd(WeightsDesc(d), Attr(), Engine(), hint),
+        weights(weights_pd) {}
+
+  static convolution_backward_weights::desc WeightsDesc(const ConvDims& d) {
+    if (d.with_bias)
+      return {algorithm::convolution_direct, Any(d.src), Any(d.weights), Any(d.bias), Any(d.dst),
+              d.strides, d.dilates, d.pad_l, d.pad_r};
+    return {algorithm::convolution_direct, Any(d.src), Any(d.weights), Any(d.dst),
+            d.strides, d.dilates, d.pad_l, d.pad_r};
+  }
+};
+
+}  // namespace
+
+bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& data,
+                        const mxplug::TBlob& weight, const mxplug::TBlob* bias, const mxplug::TBlob& out,
+                        mxplug::OpReqType req) {
+  if (!Enabled(data.type_flag_)) return false;
+  const ConvDims d(s);
+  auto p = Cached<ForwardPrimitives>(d.CacheKey("conv_fwd"), [&] { return ForwardPrimitives(d); });
+  if (!p) return false;
+  Call call(ctx);
+  std::vector<std::pair<int, Call::Handle>> args = {
+      {DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
+      {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
+      {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}};
+  if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, call.Input(d.bias, bias->dptr<float>())});
+  call.Step(p->primitive, p->pd, std::move(args));
+  call.Run();
+  return true;
+}
+
+bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& out_grad,
+                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const ConvGrads& g) {
+  if (!Enabled(data.type_flag_)) return false;
+  const ConvDims d(s);
+  auto f = Cached<ForwardPrimitives>(d.CacheKey("conv_fwd"), [&] { return ForwardPrimitives(d); });
+  if (!f) return false;
+  auto p = Cached<BackwardPrimitives>(d.CacheKey("conv_bwd"), [&] { return BackwardPrimitives(d, f->pd); });
+  if (!p) return false;
+  Call call(ctx);
+  const Call::Handle og = call.Input(d.dst, out_grad.dptr<float>());
+  if (g.data_req != mxplug::kNullOp)
+    call.Step(p->data, p->data_pd,
+              {{DNNL_ARG_DIFF_DST, og},
+               {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
+               {DNNL_ARG_DIFF_SRC, call.Output(d.src, g.data->dptr<float>(), g.data_req)}});
+  const bool bias_wanted = s.bias && g.bias_req != mxplug::kNullOp;
+  if (g.weight_req != mxplug::kNullOp || bias_wanted) {
+    std::vector<std::pair<int, Call::Handle>> args = {
+        {DNNL_ARG_DIFF_DST, og},
+        {DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
+        {DNNL_ARG_DIFF_WEIGHTS, call.Output(d.weights, g.weight->dptr<float>(), g.weight_req)}};
+    if (s.bias) args.push_back({DNNL_ARG_DIFF_BIAS, call.Output(d.bias, g.bias->dptr<float>(), g.bias_req)});
+    call.Step(p->weights, p->weights_pd, std::move(args));
+  }
+  call.Run();
+  return true;
+}
+
+}  // namespace mxplug_nn::onednn

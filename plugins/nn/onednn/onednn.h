@@ -1,0 +1,100 @@
+// The nn plugin's oneDNN kernels: what each op asks of oneDNN, and the plumbing they share.
+//
+// Every entry point returns false when it does not compute the call (a build without oneDNN,
+// MXPLUG_ONEDNN=0, a dtype other than float32, or a configuration oneDNN or MXNet's semantics
+// rule out); the op then runs its plain C++ loops, which stay the reference (Note [oneDNN]).
+#ifndef MXPLUG_PLUGINS_NN_ONEDNN_ONEDNN_H_
+#define MXPLUG_PLUGINS_NN_ONEDNN_ONEDNN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "mxplug/plugin.hpp"
+#include "../spatial.h"
+
+namespace mxplug_nn::onednn {
+
+// A convolution call's sizes; the window's image is the data's spatial shape.
+struct ConvShape {
+  Window window;
+  int64_t batch, in_channels, filters, groups;
+  bool bias;
+};
+
+// The data gradient, weight gradient and bias gradient of a convolution, each with its request.
+struct ConvGrads {
+  const mxplug::TBlob *data, *weight, *bias;
+  mxplug::OpReqType data_req, weight_req, bias_req;
+};
+
+enum class PoolKind { kMax, kAvgIncludePad, kAvgExcludePad };
+
+// A BatchNorm training forward (channels on axis 1): normalizes with the batch statistics and
+// writes them as MXNet does, the mean and the inverse standard deviation 1 / sqrt(var + eps).
+struct BatchNormArgs {
+  const mxplug::TBlob *data, *gamma, *beta, *out, *mean, *invstd;
+  float eps;
+  bool fix_gamma;
+  mxplug::OpReqType out_req, mean_req, invstd_req;
+};
+
+struct LrnParams {
+  int64_t nsize;
+  float alpha, beta, knorm;
+};
+
+#if MXPLUG_NN_ONEDNN
+bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& data,
+                        const mxplug::TBlob& weight, const mxplug::TBlob* bias, const mxplug::TBlob& out,
+                        mxplug::OpReqType req);
+bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& out_grad,
+                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const ConvGrads& grads);
+bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& data,
+                    const mxplug::TBlob& out, mxplug::OpReqType req);
+bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& out_grad,
+                     const mxplug::TBlob& data, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs& a);
+bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int axis, bool log,
+                    const mxplug::TBlob& out, mxplug::OpReqType req);
+// LRN on oneDNN writes the output only: the op's hidden tmp_norm output stays unwritten, and the
+// backward recomputes what it needs (as MXNet's oneDNN LRN).
+bool LrnForward(const mxplug::OpContext& ctx, const LrnParams& params, const mxplug::TBlob& data,
+                const mxplug::TBlob& out, mxplug::OpReqType req);
+bool LrnBackward(const mxplug::OpContext& ctx, const LrnParams& params, const mxplug::TBlob& out_grad,
+                 const mxplug::TBlob& data, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+#else
+inline bool ConvolutionForward(const mxplug::OpContext&, const ConvShape&, const mxplug::TBlob&,
+                               const mxplug::TBlob&, const mxplug::TBlob*, const mxplug::TBlob&,
+                               mxplug::OpReqType) {
+  return false;
+}
+inline bool ConvolutionBackward(const mxplug::OpContext&, const ConvShape&, const mxplug::TBlob&,
+                                const mxplug::TBlob&, const mxplug::TBlob&, const ConvGrads&) {
+  return false;
+}
+inline bool PoolingForward(const mxplug::OpContext&, const Window&, PoolKind, const mxplug::TBlob&,
+                           const mxplug::TBlob&, mxplug::OpReqType) {
+  return false;
+}
+inline bool PoolingBackward(const mxplug::OpContext&, const Window&, PoolKind, const mxplug::TBlob&,
+                            const mxplug::TBlob&, const mxplug::TBlob&, mxplug::OpReqType) {
+  return false;
+}
+inline bool BatchNormTrainingForward(const mxplug::OpContext&, const BatchNormArgs&) { return false; }
+inline bool SoftmaxForward(const mxplug::OpContext&, const mxplug::TBlob&, int, bool, const mxplug::TBlob&,
+                           mxplug::OpReqType) {
+  return false;
+}
+inline bool LrnForward(const mxplug::OpContext&, const LrnParams&, const mxplug::TBlob&, const mxplug::TBlob&,
+                       mxplug::OpReqType) {
+  return false;
+}
+inline bool LrnBackward(const mxplug::OpContext&, const LrnParams&, const mxplug::TBlob&, const mxplug::TBlob&,
+                        const mxplug::TBlob&, mxplug::OpReqType) {
+  return false;
+}
+#endif
+
+}  // namespace mxplug_nn::onednn
+
+#endif  // MXPLUG_PLUGINS_NN_ONEDNN_ONEDNN_H_

@@ -1,0 +1,138 @@
+"""The oneDNN kernels (float32; Note [oneDNN]) and the plain loops they stand in for, against
+PyTorch. Each case runs forward and backward in a fresh process twice: as shipped, with oneDNN's
+verbose log on, which must show the case's primitive executing (or, for a configuration left to
+the loops, not executing); and with MXPLUG_ONEDNN=0, which must show no primitive at all. Both
+runs must match torch.autograd in float64 on the same float32 inputs."""
+import json
+import re
+
+import numpy as np
+import pytest
+
+import torch  # Debian's python3-torch, installed by tools/install-deps.sh
+from conftest import built_with, run_python
+
+torch.set_num_threads(2)
+F = torch.nn.functional
+rng = np.random.default_rng(11)
+
+# (op, kwargs, input shapes, torch function, the oneDNN primitive expected to run or None)
+CASES = [
+    ("Convolution", dict(kernel=(3, 3), num_filter=8, pad=(1, 1)), [(2, 16, 9, 10), (8, 16, 3, 3), (8,)],
+     lambda x, w, b: F.conv2d(x, w, b, padding=1), "convolution"),
+    ("Convolution", dict(kernel=(3, 2), num_filter=4, stride=(2, 1), dilate=(1, 2), pad=(1, 0), num_group=2),
+     [(2, 4, 7, 6), (4, 2, 3, 2), (4,)],
+     lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), dilation=(1, 2), padding=(1, 0), groups=2), "convolution"),
+    ("Convolution", dict(kernel=(3, 3), num_filter=4, stride=(2, 2)), [(2, 3, 8, 8), (4, 3, 3, 3), (4,)],
+     lambda x, w, b: F.conv2d(x, w, b, stride=2), "convolution"),  # the floor drops a row: pad_r < 0
+    ("Convolution", dict(kernel=(3,), num_filter=2, no_bias=True), [(2, 3, 8), (2, 3, 3)],
+     lambda x, w: F.conv1d(x, w), "convolution"),
+    ("Convolution", dict(kernel=(2, 2, 2), num_filter=2, pad=(1, 0, 1)), [(1, 2, 3, 4, 3), (2, 2, 2, 2, 2), (2,)],
+     lambda x, w, b: F.conv3d(x, w, b, padding=(1, 0, 1)), "convolution"),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), [(2, 3, 7, 6)],
+     lambda x: F.max_pool2d(x, 3, 2, 1), "pooling"),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), [(2, 3, 7, 7)],
+     lambda x: F.avg_pool2d(x, 3, 2, 1), "pooling"),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg", count_include_pad=False),
+     [(2, 3, 7, 6)], lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), "pooling"),
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full"), [(2, 3, 8, 8)],
+     lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True), "pooling"),
+    ("Pooling", dict(global_pool=True, pool_type="avg"), [(2, 3, 5, 4)],
+     lambda x: x.mean(dim=(2, 3), keepdim=True), "pooling"),
+    ("Pooling", dict(kernel=(2, 2, 2), stride=(2, 2, 2)), [(1, 2, 4, 4, 4)], lambda x: F.max_pool3d(x, 2), "pooling"),
+    # The last window of the full convention runs past the padding: MXNet divides it by its
+    # clipped size, oneDNN would not, so the loops take it.
+    ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg", pooling_convention="full"),
+     [(1, 2, 6, 6)], lambda x: F.avg_pool2d(F.pad(x, (1, 1, 1, 1)), 3, 2, ceil_mode=True) *
+     (9 / F.avg_pool2d(F.pad(torch.ones_like(x), (1, 1, 1, 1), value=1.0), 3, 2, ceil_mode=True) / 9), None),
+    ("Pooling", dict(kernel=(2,), pool_type="sum"), [(2, 3, 8)], lambda x: F.avg_pool1d(x, 2, 1) * 2, None),
+    ("LRN", dict(nsize=3, alpha=0.001, beta=0.75, knorm=2), [(2, 5, 3, 3)],
+     lambda x: F.local_response_norm(x, 3, 0.001, 0.75, 2), "lrn"),
+    ("softmax", dict(axis=1), [(2, 5, 3)], lambda x: torch.softmax(x, 1), "softmax"),
+    ("log_softmax", dict(), [(4, 6)], lambda x: torch.log_softmax(x, -1), "softmax"),
+    ("softmax", dict(temperature=3.0), [(4, 6)], lambda x: torch.softmax(x / 3.0, -1), None),
+    ("BatchNorm", dict(fix_gamma=False, eps=1e-3), [(4, 3, 5, 2), (3,), (3,), (3,), (3,)],
+     lambda x, g, b, m, v: F.batch_norm(x, None, None, g, b, training=True, eps=1e-3), "batch_normalization"),
+    ("BatchNorm", dict(fix_gamma=True), [(6, 4), (4,), (4,), (4,), (4,)],
+     lambda x, g, b, m, v: F.batch_norm(x, None, None, torch.ones_like(g), b, training=True, eps=1e-3),
+     "batch_normalization"),
+]
+
+# Runs every case in one process: forward in training mode and backward, printing a marker
+# before each case so oneDNN's verbose lines can be told apart.
+SCRIPT = r"""
+import json, os, sys
+import numpy as np
+import mxplug as mx
+cases = json.load(open(os.environ["CASES"]))
+for i, (op, kw, arrays, og) in enumerate(cases):
+    os.write(1, b"CASE %d\n" % i)
+    inputs = [mx.nd.array(np.array(a, dtype=np.float32)) for a in arrays]
+    outs = mx._core.invoke_train(op, inputs, kw)
+    grads = mx._core.invoke_backward(op, kw, inputs, outs, [mx.nd.array(np.array(og, dtype=np.float32))])
+    result = {"out": outs[0].asnumpy().tolist(), "grads": [g.asnumpy().tolist() for g in grads]}
+    os.write(1, ("RESULT %d %s\n" % (i, json.dumps(result))).encode())
+"""
+
+
+def run_cases(env, tmp_path):
+    data = []
+    for op, kw, shapes, fn, _ in CASES:
+        arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        if op == "BatchNorm":
+            arrays[1] = (arrays[1] + 2).astype(np.float32)  # gamma away from zero
+            arrays[4] = np.abs(arrays[4]) + 1  # a valid moving variance
+        ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+        ref = fn(*ts)
+        og = rng.standard_normal(tuple(ref.shape)).astype(np.float32)
+        ref.backward(torch.tensor(og, dtype=torch.float64))
+        data.append((arrays, og, ref.detach().numpy(), [t.grad for t in ts]))
+    payload = json.dumps([[c[0], c[1], [a.tolist() for a in d[0]], d[1].tolist()] for c, d in zip(CASES, data)])
+    (tmp_path / "cases.json").write_text(payload)
+    p = run_python(SCRIPT, extra_env=dict(env, CASES=str(tmp_path / "cases.json")))
+    assert p.returncode == 0, p.stderr
+    primitives, results, case = {}, {}, None
+    for line in p.stdout.splitlines():
+        if line.startswith("CASE "):
+            case = int(line.split()[1])
+            primitives[case] = set()
+        elif line.startswith("RESULT "):
+            _, i, body = line.split(" ", 2)
+            results[int(i)] = json.loads(body)
+        elif m := re.match(r"(?:onednn|dnnl)_verbose,exec,cpu,(\w+?)(?:_v2)?,", line):
+            if m.group(1) != "reorder":
+                primitives[case].add(m.group(1))
+    return data, primitives, results
+
+
+def check(data, results):
+    for i, (case, (arrays, og, ref, ref_grads)) in enumerate(zip(CASES, data)):
+        name = "case %d (%s %s)" % (i, case[0], case[1])
+        out = np.array(results[i]["out"])
+        scale = max(1.0, np.abs(ref).max())
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5 * scale, err_msg=name)
+        for j, (g, r) in enumerate(zip(results[i]["grads"], ref_grads)):
+            if case[0] == "BatchNorm" and j >= 3:
+                continue  # moving statistics have no gradient
+            r = np.zeros_like(arrays[j]) if r is None else r.numpy()  # fix_gamma: gamma's gradient is 0
+            scale = max(1.0, np.abs(r).max())
+            np.testing.assert_allclose(np.array(g), r, rtol=1e-4, atol=1e-4 * scale,
+                                       err_msg="%s, gradient of input %d" % (name, j))
+
+
+def test_onednn_kernels_run_where_expected_and_match_torch(tmp_path):
+    if not built_with("onednn"):
+        pytest.skip("built without oneDNN: CMake found no libdnnl-dev (tools/install-deps.sh installs it)")
+    data, primitives, results = run_cases({"DNNL_VERBOSE": "1", "ONEDNN_VERBOSE": "1"}, tmp_path)
+    check(data, results)
+    for i, case in enumerate(CASES):
+        expected = {case[4]} if case[4] else set()
+        assert primitives[i] == expected, "case %d (%s %s): oneDNN ran %s, expected %s" % (
+            i, case[0], case[1], sorted(primitives[i]), sorted(expected))
+
+
+def test_plain_kernels_match_torch_with_onednn_off(tmp_path):
+    data, primitives, results = run_cases({"DNNL_VERBOSE": "1", "ONEDNN_VERBOSE": "1", "MXPLUG_ONEDNN": "0"},
+                                          tmp_path)
+    check(data, results)
+    assert all(not p for p in primitives.values()), primitives
