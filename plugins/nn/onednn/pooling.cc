@@ -38,10 +38,13 @@ struct PoolDims {
     }
   }
 
-  std::string CacheKey() const { return Key("pool", src, dst, strides, kernel, pad_l, pad_r, memory::dims{int64_t(alg)}); }
+  std::string CacheKey() const {
+    return Key("pool", src, dst, strides, kernel, pad_l, pad_r, memory::dims{static_cast<int64_t>(alg)});
+  }
 
   pooling_forward::primitive_desc Forward(bool training) const {
-    pooling_forward::desc d(training ? prop_kind::forward_training : prop_kind::forward_inference, alg, Plain(src), Any(dst), strides, kernel, pad_l, pad_r);
+    pooling_forward::desc d(training ? prop_kind::forward_training : prop_kind::forward_inference, alg, Plain(src),
+                            Any(dst), strides, kernel, pad_l, pad_r);
     return pooling_forward::primitive_desc(d, Attr(), Engine());
   }
 };
