@@ -201,7 +201,7 @@ class BatchNormProp : public mxplug::OperatorProperty {
     return {out_grad[kOut], in_data[kData], in_data[kGamma], out_data[kMean], out_data[kInvStd]};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's scratchpad
+    return mxplug_nn::onednn::Resources();
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BatchNormOp(param_); }
 

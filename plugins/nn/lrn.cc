@@ -115,10 +115,10 @@ class LRNProp : public mxplug::OperatorProperty {
     return {out_grad[0], in_data[0], out_data[1]};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's scratchpad
+    return mxplug_nn::onednn::Resources();
   }
   std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};
+    return mxplug_nn::onednn::Resources();
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new LRNOp(param_); }
 

@@ -248,10 +248,10 @@ class PoolingProp : public mxplug::OperatorProperty {
     return {out_grad[0]};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's reorders and scratchpad
+    return mxplug_nn::onednn::Resources();
   }
   std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};
+    return mxplug_nn::onednn::Resources();
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new PoolingOp(param_); }
 

@@ -87,7 +87,7 @@ class SoftmaxProp : public mxplug::OperatorProperty {
     return {og[0], out[0]};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};  // oneDNN's scratchpad
+    return mxplug_nn::onednn::Resources();
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {

@@ -238,6 +238,23 @@ void ForEachBroadcast(const TShape& out, const std::vector<int64_t>& sa,
   }
 }
 
+// The gradient of a gather (an op whose output elements are copies of input elements):
+// visit(fn) calls fn(o, i) for every output element o and the input element i it copied; og[o]
+// is summed onto in_grad[i] in the compute type, then written as req says.
+template <typename Visit>
+void ScatterAddGradient(const TBlob& og, const TBlob& in_grad, mxplug::OpReqType req, Visit&& visit) {
+  if (req == mxplug::kNullOp) return;
+  mxplug::TypeSwitch(og.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    using C = mxplug::ComputeType<T>;
+    const T* g = og.dptr<T>();
+    T* d = in_grad.dptr<T>();
+    std::vector<C> acc(in_grad.Size(), C(0));
+    visit([&](int64_t o, int64_t i) { acc[i] += C(g[o]); });
+    for (size_t i = 0; i < acc.size(); ++i) mxplug::Assign(d[i], req, T(acc[i]));
+  });
+}
+
 }  // namespace mxplug_tensor
 
 #endif  // MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_H_

@@ -298,14 +298,8 @@ class GatherKernel : public mxplug::Operator {
     if (req[0] == mxplug::kNullOp) return;
     std::vector<int64_t> src;
     map_(ig[0].shape_, og[0].shape_, &src);
-    mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      using C = mxplug::ComputeType<T>;
-      const T* g = og[0].dptr<T>();
-      T* d = ig[0].dptr<T>();
-      std::vector<C> acc(ig[0].Size(), C(0));
-      for (size_t i = 0; i < src.size(); ++i) acc[src[i]] += C(g[i]);
-      for (size_t i = 0; i < acc.size(); ++i) Assign(d[i], req[0], T(acc[i]));
+    mxplug_tensor::ScatterAddGradient(og[0], ig[0], req[0], [&](auto add) {
+      for (size_t o = 0; o < src.size(); ++o) add(static_cast<int64_t>(o), src[o]);
     });
   }
 

@@ -557,17 +557,9 @@ struct BroadcastKernel : mxplug::Operator {
                 const std::vector<TBlob>&, const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
     for (size_t i = 1; i < ig.size(); ++i) mxplug::WriteZeroGradient(ig[i], req[i]);
-    if (req[0] == mxplug::kNullOp) return;
     const TShape& os = og[0].shape_;
-    mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      using C = mxplug::ComputeType<T>;
-      const T* g = og[0].dptr<T>();
-      T* d = ig[0].dptr<T>();
-      std::vector<C> acc(ig[0].Size(), C(0));
-      ForEachStrided(os, mxplug_tensor::BroadcastStrides(ig[0].shape_, os), 0,
-                     [&](int64_t o, int64_t i) { acc[i] += C(g[o]); });
-      for (size_t i = 0; i < acc.size(); ++i) Assign(d[i], req[0], T(acc[i]));
+    mxplug_tensor::ScatterAddGradient(og[0], ig[0], req[0], [&](auto add) {
+      ForEachStrided(os, mxplug_tensor::BroadcastStrides(ig[0].shape_, os), 0, add);
     });
   }
 };

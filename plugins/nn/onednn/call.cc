@@ -97,11 +97,6 @@ Call::Handle Call::Temp() {
   return static_cast<Handle>(tensors_.size() - 1);
 }
 
-void Call::Step(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-                std::vector<std::pair<int, Handle>> args) {
-  steps_.push_back({&primitive, &pd, std::move(args)});
-}
-
 void Call::Run() {
   // Plan: where each (tensor, layout) a step needs lives. A tensor in the layout the primitive
   // wants, and an output that is plainly overwritten, are used in place; the rest get scratch.
@@ -146,7 +141,10 @@ void Call::Run() {
     auto it = std::find_if(ctx_.requested.begin(), ctx_.requested.end(), [](const mxplug::Resource& r) {
       return r.type == mxplug::ResourceRequest::kTempSpace;
     });
-    if (it == ctx_.requested.end()) throw std::logic_error("a oneDNN kernel ran without a temp space resource");
+    if (it == ctx_.requested.end())
+      throw std::logic_error("a oneDNN kernel needs " + std::to_string(total) +
+                             " bytes of temp space, but its op requested no temp space resource (its "
+                             "ForwardResource/BackwardResource must return onednn::Resources())");
     base = static_cast<char*>(it->get_space(total));
   }
 

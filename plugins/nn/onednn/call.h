@@ -52,6 +52,15 @@ std::shared_ptr<const Entry> Cached(const std::string& key, Make&& make) {
       CachedErased(key, [&] { return std::shared_ptr<void>(std::make_shared<Entry>(make())); }));
 }
 
+// A primitive with the descriptor it was made from: Call reads the layouts each argument
+// wants from the descriptor.
+template <class P>
+struct Primitive {
+  typename P::primitive_desc pd;
+  P primitive;
+  explicit Primitive(typename P::primitive_desc d) : pd(std::move(d)), primitive(pd) {}
+};
+
 // One kernel call: primitives run in order on the op's tensors, each given in mxplug's plain
 // layout. Where a primitive wants another layout, Run reorders the input into scratch and the
 // output back (adding for kAddTo); scratch, scratchpads and Temp buffers are carved from one
@@ -66,8 +75,10 @@ class Call {
   // A buffer only primitives see (a workspace, an unused output), laid out as the first step
   // that uses it wants.
   Handle Temp();
-  void Step(const dnnl::primitive& primitive, const dnnl::primitive_desc_base& pd,
-            std::vector<std::pair<int, Handle>> args);
+  template <class P>
+  void Step(const Primitive<P>& p, std::vector<std::pair<int, Handle>> args) {
+    steps_.push_back({&p.primitive, &p.pd, std::move(args)});
+  }
   void Run();
 
  private:

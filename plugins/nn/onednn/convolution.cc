@@ -48,25 +48,17 @@ struct ConvDims {
   }
 };
 
-struct ForwardPrimitives {
-  convolution_forward::primitive_desc pd;
-  convolution_forward primitive;
-  explicit ForwardPrimitives(const ConvDims& d) : pd(d.Forward()), primitive(pd) {}
-};
+using ForwardPrimitive = Primitive<convolution_forward>;
 
 struct BackwardPrimitives {
-  convolution_backward_data::primitive_desc data_pd;
-  convolution_backward_data data;
-  convolution_backward_weights::primitive_desc weights_pd;
-  convolution_backward_weights weights;
+  Primitive<convolution_backward_data> data;
+  Primitive<convolution_backward_weights> weights;
 
-  explicit BackwardPrimitives(const ConvDims& d, const convolution_forward::primitive_desc& hint)
-      : data_pd(convolution_backward_data::desc(algorithm::convolution_direct, Any(d.src), Any(d.weights),
-                                                Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r),
-                Attr(), Engine(), hint),
-        data(data_pd),
-        weights_pd(WeightsDesc(d), Attr(), Engine(), hint),
-        weights(weights_pd) {}
+  BackwardPrimitives(const ConvDims& d, const convolution_forward::primitive_desc& hint)
+      : data({convolution_backward_data::desc(algorithm::convolution_direct, Any(d.src), Any(d.weights), Any(d.dst),
+                                              d.strides, d.dilates, d.pad_l, d.pad_r),
+              Attr(), Engine(), hint}),
+        weights({WeightsDesc(d), Attr(), Engine(), hint}) {}
 
   static convolution_backward_weights::desc WeightsDesc(const ConvDims& d) {
     if (d.with_bias)
@@ -77,6 +69,10 @@ struct BackwardPrimitives {
   }
 };
 
+std::shared_ptr<const ForwardPrimitive> GetForward(const ConvDims& d) {
+  return Cached<ForwardPrimitive>(d.CacheKey("conv_fwd"), [&] { return ForwardPrimitive(d.Forward()); });
+}
+
 }  // namespace
 
 bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& data,
@@ -84,7 +80,7 @@ bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const 
                         mxplug::OpReqType req) {
   if (!Enabled(data.type_flag_)) return false;
   const ConvDims d(s);
-  auto p = Cached<ForwardPrimitives>(d.CacheKey("conv_fwd"), [&] { return ForwardPrimitives(d); });
+  auto p = GetForward(d);
   if (!p) return false;
   Call call(ctx);
   std::vector<std::pair<int, Call::Handle>> args = {
@@ -92,7 +88,7 @@ bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const 
       {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
       {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}};
   if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, call.Input(d.bias, bias->dptr<float>())});
-  call.Step(p->primitive, p->pd, std::move(args));
+  call.Step(*p, std::move(args));
   call.Run();
   return true;
 }
@@ -101,14 +97,14 @@ bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const
                          const mxplug::TBlob& data, const mxplug::TBlob& weight, const ConvGrads& g) {
   if (!Enabled(data.type_flag_)) return false;
   const ConvDims d(s);
-  auto f = Cached<ForwardPrimitives>(d.CacheKey("conv_fwd"), [&] { return ForwardPrimitives(d); });
+  auto f = GetForward(d);
   if (!f) return false;
   auto p = Cached<BackwardPrimitives>(d.CacheKey("conv_bwd"), [&] { return BackwardPrimitives(d, f->pd); });
   if (!p) return false;
   Call call(ctx);
   const Call::Handle og = call.Input(d.dst, out_grad.dptr<float>());
   if (g.data_req != mxplug::kNullOp)
-    call.Step(p->data, p->data_pd,
+    call.Step(p->data,
               {{DNNL_ARG_DIFF_DST, og},
                {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
                {DNNL_ARG_DIFF_SRC, call.Output(d.src, g.data->dptr<float>(), g.data_req)}});
@@ -119,7 +115,7 @@ bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const
         {DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
         {DNNL_ARG_DIFF_WEIGHTS, call.Output(d.weights, g.weight->dptr<float>(), g.weight_req)}};
     if (s.bias) args.push_back({DNNL_ARG_DIFF_BIAS, call.Output(d.bias, g.bias->dptr<float>(), g.bias_req)});
-    call.Step(p->weights, p->weights_pd, std::move(args));
+    call.Step(p->weights, std::move(args));
   }
   call.Run();
   return true;

@@ -14,13 +14,6 @@ using dnnl::lrn_forward;
 using dnnl::normalization_flags;
 using dnnl::prop_kind;
 
-template <class Primitive>
-struct Primitives {
-  typename Primitive::primitive_desc pd;
-  Primitive primitive;
-  explicit Primitives(typename Primitive::primitive_desc p) : pd(std::move(p)), primitive(pd) {}
-};
-
 bool Written(mxplug::OpReqType req) { return req == mxplug::kWriteTo || req == mxplug::kWriteInplace; }
 
 }  // namespace
@@ -33,7 +26,7 @@ bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs&
   const memory::dims channels{dims[1]};
   const auto flags = a.fix_gamma ? normalization_flags::use_shift
                                  : normalization_flags::use_scale | normalization_flags::use_shift;
-  using BN = Primitives<batch_normalization_forward>;
+  using BN = Primitive<batch_normalization_forward>;
   auto p = Cached<BN>(Key("bn_train", dims, memory::dims{a.fix_gamma}) + "|" + std::to_string(a.eps), [&] {
     return BN({{prop_kind::forward_training, Plain(dims), a.eps, flags}, Attr(), Engine()});
   });
@@ -46,7 +39,7 @@ bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs&
       {DNNL_ARG_MEAN, call.Output(channels, a.mean->dptr<float>(), a.mean_req)},
       {DNNL_ARG_VARIANCE, call.Output(channels, a.invstd->dptr<float>(), a.invstd_req)}};
   if (!a.fix_gamma) args.push_back({DNNL_ARG_SCALE, call.Input(channels, a.gamma->dptr<float>())});
-  call.Step(p->primitive, p->pd, std::move(args));
+  call.Step(*p, std::move(args));
   call.Run();
   float* v = a.invstd->dptr<float>();
   for (int64_t c = 0; c < dims[1]; ++c) v[c] = 1.0f / std::sqrt(v[c] + a.eps);
@@ -60,20 +53,16 @@ namespace {
 // again first (MXNet's oneDNN LRN does the same). Forward and backward share one cache entry,
 // so both run on oneDNN or neither does (the plain backward needs the plain forward's tmp_norm).
 struct LrnPrimitives {
-  lrn_forward::primitive_desc fwd_pd;
-  lrn_forward fwd;
-  dnnl::lrn_backward::primitive_desc bwd_pd;
-  dnnl::lrn_backward bwd;
+  Primitive<lrn_forward> fwd;
+  Primitive<dnnl::lrn_backward> bwd;
 
   LrnPrimitives(const memory::dims& dims, const LrnParams& p)
-      : fwd_pd({prop_kind::forward_training, algorithm::lrn_across_channels, Plain(dims), p.nsize, p.alpha, p.beta,
-                p.knorm},
-               Attr(), Engine()),
-        fwd(fwd_pd),
-        bwd_pd(dnnl::lrn_backward::desc(algorithm::lrn_across_channels, Plain(dims), Plain(dims), p.nsize, p.alpha,
-                                        p.beta, p.knorm),
-               Attr(), Engine(), fwd_pd),
-        bwd(bwd_pd) {}
+      : fwd({{prop_kind::forward_training, algorithm::lrn_across_channels, Plain(dims), p.nsize, p.alpha, p.beta,
+              p.knorm},
+             Attr(), Engine()}),
+        bwd({dnnl::lrn_backward::desc(algorithm::lrn_across_channels, Plain(dims), Plain(dims), p.nsize, p.alpha,
+                                      p.beta, p.knorm),
+             Attr(), Engine(), fwd.pd}) {}
 };
 
 std::shared_ptr<const LrnPrimitives> GetLrn(const memory::dims& dims, const LrnParams& p) {
@@ -91,7 +80,7 @@ bool LrnForward(const mxplug::OpContext& ctx, const LrnParams& params, const mxp
   auto p = GetLrn(dims, params);
   if (!p) return false;
   Call call(ctx);
-  call.Step(p->fwd, p->fwd_pd,
+  call.Step(p->fwd,
             {{DNNL_ARG_SRC, call.Input(dims, data.dptr<float>())},
              {DNNL_ARG_DST, call.Output(dims, out.dptr<float>(), req)},
              {DNNL_ARG_WORKSPACE, call.Temp()}});
@@ -107,8 +96,8 @@ bool LrnBackward(const mxplug::OpContext& ctx, const LrnParams& params, const mx
   if (!p) return false;
   Call call(ctx);
   const Call::Handle x = call.Input(dims, data.dptr<float>()), workspace = call.Temp();
-  call.Step(p->fwd, p->fwd_pd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, call.Temp()}, {DNNL_ARG_WORKSPACE, workspace}});
-  call.Step(p->bwd, p->bwd_pd,
+  call.Step(p->fwd, {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, call.Temp()}, {DNNL_ARG_WORKSPACE, workspace}});
+  call.Step(p->bwd,
             {{DNNL_ARG_SRC, x},
              {DNNL_ARG_DIFF_DST, call.Input(dims, out_grad.dptr<float>())},
              {DNNL_ARG_WORKSPACE, workspace},

@@ -38,6 +38,13 @@ struct BatchNormArgs {
   mxplug::OpReqType out_req, mean_req, invstd_req;
 };
 
+// The resources an op asks for where its kernel may run on oneDNN: temp space for Call's
+// reorders and oneDNN's scratchpad, and nothing in a build without oneDNN.
+inline std::vector<mxplug::ResourceRequest> Resources() {
+  if (MXPLUG_NN_ONEDNN) return {mxplug::ResourceRequest::kTempSpace};
+  return {};
+}
+
 struct LrnParams {
   int64_t nsize;
   float alpha, beta, knorm;

@@ -49,24 +49,12 @@ struct PoolDims {
   }
 };
 
-struct ForwardPrimitives {
-  pooling_forward::primitive_desc pd;
-  pooling_forward primitive;
-  ForwardPrimitives(const PoolDims& d, bool training) : pd(d.Forward(training)), primitive(pd) {}
-};
+using ForwardPrimitive = Primitive<pooling_forward>;
+using BackwardPrimitive = Primitive<pooling_backward>;
 
-struct BackwardPrimitives {
-  pooling_backward::primitive_desc pd;
-  pooling_backward primitive;
-  BackwardPrimitives(const PoolDims& d, const pooling_forward::primitive_desc& hint)
-      : pd(pooling_backward::desc(d.alg, Plain(d.src), Any(d.dst), d.strides, d.kernel, d.pad_l, d.pad_r), Attr(),
-           Engine(), hint),
-        primitive(pd) {}
-};
-
-std::shared_ptr<const ForwardPrimitives> GetForward(const PoolDims& d, bool training) {
-  return Cached<ForwardPrimitives>(d.CacheKey() + (training ? "|train" : "|infer"),
-                                   [&] { return ForwardPrimitives(d, training); });
+std::shared_ptr<const ForwardPrimitive> GetForward(const PoolDims& d, bool training) {
+  return Cached<ForwardPrimitive>(d.CacheKey() + (training ? "|train" : "|infer"),
+                                  [&] { return ForwardPrimitive(d.Forward(training)); });
 }
 
 }  // namespace
@@ -79,9 +67,8 @@ bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind
   auto f = GetForward(d, false);
   if (!f) return false;
   Call call(ctx);
-  call.Step(f->primitive, f->pd,
-            {{DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
-             {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}});
+  call.Step(*f, {{DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
+                {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}});
   call.Run();
   return true;
 }
@@ -93,7 +80,11 @@ bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kin
   if (!d.supported) return false;
   auto f = GetForward(d, true);
   if (!f) return false;
-  auto b = Cached<BackwardPrimitives>(d.CacheKey() + "|bwd", [&] { return BackwardPrimitives(d, f->pd); });
+  auto b = Cached<BackwardPrimitive>(d.CacheKey() + "|bwd", [&] {
+    return BackwardPrimitive(
+        {pooling_backward::desc(d.alg, Plain(d.src), Any(d.dst), d.strides, d.kernel, d.pad_l, d.pad_r), Attr(),
+         Engine(), f->pd});
+  });
   if (!b) return false;
   Call call(ctx);
   std::vector<std::pair<int, Call::Handle>> args = {
@@ -101,12 +92,11 @@ bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kin
       {DNNL_ARG_DIFF_SRC, call.Output(d.src, data_grad.dptr<float>(), req)}};
   if (kind == PoolKind::kMax) {
     const Call::Handle workspace = call.Temp();
-    call.Step(f->primitive, f->pd,
-              {{DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())}, {DNNL_ARG_DST, call.Temp()},
+    call.Step(*f, {{DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())}, {DNNL_ARG_DST, call.Temp()},
                {DNNL_ARG_WORKSPACE, workspace}});
     args.push_back({DNNL_ARG_WORKSPACE, workspace});
   }
-  call.Step(b->primitive, b->pd, std::move(args));
+  call.Step(*b, std::move(args));
   call.Run();
   return true;
 }

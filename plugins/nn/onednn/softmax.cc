@@ -8,21 +8,16 @@ bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int
                     const mxplug::TBlob& out, mxplug::OpReqType req) {
   if (!Enabled(data.type_flag_) || req == mxplug::kNullOp) return false;
   const memory::dims dims = Dims(data.shape_);
-  struct Primitives {
-    dnnl::softmax_v2_forward::primitive_desc pd;
-    dnnl::softmax_v2_forward primitive;
-  };
-  auto p = Cached<Primitives>(Key("softmax", dims, memory::dims{axis, log}), [&] {
-    dnnl::softmax_v2_forward::primitive_desc pd(
-        {dnnl::prop_kind::forward_inference, log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate,
-         Plain(dims), Plain(dims), axis},
-        Attr(), Engine());
-    return Primitives{pd, dnnl::softmax_v2_forward(pd)};
+  using Softmax = Primitive<dnnl::softmax_v2_forward>;
+  auto p = Cached<Softmax>(Key("softmax", dims, memory::dims{axis, log}), [&] {
+    return Softmax({{dnnl::prop_kind::forward_inference,
+                     log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, Plain(dims), Plain(dims),
+                     axis},
+                    Attr(), Engine()});
   });
   if (!p) return false;
   Call call(ctx);
-  call.Step(p->primitive, p->pd,
-            {{DNNL_ARG_SRC, call.Input(dims, data.dptr<float>())},
+  call.Step(*p, {{DNNL_ARG_SRC, call.Input(dims, data.dptr<float>())},
              {DNNL_ARG_DST, call.Output(dims, out.dptr<float>(), req)}});
   call.Run();
   return true;
