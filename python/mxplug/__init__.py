@@ -15,6 +15,12 @@ from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  #
 from . import ndarray  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import random  # noqa: E402
+from . import name  # noqa: E402
+from .attribute import AttrScope  # noqa: E402
+from . import symbol  # noqa: E402
+from . import symbol as sym  # noqa: E402
+from . import executor  # noqa: E402
 
 __all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
-           "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "__version__"]
+           "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
+           "__version__"]

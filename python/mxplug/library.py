@@ -19,9 +19,10 @@ def load(path, verbose=True):
     if not os.path.isabs(path):
         raise MXPlugError("load path %s is not an absolute path" % path)
     record = _core.load_library(path)
-    # Its operators appear as mx.nd.<name> at once, as MXNet's library.load does.
-    from . import ndarray
+    # Its operators appear as mx.nd.<name> and mx.sym.<name> at once, as MXNet's library.load does.
+    from . import ndarray, symbol
     ndarray._register.populate(vars(ndarray))
+    symbol._register.populate(vars(symbol))
     if verbose:
         print("loaded plugin %s %s from %s: %d operator(s), %d kernel(s), %d device(s)" % (
             record["name"], record["version"], path, len(record["ops"]),

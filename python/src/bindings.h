@@ -4,14 +4,32 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "mxplug/ndarray.h"
+#include "mxplug/sdk/parameter.hpp"
 
 namespace mxplug::python {
+
+// Conversions shared by the bindings (ndarray_bindings.cc), as MXNet's frontend passes values.
+/*! \brief A shape as a Python tuple (unknown: the empty tuple). */
+pybind11::tuple ShapeTuple(const TShape& s);
+/*! \brief An int or a sequence of ints as a shape. */
+TShape ToShape(const pybind11::handle& obj);
+/*! \brief The MXPDType flag of a NumPy dtype name. */
+int DTypeFlagOf(const std::string& name);
+/*! \brief str(value) as MXNet's frontend makes it: True/False, "(2, 3)", dtype names. */
+std::string KwargString(const std::string& key, const pybind11::handle& value);
+KwArgs ToKwArgs(const pybind11::dict& kwargs);
+/*! \brief A (DLPack device type, index) pair as a Context. */
+Context ToContext(const pybind11::handle& ctx);
 
 /*! \brief NDArray, invoke, empty, waitall, random_seed, save/load (ndarray_bindings.cc). */
 void DefineNDArray(pybind11::module_& m);
 /*! \brief DLPack export methods on NDArray and from_dlpack (dlpack_bindings.cc). */
 void DefineDLPack(pybind11::module_& m, pybind11::class_<NDArray>& cls);
+/*! \brief Symbol and Executor (symbol_bindings.cc). */
+void DefineSymbol(pybind11::module_& m);
 
 }  // namespace mxplug::python
 

@@ -43,6 +43,7 @@ PYBIND11_MODULE(_core, m) {
   });
 
   mxplug::python::DefineNDArray(m);
+  mxplug::python::DefineSymbol(m);
 
   m.def("load_default_plugins", [] {
     mxplug::LoadOptions options;

@@ -23,7 +23,6 @@
 namespace py = pybind11;
 
 namespace mxplug::python {
-namespace {
 
 py::tuple ShapeTuple(const TShape& s) {
   py::tuple t(s.ndim() < 0 ? 0 : s.ndim());
@@ -72,6 +71,13 @@ KwArgs ToKwArgs(const py::dict& kwargs) {
   return out;
 }
 
+Context ToContext(const py::handle& ctx) {
+  auto t = ctx.cast<std::pair<int32_t, int32_t>>();
+  return Context{t.first, t.second};
+}
+
+namespace {
+
 py::object Visible(const ImperativeOp& op, std::vector<NDArray>&& outputs) {
   const size_t n = op.num_visible_outputs();
   if (n == 1) return py::cast(std::move(outputs[0]));
@@ -95,11 +101,6 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
     std::copy(list.begin(), list.end(), outs.begin());
   }
   return outs;
-}
-
-Context ToContext(const py::handle& ctx) {
-  auto t = ctx.cast<std::pair<int32_t, int32_t>>();
-  return Context{t.first, t.second};
 }
 
 // Runs one op: positional inputs, then keyword inputs by argument name; the rest are kwargs.

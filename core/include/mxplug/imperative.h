@@ -41,6 +41,12 @@ class ImperativeOp {
   size_t num_visible_outputs() const { return num_visible_outputs_; }
 
   /*!
+   * \brief A kernel call whose arrays, requests and resources are fixed: checked once, then pushed
+   * any number of times (what an executor does each step). Its arrays stay alive while it does.
+   */
+  struct Call;
+
+  /*!
    * \brief Pushes forward. `outputs` holds one entry per output (or is empty: all allocated);
    * none entries are allocated with the inferred shape and dtype, given ones must match them.
    * An output that aliases an input is written in place only where the op allows that pair;
@@ -61,11 +67,37 @@ class ImperativeOp {
                 const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
                 const std::vector<OpReqType>& req = {}) const;
 
+  /*!
+   * \brief Checks a forward call as Invoke does, with every output given; an output may alias an
+   * input only where the op declares that pair in place. \throws Error as Invoke.
+   */
+  std::shared_ptr<const Call> PrepareForward(const std::vector<NDArray>& inputs,
+                                             const std::vector<NDArray>& outputs,
+                                             const std::vector<OpReqType>& req, bool is_train,
+                                             const Context* ctx = nullptr) const;
+  /*!
+   * \brief Checks a backward call as Backward does, with every needed gradient given. is_train
+   * false asks for the gradient of the inference computation (BatchNorm through its moving statistics).
+   */
+  std::shared_ptr<const Call> PrepareBackward(const std::vector<NDArray>& out_grads,
+                                              const std::vector<NDArray>& inputs,
+                                              const std::vector<NDArray>& outputs,
+                                              const std::vector<NDArray>& in_grads,
+                                              const std::vector<OpReqType>& req, bool is_train = true) const;
+  /*! \brief Pushes a prepared call to the engine. */
+  static void Push(const std::shared_ptr<const Call>& call);
+
  private:
-  struct Call;
   std::shared_ptr<const Kernel> KernelFor(Context ctx) const;
   Context CommonContext(const std::vector<NDArray>& arrays, const char* what) const;
-  void Push(std::shared_ptr<Call> call, bool backward) const;
+  std::shared_ptr<Call> Prepare(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
+                                bool is_train, const std::vector<OpReqType>& req, const Context* ctx,
+                                std::vector<std::pair<size_t, NDArray>>* copy_back) const;
+  std::shared_ptr<Call> PrepareGradient(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
+                                        const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
+                                        const std::vector<OpReqType>& req) const;
+  /*! \brief Fills the call's resources, kernel, engine read/write sets and kernel views. */
+  void Finish(Call* call, uint32_t resources) const;
 
   OpProperty property_;
   KwArgs kwargs_;

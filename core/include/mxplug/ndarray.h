@@ -73,6 +73,11 @@ class NDArray {
   NDArray Slice(int64_t begin, int64_t end) const;
   /*! \brief A view of row i of the first axis, without that axis. */
   NDArray At(int64_t i) const;
+  /*!
+   * \brief A view of this array's first bytes as another shape and dtype: one buffer that serves
+   * several arrays in turn (the executor's memory plan). \throws Error when it does not fit.
+   */
+  NDArray View(const TShape& shape, int dtype) const;
 
  private:
   struct Chunk;

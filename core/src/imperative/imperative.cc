@@ -11,15 +11,18 @@
 namespace mxplug {
 
 // Everything one pushed kernel call holds on to: the arrays (whose chunks keep the memory
-// alive until the call has run), the kernel, and the resources it was granted.
+// alive until the call has run), the kernel, the resources it was granted, the engine variables
+// it reads and writes, and the kernel's views of the arrays (made once: the arrays are fixed).
 struct ImperativeOp::Call {
   std::shared_ptr<const Kernel> kernel;
   Context ctx;
-  bool is_train = false;
+  bool is_train = false, backward = false;
+  const char* name = "";
   std::vector<NDArray> in, out, aux, out_grad, in_grad;
   std::vector<int32_t> req;
   std::vector<const MXPResource*> requested;
-  std::vector<VarHandle> resource_vars;
+  std::vector<VarHandle> resource_vars, reads, writes;
+  detail::KernelViews views;
 
   // The resources a MXPResourceKind mask asks for, on this call's device.
   void Grant(uint32_t mask) {
@@ -108,6 +111,31 @@ Context ImperativeOp::CommonContext(const std::vector<NDArray>& arrays, const ch
 void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
                           bool is_train, const std::vector<OpReqType>& req,
                           const Context* no_input_ctx) const {
+  std::vector<std::pair<size_t, NDArray>> copy_back;
+  Push(Prepare(inputs, outputs, is_train, req, no_input_ctx, &copy_back));
+  for (auto& [j, target] : copy_back) {
+    NDArray::Copy((*outputs)[j], target);
+    (*outputs)[j] = target;
+  }
+}
+
+std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareForward(
+    const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+    const std::vector<OpReqType>& req, bool is_train, const Context* ctx) const {
+  std::vector<NDArray> given = outputs;
+  if (given.size() != output_names_.size())
+    throw Error(name() + ": expected " + std::to_string(output_names_.size()) + " outputs (" +
+                detail::JoinNames(output_names_) + "), got " + std::to_string(given.size()), kMXPInvalidArgument);
+  for (size_t j = 0; j < given.size(); ++j)
+    if (given[j].is_none())
+      throw Error(name() + ": output '" + output_names_[j] + "' is missing", kMXPInvalidArgument);
+  return Prepare(inputs, &given, is_train, req, ctx, nullptr);
+}
+
+std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
+    const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs, bool is_train,
+    const std::vector<OpReqType>& req, const Context* no_input_ctx,
+    std::vector<std::pair<size_t, NDArray>>* copy_back) const {
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (inputs.size() != nin)
     throw Error(name() + ": expected " + std::to_string(nin) + " inputs (" + detail::JoinNames(input_names_) +
@@ -166,7 +194,6 @@ void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArra
   call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
   call->req.resize(nout, kWriteTo);
   // Outputs the op may not write in place over an input go through a temporary.
-  std::vector<std::pair<size_t, NDArray>> copy_back;
   for (size_t j = 0; j < nout; ++j) {
     NDArray& o = (*outputs)[j];
     if (!req.empty()) call->req[j] = req[j];
@@ -190,26 +217,41 @@ void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArra
       for (const MXPInplacePair& p : forward_inplace_)
         declared |= p.src_index == static_cast<int32_t>(i) && p.dst_index == static_cast<int32_t>(j);
       if (allowed && declared) continue;
+      if (!copy_back)
+        throw Error(name() + ": output '" + output_names_[j] + "' shares memory with input '" + input_names_[i] +
+                    "', which the op does not allow in place", kMXPInvalidArgument);
       NDArray temp(out_s[j], ctx, out_t[j]);
       if (call->req[j] == kAddTo) NDArray::Copy(o, temp);
-      copy_back.emplace_back(j, o);
+      copy_back->emplace_back(j, o);
       o = temp;
       break;
     }
   }
   call->out = *outputs;
-  call->Grant(resources);
-  call->kernel = KernelFor(ctx);
-  Push(std::move(call), /*backward=*/false);
-  for (auto& [j, target] : copy_back) {
-    NDArray::Copy((*outputs)[j], target);
-    (*outputs)[j] = target;
-  }
+  Finish(call.get(), resources);
+  return call;
 }
 
 void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
                             const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
                             const std::vector<OpReqType>& req) const {
+  Push(PrepareGradient(out_grads, inputs, outputs, in_grads, req));
+}
+
+std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareBackward(
+    const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
+    const std::vector<NDArray>& outputs, const std::vector<NDArray>& in_grads,
+    const std::vector<OpReqType>& req, bool is_train) const {
+  std::vector<NDArray> given = in_grads;
+  std::shared_ptr<Call> call = PrepareGradient(out_grads, inputs, outputs, &given, req);
+  call->is_train = is_train;
+  return call;
+}
+
+std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
+    const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
+    const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
+    const std::vector<OpReqType>& req) const {
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (out_grads.size() != nout || inputs.size() != nin || outputs.size() != nout)
     throw Error(name() + " backward: expected " + std::to_string(nout) + " output gradients, " +
@@ -220,7 +262,11 @@ void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::ve
   if (in_grads->size() != num_arguments_ || (!req.empty() && req.size() != num_arguments_))
     throw Error(name() + " backward: expected one gradient and request per argument (" +
                 std::to_string(num_arguments_) + ")", kMXPInvalidArgument);
-  const Context ctx = CommonContext(inputs, "input");
+  // Backward may read no input at all (elemwise_add's gradient): its device is that of any array.
+  std::vector<NDArray> all = inputs;
+  for (const auto* list : {&out_grads, &outputs, static_cast<const std::vector<NDArray>*>(in_grads)})
+    all.insert(all.end(), list->begin(), list->end());
+  const Context ctx = CommonContext(all, "array");
   auto call = std::make_shared<Call>();
   call->ctx = ctx;
   call->is_train = true;
@@ -228,12 +274,16 @@ void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::ve
   for (size_t i = 0; i < num_arguments_; ++i) {
     if (!req.empty()) call->req[i] = req[i];
     NDArray& g = (*in_grads)[i];
-    if (g.is_none() && call->req[i] != kNullOp) g = NDArray(inputs[i].shape(), ctx, inputs[i].dtype());
-    if (!g.is_none() && g.shape() != inputs[i].shape())
+    if (g.is_none() && call->req[i] != kNullOp) {
+      if (inputs[i].is_none())
+        throw Error(name() + " backward: gradient of '" + input_names_[i] + "' is asked for but neither it nor "
+                    "its input is given", kMXPInvalidArgument);
+      g = NDArray(inputs[i].shape(), ctx, inputs[i].dtype());
+    }
+    if (!g.is_none() && !inputs[i].is_none() && g.shape() != inputs[i].shape())
       throw Error(name() + " backward: gradient of '" + input_names_[i] + "' has shape " +
                   g.shape().ToString() + ", expected " + inputs[i].shape().ToString(), kMXPInvalidArgument);
   }
-  // Absent tensors (what backward does not read, gradients not asked for) cross as empty views.
   call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
   call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
   call->out = outputs;
@@ -244,38 +294,42 @@ void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::ve
     std::lock_guard<std::mutex> lock(kernels_mu_);
     resources = property_.Resources(kMXPPhaseBackward);
   }
-  call->Grant(resources);
-  call->kernel = KernelFor(ctx);
-  Push(std::move(call), /*backward=*/true);
+  call->backward = true;
+  Finish(call.get(), resources);
+  return call;
 }
 
-void ImperativeOp::Push(std::shared_ptr<Call> call, bool backward) const {
-  std::vector<VarHandle> reads, writes;
+void ImperativeOp::Finish(Call* call, uint32_t resources) const {
+  call->Grant(resources);
+  call->kernel = KernelFor(call->ctx);
+  call->name = name().c_str();
   auto add = [](std::vector<VarHandle>* vars, const std::vector<NDArray>& arrays) {
     for (const NDArray& a : arrays)
       if (!a.is_none()) vars->push_back(a.var());
   };
-  add(&reads, call->in);
-  add(&writes, call->aux);  // auxiliary states are updated in place (BatchNorm's moving stats)
-  if (backward) {
-    add(&reads, call->out);
-    add(&reads, call->out_grad);
-    add(&writes, call->in_grad);
+  add(&call->reads, call->in);
+  add(&call->writes, call->aux);  // auxiliary states are updated in place (BatchNorm's moving stats)
+  if (call->backward) {
+    add(&call->reads, call->out);
+    add(&call->reads, call->out_grad);
+    add(&call->writes, call->in_grad);
   } else {
-    add(&writes, call->out);
+    add(&call->writes, call->out);
   }
-  writes.insert(writes.end(), call->resource_vars.begin(), call->resource_vars.end());
-  const Context ctx = call->ctx;
+  call->writes.insert(call->writes.end(), call->resource_vars.begin(), call->resource_vars.end());
+  // Absent tensors (what backward does not read, gradients not asked for) cross as empty views.
+  call->views = detail::KernelViews{detail::Views(call->in), detail::Views(call->out), detail::Views(call->aux),
+                                    detail::Views(call->out_grad), detail::Views(call->in_grad), call->req};
+}
+
+void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
   Engine::Get()->PushSync(
-      [call = std::move(call), backward](RunContext rctx) {
-        detail::KernelViews v{detail::Views(call->in), detail::Views(call->out),
-                              detail::Views(call->aux), detail::Views(call->out_grad),
-                              detail::Views(call->in_grad), call->req};
-        MXPKernelArgs args = v.Args(call->is_train, call->ctx, call->requested, rctx.stream);
-        if (backward) call->kernel->Backward(args);
+      [call](RunContext rctx) {
+        MXPKernelArgs args = call->views.Args(call->is_train, call->ctx, call->requested, rctx.stream);
+        if (call->backward) call->kernel->Backward(args);
         else call->kernel->Forward(args);
       },
-      ctx, reads, writes, FnProperty::kNormal, 0, name().c_str());
+      call->ctx, call->reads, call->writes, FnProperty::kNormal, 0, call->name);
 }
 
 }  // namespace mxplug

@@ -193,4 +193,17 @@ NDArray NDArray::At(int64_t i) const {
   return v;
 }
 
+NDArray NDArray::View(const TShape& shape, int dtype) const {
+  CheckNotNone(*this, "NDArray::View");
+  CheckShape(shape, dtype, "NDArray::View");
+  const size_t need = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  if (need > bytes())
+    throw Error("NDArray::View: shape " + shape.ToString() + " of " + DTypeName(dtype) + " needs " +
+                std::to_string(need) + " bytes, the array holds " + std::to_string(bytes()), kMXPOutOfRange);
+  NDArray v = *this;
+  v.shape_ = shape;
+  v.dtype_ = dtype;
+  return v;
+}
+
 }  // namespace mxplug

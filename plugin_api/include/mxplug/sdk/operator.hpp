@@ -110,9 +110,13 @@ class TBlob {
         type_flag_(FromDLDataType(t.dtype)),
         dev_(t.device) {}
 
-  /*! \brief The data as T*; throws when T is not the blob's element type. */
+  /*!
+   * \brief The data as T*; throws when T is not the blob's element type. An absent tensor (one
+   * that DeclareBackwardDependency did not ask for) gives nullptr whatever T is.
+   */
   template <typename T>
   T* dptr() const {
+    if (dptr_ == nullptr) return nullptr;
     if (DTypeFlag<T>() != type_flag_)
       throw std::invalid_argument("tensor holds " + DTypeName(type_flag_) + ", not " +
                                   DTypeName(DTypeFlag<T>()));

@@ -1,0 +1,86 @@
+/*!
+ * \file mxplug/executor.h
+ * \brief Executor: a Symbol bound to arrays on one device (MXNet's bind). At bind it infers every
+ * shape and dtype, builds the gradient steps from each op's DeclareBackwardDependency, plans the
+ * memory of everything the graph makes (in-place reuse and co-sharing along dependency paths),
+ * and prepares one engine push per step; Forward and Backward then only push. See
+ * docs/architecture.md, "Executor".
+ */
+#ifndef MXPLUG_EXECUTOR_H_
+#define MXPLUG_EXECUTOR_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mxplug/ndarray.h"
+#include "mxplug/sdk/context.hpp"
+#include "mxplug/symbol.h"
+
+namespace mxplug {
+
+/*! \brief What backward does with an argument's gradient array (MXNet's grad_req). */
+enum class GradReq { kNull, kWrite, kAdd };
+
+struct ExecutorOptions {
+  /*! \brief Share buffers between entries whose lifetimes do not overlap; false: one buffer each. */
+  bool plan_memory = true;
+};
+
+/*! \brief Bytes of the arrays the graph makes itself (outputs of ops and internal gradients). */
+struct MemoryReport {
+  size_t planned = 0;  // what the executor allocated
+  size_t naive = 0;    // one buffer per entry
+  size_t inplace = 0;  // entries written over one of their inputs
+  size_t shared = 0;   // entries placed in a buffer another entry used before
+};
+
+class Executor {
+ public:
+  /*!
+   * \param args one array per ListArguments() entry; aux one per ListAuxiliaryStates() entry.
+   * \param arg_grads one per argument (none where grad_req is kNull); grad_req one per argument.
+   * \throws Error naming the argument, shapes or op when something does not fit; nothing is pushed.
+   */
+  Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args, std::vector<NDArray> arg_grads,
+           std::vector<GradReq> grad_req, std::vector<NDArray> aux, ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /*! \brief Pushes every forward step; is_train as the ops see it (Dropout, BatchNorm). */
+  void Forward(bool is_train);
+  /*!
+   * \brief Pushes the gradient steps. `out_grads` has one array per output, or is empty when every
+   * output comes from a loss op (an op whose backward does not read its output gradient).
+   * is_train false gives the gradient of the inference computation (what forward(is_train=false)
+   * computed: BatchNorm through its moving statistics).
+   * \throws Error when an output gradient that backward needs is missing or does not fit.
+   */
+  void Backward(const std::vector<NDArray>& out_grads, bool is_train = true);
+
+  const Symbol& symbol() const { return symbol_; }
+  Context ctx() const { return ctx_; }
+  const std::vector<NDArray>& outputs() const { return outputs_; }
+  const std::vector<NDArray>& arg_arrays() const { return args_; }
+  const std::vector<NDArray>& grad_arrays() const { return arg_grads_; }
+  const std::vector<NDArray>& aux_arrays() const { return aux_; }
+  const std::vector<GradReq>& grad_req() const { return grad_req_; }
+  const MemoryReport& memory() const { return memory_; }
+  /*! \brief The steps as they are pushed, each entry's buffer, and the memory report. */
+  std::string DebugStr() const;
+
+ private:
+  struct Plan;
+  Symbol symbol_;
+  Context ctx_;
+  std::vector<NDArray> args_, arg_grads_, aux_, outputs_;
+  std::vector<GradReq> grad_req_;
+  MemoryReport memory_;
+  std::unique_ptr<Plan> plan_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_EXECUTOR_H_

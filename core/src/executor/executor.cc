@@ -1,0 +1,438 @@
+#include "mxplug/executor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+
+#include "executor/memory_plan.h"
+#include "mxplug/error.h"
+#include "mxplug/imperative.h"
+#include "mxplug/runtime.h"
+
+namespace mxplug {
+
+// Note [Executor steps]
+// Bind turns the graph into a list of steps, each one engine push of a prepared kernel call:
+//   forward   one per op node, in topological order;
+//   head      copies the gradient given for an output into that output's gradient buffer;
+//   backward  one per op node whose arguments need a gradient, in reverse order; it reads only
+//             what the op's DeclareBackwardDependency asks for;
+//   sum       adds a gradient computed into a scratch buffer (an op that reads one entry through
+//             two of its inputs) into the entry's gradient.
+// Buffers are numbered: graph entries [0, E), their gradients [E, 2E), scratch after that. Several
+// steps may produce parts of one gradient: the first writes, the others add (kAddTo); a gradient
+// with grad_req 'add' is only ever added to. A gradient that backward reads but nothing produces is
+// a zero buffer filled once at bind. Pruning falls out of this: the graph holds only what the bound
+// outputs reach, inference pushes no backward step, and a node none of whose arguments leads to a
+// gradient gets no backward step.
+
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+enum class StepKind { kForward, kHead, kBackward, kSum };
+
+const char* KindName(StepKind k) {
+  switch (k) {
+    case StepKind::kForward: return "forward";
+    case StepKind::kHead: return "head";
+    case StepKind::kBackward: return "backward";
+    case StepKind::kSum: return "sum";
+  }
+  return "";
+}
+
+std::string Join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+struct Executor::Plan {
+  explicit Plan(const Symbol& symbol) : graph(symbol.outputs()) {}
+
+  struct Step {
+    StepKind kind;
+    uint32_t node = kNone;  // the graph node (forward, backward)
+    uint32_t head = kNone;  // the output whose given gradient it takes (head)
+    std::shared_ptr<const ImperativeOp> op;
+    // Buffer ids (kNone: absent), as the op's call takes them.
+    std::vector<uint32_t> in, aux, out, out_grad, in_grad;
+    std::vector<OpReqType> req;
+    std::shared_ptr<const ImperativeOp::Call> call, call_infer;  // is_train true / false
+  };
+
+  uint32_t NewBuffer(const TShape& shape, int dtype, BufferRole role) {
+    shapes.push_back(shape);
+    dtypes.push_back(dtype);
+    roles.push_back(role);
+    return static_cast<uint32_t>(shapes.size() - 1);
+  }
+  std::string BufferName(uint32_t b) const {
+    const size_t e = graph.num_entries();
+    auto entry_name = [&](uint32_t id) {
+      const Node& n = *graph[graph.node_of_entry(id)].node;
+      return n.OutputName(id - graph[graph.node_of_entry(id)].first_entry);
+    };
+    if (b < e) return entry_name(b);
+    if (b < 2 * e) return entry_name(static_cast<uint32_t>(b - e)) + "_grad";
+    return "scratch" + std::to_string(b - 2 * e);
+  }
+
+  IndexedGraph graph;
+  std::vector<TShape> shapes;
+  std::vector<int> dtypes;
+  std::vector<BufferRole> roles;
+  std::vector<NDArray> arrays;
+  std::vector<Step> steps;
+  size_t num_forward = 0;
+  std::vector<uint32_t> head_steps;  // the steps that take a given output gradient
+  std::vector<int> storage;           // per buffer: block of the memory plan, -1 not planned
+};
+
+Executor::~Executor() = default;
+
+Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args, std::vector<NDArray> arg_grads,
+                   std::vector<GradReq> grad_req, std::vector<NDArray> aux, ExecutorOptions options)
+    : symbol_(symbol), ctx_(ctx), args_(std::move(args)), arg_grads_(std::move(arg_grads)),
+      aux_(std::move(aux)), grad_req_(std::move(grad_req)), plan_(std::make_unique<Plan>(symbol)) {
+  Plan& p = *plan_;
+  const IndexedGraph& g = p.graph;
+  const uint32_t E = static_cast<uint32_t>(g.num_entries());
+
+  // Variables and the arrays bound to them.
+  std::vector<uint32_t> arg_nodes, aux_nodes;
+  for (uint32_t v : g.variables()) (g.is_aux(v) ? aux_nodes : arg_nodes).push_back(v);
+  auto names = [&](const std::vector<uint32_t>& nodes) {
+    std::vector<std::string> n;
+    for (uint32_t v : nodes) n.push_back(g[v].node->name);
+    return n;
+  };
+  auto check_list = [&](const char* what, size_t got, const std::vector<uint32_t>& nodes) {
+    if (got != nodes.size())
+      throw Error("bind: expected " + std::to_string(nodes.size()) + " " + what + " (" + Join(names(nodes)) +
+                  "), got " + std::to_string(got), kMXPInvalidArgument);
+  };
+  check_list("arguments", args_.size(), arg_nodes);
+  check_list("gradient arrays (one per argument)", arg_grads_.size(), arg_nodes);
+  check_list("grad_req entries (one per argument)", grad_req_.size(), arg_nodes);
+  check_list("auxiliary states", aux_.size(), aux_nodes);
+  auto check_array = [&](const NDArray& a, const std::string& what) {
+    if (a.is_none()) throw Error("bind: " + what + " is missing", kMXPInvalidArgument);
+    if (a.ctx() != ctx_)
+      throw Error("bind: " + what + " is on " + a.ctx().ToString() + ", the executor on " + ctx_.ToString(),
+                  kMXPInvalidArgument);
+  };
+  std::vector<TShape> shapes(E);
+  std::vector<int> dtypes(E, kMXPUnknownDType);
+  p.arrays.resize(2 * E);
+  for (size_t i = 0; i < arg_nodes.size(); ++i) {
+    const std::string name = g[arg_nodes[i]].node->name;
+    check_array(args_[i], "argument '" + name + "'");
+    const uint32_t e = g.entry_id(arg_nodes[i], 0);
+    shapes[e] = args_[i].shape(), dtypes[e] = args_[i].dtype(), p.arrays[e] = args_[i];
+    if (grad_req_[i] == GradReq::kNull) continue;
+    check_array(arg_grads_[i], "gradient of '" + name + "'");
+    if (arg_grads_[i].shape() != args_[i].shape() || arg_grads_[i].dtype() != args_[i].dtype())
+      throw Error("bind: gradient of '" + name + "' is " + arg_grads_[i].shape().ToString() + " " +
+                  DTypeName(arg_grads_[i].dtype()) + ", the argument " + args_[i].shape().ToString() + " " +
+                  DTypeName(args_[i].dtype()), kMXPInvalidArgument);
+    p.arrays[E + e] = arg_grads_[i];
+  }
+  for (size_t i = 0; i < aux_nodes.size(); ++i) {
+    check_array(aux_[i], "auxiliary state '" + g[aux_nodes[i]].node->name + "'");
+    const uint32_t e = g.entry_id(aux_nodes[i], 0);
+    shapes[e] = aux_[i].shape(), dtypes[e] = aux_[i].dtype(), p.arrays[e] = aux_[i];
+  }
+
+  // Every shape and dtype, from the bound arrays.
+  auto unknown = [&](auto known) {
+    std::vector<std::string> n;
+    for (uint32_t e = 0; e < E; ++e)
+      if (!known(e)) n.push_back(p.BufferName(e));
+    return Join(n);
+  };
+  if (!InferGraphShapes(g, &shapes))
+    throw Error("bind: cannot infer the shapes of " + unknown([&](uint32_t e) { return shapes[e].IsKnown(); }),
+                kMXPInvalidArgument);
+  if (!InferGraphTypes(g, &dtypes))
+    throw Error("bind: cannot infer the dtypes of " +
+                unknown([&](uint32_t e) { return dtypes[e] != kMXPUnknownDType; }), kMXPInvalidArgument);
+  for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
+  for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kUnused);
+  for (uint32_t v : g.variables()) p.roles[g.entry_id(v, 0)] = BufferRole::kExternal;
+
+  // Which entries a gradient flows to: from arguments with a grad_req, through op arguments.
+  std::vector<bool> needs(E, false);
+  for (size_t i = 0; i < arg_nodes.size(); ++i)
+    if (grad_req_[i] != GradReq::kNull) needs[g.entry_id(arg_nodes[i], 0)] = true;
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = *g[n].node;
+    if (node.is_variable()) continue;
+    bool any = false;
+    for (size_t i = 0; i < node.num_arguments(); ++i) any = any || needs[g[n].inputs[i]];
+    for (uint32_t j = 0; j < node.num_outputs(); ++j) needs[g[n].first_entry + j] = any;
+  }
+
+  // Forward steps.
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = *g[n].node;
+    if (node.is_variable()) continue;
+    Plan::Step s{StepKind::kForward};
+    s.node = n;
+    s.op = ImperativeOp::Get(node.op->name, node.Params());
+    const size_t nargs = node.num_arguments();
+    for (size_t i = 0; i < g[n].inputs.size(); ++i) (i < nargs ? s.in : s.aux).push_back(g[n].inputs[i]);
+    for (uint32_t j = 0; j < node.num_outputs(); ++j) s.out.push_back(g[n].first_entry + j);
+    s.req.assign(s.out.size(), kWriteTo);
+    p.steps.push_back(std::move(s));
+  }
+  p.num_forward = p.steps.size();
+
+  // Gradient steps (Note [Executor steps]).
+  std::vector<bool> written(E, false);
+  std::vector<GradReq> var_req(E, GradReq::kNull);
+  for (size_t i = 0; i < arg_nodes.size(); ++i) var_req[g.entry_id(arg_nodes[i], 0)] = grad_req_[i];
+  auto contribute = [&](uint32_t e) {
+    const bool add = var_req[e] == GradReq::kAdd || written[e];
+    written[e] = true;
+    if (p.roles[E + e] == BufferRole::kUnused) p.roles[E + e] = BufferRole::kInternal;
+    return add ? kAddTo : kWriteTo;
+  };
+  std::shared_ptr<const ImperativeOp> copy_op;
+  auto copy = [&]() {
+    if (!copy_op) {
+      if (!Runtime::Get().ops().Contains("_copy"))
+        throw Error("bind: summing gradients needs the op '_copy' (the tensor plugin), which no loaded plugin "
+                    "registers", kMXPNotFound);
+      copy_op = ImperativeOp::Get("_copy", {});
+    }
+    return copy_op;
+  };
+  for (size_t h = 0; h < g.outputs().size(); ++h) {
+    const uint32_t e = g.outputs()[h];
+    if (!needs[e]) continue;
+    const uint32_t n = g.node_of_entry(e);
+    const Node& node = *g[n].node;
+    const bool read = node.is_variable() ||
+                      ImperativeOp::Get(node.op->name, node.Params())->property().DeclareBackwardDependency()
+                          .out_grad[e - g[n].first_entry];
+    if (!read) continue;  // a loss output: its op's backward does not read the gradient
+    // The given gradient is the first thing written to the buffer, so Backward copies it straight
+    // in; only an argument gradient with grad_req 'add' (or an output listed twice) adds a copy.
+    Plan::Step s{StepKind::kHead};
+    s.head = static_cast<uint32_t>(h);
+    s.out = {E + e};
+    s.req = {contribute(e)};
+    if (s.req[0] == kAddTo) {
+      s.op = copy();
+      s.in = {p.NewBuffer(shapes[e], dtypes[e], BufferRole::kHeadInput)};
+    }
+    p.head_steps.push_back(static_cast<uint32_t>(p.steps.size()));
+    p.steps.push_back(std::move(s));
+  }
+  std::vector<bool> read_grad(E, false);
+  for (uint32_t n = static_cast<uint32_t>(g.num_nodes()); n-- > 0;) {
+    const Node& node = *g[n].node;
+    if (node.is_variable()) continue;
+    const size_t nargs = node.num_arguments(), nout = node.num_outputs();
+    bool any = false;
+    for (size_t i = 0; i < nargs; ++i) any = any || needs[g[n].inputs[i]];
+    if (!any) continue;
+    Plan::Step s{StepKind::kBackward};
+    s.node = n;
+    s.op = ImperativeOp::Get(node.op->name, node.Params());
+    const BackwardDependency deps = s.op->property().DeclareBackwardDependency();
+    for (uint32_t j = 0; j < nout; ++j) {
+      const uint32_t e = g[n].first_entry + j;
+      s.out_grad.push_back(deps.out_grad[j] ? E + e : kNone);
+      s.out.push_back(deps.out_data[j] ? e : kNone);
+      if (deps.out_grad[j]) read_grad[e] = true;
+    }
+    for (size_t i = 0; i < g[n].inputs.size(); ++i) {
+      if (i >= nargs) {
+        s.aux.push_back(g[n].inputs[i]);
+        continue;
+      }
+      s.in.push_back(deps.in_data[i] ? g[n].inputs[i] : kNone);
+    }
+    std::vector<Plan::Step> sums;
+    for (size_t i = 0; i < nargs; ++i) {
+      const uint32_t e = g[n].inputs[i];
+      if (!needs[e]) {
+        s.in_grad.push_back(kNone);
+        s.req.push_back(kNullOp);
+        continue;
+      }
+      const bool repeated = std::find(g[n].inputs.begin(), g[n].inputs.begin() + static_cast<std::ptrdiff_t>(i),
+                                      e) != g[n].inputs.begin() + static_cast<std::ptrdiff_t>(i);
+      if (!repeated) {
+        s.in_grad.push_back(E + e);
+        s.req.push_back(contribute(e));
+        continue;
+      }
+      const uint32_t scratch = p.NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
+      s.in_grad.push_back(scratch);
+      s.req.push_back(kWriteTo);
+      Plan::Step sum{StepKind::kSum};
+      sum.node = n;
+      sum.op = copy();
+      sum.in = {scratch};
+      sum.out = {E + e};  // its request is set once this step's own writes are counted
+      sums.push_back(std::move(sum));
+    }
+    p.steps.push_back(std::move(s));
+    for (Plan::Step& sum : sums) {
+      sum.req = {contribute(sum.out[0] - E)};
+      p.steps.push_back(std::move(sum));
+    }
+  }
+  for (uint32_t e = 0; e < E; ++e)
+    if (read_grad[e] && !written[e]) p.roles[E + e] = BufferRole::kZero;
+  for (uint32_t v : g.variables()) {
+    const uint32_t e = g.entry_id(v, 0);
+    if (needs[e]) p.roles[E + e] = BufferRole::kExternal;
+  }
+  for (uint32_t e : g.outputs())
+    if (p.roles[e] == BufferRole::kInternal) p.roles[e] = BufferRole::kOutput;
+
+  // Memory: plan, allocate, view.
+  std::vector<PlanStep> plan_steps;
+  for (const Plan::Step& s : p.steps) {
+    PlanStep ps;
+    for (const auto* list : {&s.in, &s.aux, &s.out_grad}) ps.reads.insert(ps.reads.end(), list->begin(), list->end());
+    if (s.kind == StepKind::kBackward) ps.reads.insert(ps.reads.end(), s.out.begin(), s.out.end());
+    const std::vector<uint32_t>& writes = s.kind == StepKind::kBackward ? s.in_grad : s.out;
+    for (size_t i = 0; i < writes.size(); ++i) {
+      if (writes[i] == kNone) continue;
+      ps.writes.push_back(writes[i]);
+      if (s.req[i] == kAddTo) ps.reads.push_back(writes[i]);  // adding reads what is there
+    }
+    if (s.kind == StepKind::kForward) {
+      for (const MXPInplacePair& pair : s.op->property().InplaceOption(kMXPPhaseForward))
+        // An input read through two slots cannot be overwritten through one of them.
+        if (pair.src_index >= 0 && static_cast<size_t>(pair.src_index) < s.in.size() && pair.dst_index >= 0 &&
+            static_cast<size_t>(pair.dst_index) < s.out.size() &&
+            std::count(s.in.begin(), s.in.end(), s.in[pair.src_index]) == 1)
+          ps.inplace.emplace_back(s.in[pair.src_index], s.out[pair.dst_index]);
+    }
+    std::erase(ps.reads, kNone);
+    plan_steps.push_back(std::move(ps));
+  }
+  std::vector<size_t> bytes(p.shapes.size());
+  for (size_t b = 0; b < bytes.size(); ++b)
+    bytes[b] = p.roles[b] == BufferRole::kUnused || p.roles[b] == BufferRole::kExternal
+                   ? 0 : static_cast<size_t>(p.shapes[b].Size()) * DTypeSize(p.dtypes[b]);
+  MemoryPlan mp = PlanMemory(plan_steps, bytes, p.roles, p.dtypes, options.plan_memory);
+  memory_ = mp.report;
+  p.storage = mp.storage;
+  std::vector<NDArray> blocks;
+  for (size_t bytes_of_block : mp.block_bytes)
+    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(bytes_of_block, 1))}, ctx_, kMXPUint8);
+  p.arrays.resize(p.shapes.size());
+  for (size_t b = 0; b < p.shapes.size(); ++b) {
+    if (p.storage[b] >= 0) p.arrays[b] = blocks[p.storage[b]].View(p.shapes[b], p.dtypes[b]);
+    if (p.roles[b] == BufferRole::kZero || p.roles[b] == BufferRole::kHeadInput) {
+      p.arrays[b] = NDArray(p.shapes[b], ctx_, p.dtypes[b]);
+      if (p.roles[b] == BufferRole::kZero) {
+        std::vector<char> zeros(p.arrays[b].bytes(), 0);
+        p.arrays[b].SyncCopyFromCPU(zeros.data(), zeros.size());
+      }
+    }
+  }
+
+  // One prepared call per step.
+  auto arrays = [&](const std::vector<uint32_t>& ids) {
+    std::vector<NDArray> out;
+    for (uint32_t b : ids) out.push_back(b == kNone ? NDArray() : p.arrays[b]);
+    return out;
+  };
+  for (Plan::Step& s : p.steps) {
+    if (!s.op) continue;  // a head step that Backward does by copying
+    try {
+      std::vector<NDArray> in = arrays(s.in), aux_in = arrays(s.aux);
+      in.insert(in.end(), aux_in.begin(), aux_in.end());
+      if (s.kind == StepKind::kBackward) {
+        s.call = s.op->PrepareBackward(arrays(s.out_grad), in, arrays(s.out), arrays(s.in_grad), s.req, true);
+        s.call_infer = s.op->PrepareBackward(arrays(s.out_grad), in, arrays(s.out), arrays(s.in_grad), s.req, false);
+      } else {
+        s.call = s.op->PrepareForward(in, arrays(s.out), s.req, true, &ctx_);
+        if (s.kind == StepKind::kForward) s.call_infer = s.op->PrepareForward(in, arrays(s.out), s.req, false, &ctx_);
+      }
+    } catch (const Error& e) {
+      const std::string where = s.node == kNone ? "" : " of " + g[s.node].node->Describe();
+      throw Error("bind: " + std::string(KindName(s.kind)) + " step" + where + ": " + e.what(), e.code());
+    }
+  }
+  for (uint32_t e : g.outputs()) outputs_.push_back(p.arrays[e]);
+}
+
+void Executor::Forward(bool is_train) {
+  const Plan& p = *plan_;
+  for (size_t i = 0; i < p.num_forward; ++i)
+    ImperativeOp::Push(is_train ? p.steps[i].call : p.steps[i].call_infer);
+}
+
+void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
+  const Plan& p = *plan_;
+  const IndexedGraph& g = p.graph;
+  if (!out_grads.empty() && out_grads.size() != g.outputs().size())
+    throw Error("backward: expected " + std::to_string(g.outputs().size()) + " output gradients (one per output: " +
+                Join(symbol_.ListOutputs()) + "), got " + std::to_string(out_grads.size()), kMXPInvalidArgument);
+  for (uint32_t i : p.head_steps) {
+    const Plan::Step& s = p.steps[i];
+    const uint32_t h = s.head, b = s.out[0];
+    const std::string name = p.BufferName(g.outputs()[h]);
+    if (out_grads.empty() || out_grads[h].is_none())
+      throw Error("backward: output '" + name + "' does not come from a loss op, so its gradient must be given "
+                  "(or make it a loss with make_loss)", kMXPInvalidArgument);
+    if (out_grads[h].shape() != p.shapes[b] || out_grads[h].dtype() != p.dtypes[b])
+      throw Error("backward: the gradient of output '" + name + "' is " + out_grads[h].shape().ToString() + " " +
+                  DTypeName(out_grads[h].dtype()) + ", expected " + p.shapes[b].ToString() + " " +
+                  DTypeName(p.dtypes[b]), kMXPInvalidArgument);
+  }
+  for (size_t i = p.num_forward; i < p.steps.size(); ++i) {
+    const Plan::Step& s = p.steps[i];
+    if (s.kind != StepKind::kHead) {
+      ImperativeOp::Push(is_train || !s.call_infer ? s.call : s.call_infer);
+    } else if (s.call) {
+      NDArray::Copy(out_grads[s.head], p.arrays[s.in[0]]);
+      ImperativeOp::Push(s.call);
+    } else {
+      NDArray::Copy(out_grads[s.head], p.arrays[s.out[0]]);
+    }
+  }
+}
+
+std::string Executor::DebugStr() const {
+  const Plan& p = *plan_;
+  std::ostringstream os;
+  auto list = [&](const std::vector<uint32_t>& ids) {
+    std::string s;
+    for (uint32_t b : ids) {
+      if (b == kNone) continue;
+      s += (s.empty() ? "" : ", ") + p.BufferName(b);
+      if (p.storage[b] >= 0) s += "@" + std::to_string(p.storage[b]);
+    }
+    return s;
+  };
+  os << "Symbol outputs: " << Join(symbol_.ListOutputs()) << "\n";
+  for (const Plan::Step& s : p.steps) {
+    os << KindName(s.kind) << " " << (s.op ? s.op->name() : "copy of the given gradient");
+    if (s.node != kNone) os << " '" << p.graph[s.node].node->name << "'";
+    const bool backward = s.kind == StepKind::kBackward;
+    os << "\n  reads: " << list(s.in) << (s.aux.empty() ? "" : "; aux: " + list(s.aux));
+    if (backward) os << "; outputs: " << list(s.out) << "; output gradients: " << list(s.out_grad);
+    os << "\n  writes: " << list(backward ? s.in_grad : s.out) << "\n";
+  }
+  auto mb = [](size_t b) { return std::to_string(b / 1048576.0).substr(0, 6); };
+  os << "Memory: planned " << memory_.planned << " bytes (" << mb(memory_.planned) << " MB), naive "
+     << memory_.naive << " bytes (" << mb(memory_.naive) << " MB); in place " << memory_.inplace
+     << " bytes, shared " << memory_.shared << " bytes\n";
+  return os.str();
+}
+
+}  // namespace mxplug

@@ -1,0 +1,422 @@
+"""Symbol: MXNet's declarative graph (``mx.sym``), on the core's ``_core.Symbol``.
+
+A symbol is made from variables and ops, composed by call, inspected (``list_arguments``,
+``infer_shape``...), saved as MXNet's symbol JSON, and bound to arrays (``bind``, ``simple_bind``)
+to make an :class:`~mxplug.executor.Executor`.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import _core
+from ..attribute import AttrScope
+from ..base import MXNetError
+from ..context import current_context
+from ..name import NameManager
+
+# MXNet's dtype flags (the symbol JSON's __dtype__ and infer_type's codes).
+_DTYPE_NP_TO_MX = {np.float32: 0, np.float64: 1, np.float16: 2, np.uint8: 3, np.int32: 4, np.int8: 5,
+                   np.int64: 6, np.bool_: 7}
+_DTYPE_MX_TO_NP = {v: k for k, v in _DTYPE_NP_TO_MX.items()}
+# Attributes MXNet stores as __key__ and lists under both names.
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
+
+
+def _dtype_flag(dtype):
+    if isinstance(dtype, numbers.Integral) and not isinstance(dtype, bool):
+        return int(dtype)
+    return _DTYPE_NP_TO_MX[np.dtype(dtype).type]
+
+
+def _hidden(key):
+    return "__%s__" % key if key in _HIDDEN_KEYS else key
+
+
+def _shape_out(shape):
+    """A core shape as MXNet 1.x shows it: unknown shape (), unknown dim 0."""
+    if shape is None:
+        return ()
+    return tuple(0 if d < 0 else d for d in shape)
+
+
+def _shape_in(shape):
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    return tuple(-1 if d == 0 else int(d) for d in shape)
+
+
+class Symbol(object):
+    """A graph of ops with one or more outputs."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    # ---- Structure -------------------------------------------------------------------------
+
+    @property
+    def name(self):
+        """The head node's name; None for a group of several outputs."""
+        return self.handle.name
+
+    def __repr__(self):
+        name = self.name
+        if name is None:
+            return "<Symbol group [%s]>" % ", ".join(s.name for s in self)
+        return "<Symbol %s>" % name
+
+    __str__ = __repr__
+
+    def __len__(self):
+        return self.handle.num_outputs
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, index):
+        """Output ``index`` (a position, or a name from ``list_outputs``)."""
+        if isinstance(index, str):
+            names = self.list_outputs()
+            matches = [i for i, n in enumerate(names) if n == index]
+            if not matches:
+                raise ValueError("cannot find output that matches name '%s'; outputs are %s" % (index, names))
+            if len(matches) > 1:
+                raise ValueError("there are multiple outputs with name '%s'" % index)
+            index = matches[0]
+        if not isinstance(index, numbers.Integral):
+            raise TypeError("symbol index must be an int or an output name, got %r" % (index,))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("symbol index %d is out of range: the symbol has %d outputs" % (index, len(self)))
+        return Symbol(self.handle.output(index))
+
+    def __copy__(self):
+        return Symbol(self.handle.copy())
+
+    def __deepcopy__(self, memo):
+        return Symbol(self.handle.copy())
+
+    def __call__(self, *args, **kwargs):
+        """A copy of the symbol composed with ``args``/``kwargs`` (see ``_compose``)."""
+        s = self.__copy__()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args, **kwargs):
+        """Replaces free variables by symbols: positional in ``list_inputs`` order, keyword by
+        name; with ``name=``, the nodes of this symbol are renamed ``<name>_<old name>``."""
+        name = kwargs.pop("name", None) or ""
+        for a in args:
+            if not isinstance(a, Symbol):
+                raise TypeError("compose only accepts Symbol inputs, got %r" % (a,))
+        for k, v in kwargs.items():
+            if not isinstance(v, Symbol):
+                raise TypeError("compose only accepts Symbol inputs, got %s=%r" % (k, v))
+        self.handle.compose([a.handle for a in args], {k: v.handle for k, v in kwargs.items()}, name)
+
+    def get_internals(self):
+        """Every output of every node of the graph, as one symbol."""
+        return Symbol(self.handle.get_internals())
+
+    def get_children(self):
+        """The inputs of the head node as one symbol; None for a variable."""
+        children = self.handle.get_children()
+        return Symbol(children) if children.num_outputs else None
+
+    def list_arguments(self):
+        return self.handle.list_arguments()
+
+    def list_outputs(self):
+        return self.handle.list_outputs()
+
+    def list_auxiliary_states(self):
+        return self.handle.list_auxiliary_states()
+
+    def list_inputs(self):
+        return self.handle.list_inputs()
+
+    # ---- Attributes ------------------------------------------------------------------------
+
+    def attr(self, key):
+        """An attribute of the head node, or None."""
+        value = self.handle.attr(_hidden(key))
+        return value
+
+    def list_attr(self, recursive=False):
+        """The head node's attributes (``recursive=True`` is deprecated: use ``attr_dict``)."""
+        if recursive:
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
+                                     "Please use attr_dict instead.")
+        return self._with_bare_keys(self.handle.list_attr())
+
+    def attr_dict(self):
+        """{node name: its attributes} for every node that has any."""
+        return {name: self._with_bare_keys(attrs) for name, attrs in self.handle.attr_dict()}
+
+    @staticmethod
+    def _with_bare_keys(attrs):
+        out = dict(attrs)
+        for key in _HIDDEN_KEYS:
+            if "__%s__" % key in attrs:
+                out[key] = attrs["__%s__" % key]
+        return out
+
+    def _set_attr(self, **kwargs):
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
+                raise ValueError("Set Attr only accepts string values")
+            self.handle.set_attr(_hidden(key), value)
+
+    # ---- Inference -------------------------------------------------------------------------
+
+    def _known(self, args, kwargs, convert):
+        known = {}
+        if args:
+            names = self.list_arguments()
+            if len(args) > len(names):
+                raise ValueError("%d positional values given, the symbol has %d arguments (%s)"
+                                 % (len(args), len(names), ", ".join(names)))
+            for name, value in zip(names, args):
+                if value is not None:
+                    known[name] = convert(value)
+        for name, value in kwargs.items():
+            if value is not None:
+                known[name] = convert(value)
+        return known
+
+    def infer_shape(self, *args, **kwargs):
+        """(argument shapes, output shapes, auxiliary state shapes) from the shapes of some
+        inputs, positional in ``list_arguments`` order or by name; (None, None, None) with a
+        warning when some shape cannot be decided. Raises MXNetError on inconsistent shapes."""
+        try:
+            arg, out, aux, complete = self.handle.infer_shape(self._known(args, kwargs, _shape_in))
+        except MXNetError:
+            print("infer_shape error. Arguments:")
+            for i, a in enumerate(args):
+                print("  #%d: %s" % (i, a))
+            for k, v in kwargs.items():
+                print("  %s: %s" % (k, v))
+            raise
+        if not complete:
+            unknowns = ["%s: %s" % (n, _shape_out(s)) for n, s in zip(self.list_arguments(), arg)
+                        if s is None or min(list(s) + [1]) < 0]
+            warnings.warn("Cannot decide shape for the following arguments (0s in shape means unknown "
+                          "dimensions). Consider providing them as input:\n\t" + "\n\t".join(unknowns[:10]),
+                          stacklevel=2)
+            return None, None, None
+        return [_shape_out(s) for s in arg], [_shape_out(s) for s in out], [_shape_out(s) for s in aux]
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """Like infer_shape, but unknown shapes are () and unknown dims 0 instead of None."""
+        arg, out, aux, _ = self.handle.infer_shape(self._known(args, kwargs, _shape_in))
+        return [_shape_out(s) for s in arg], [_shape_out(s) for s in out], [_shape_out(s) for s in aux]
+
+    def infer_type(self, *args, **kwargs):
+        """(argument types, output types, auxiliary state types) as NumPy types from the dtypes of
+        some inputs; (None, None, None) when some type cannot be decided."""
+        arg, out, aux, complete = self.handle.infer_type(self._known(args, kwargs, _dtype_flag))
+        if not complete:
+            return None, None, None
+        to_np = lambda types: [_DTYPE_MX_TO_NP.get(t) for t in types]  # noqa: E731
+        return to_np(arg), to_np(out), to_np(aux)
+
+    # ---- Saving ----------------------------------------------------------------------------
+
+    def tojson(self):
+        """MXNet's symbol JSON."""
+        return self.handle.tojson()
+
+    def save(self, fname, remove_amp_cast=True):
+        """Writes ``tojson()`` to ``fname``."""
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    def debug_str(self):
+        return self.tojson()
+
+    # ---- Binding ---------------------------------------------------------------------------
+
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
+             shared_exec=None):
+        """An Executor over the given arrays: ``args`` (and ``args_grad``, ``aux_states``) as a
+        list in ``list_arguments`` order or a dict by name; ``grad_req`` 'write', 'add' or 'null',
+        one for all, a list or a dict."""
+        from ..executor import Executor
+        return Executor._bind(self, ctx, args, args_grad, grad_req, aux_states)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
+                    shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+        """Binds with arrays made here (zeros) from the input shapes given as keywords."""
+        from ..executor import Executor
+        return Executor._simple_bind(self, ctx, grad_req, type_dict, kwargs)
+
+    def eval(self, ctx=None, **kwargs):
+        """Binds ``kwargs`` as the arguments, runs forward, returns the outputs."""
+        ex = self.bind(ctx if ctx is not None else current_context(), kwargs)
+        return ex.forward()
+
+    # ---- Arithmetic ------------------------------------------------------------------------
+
+    def _binary(self, other, op, hint, scalar_op, scalar_hint, reverse=False):
+        if isinstance(other, Symbol):
+            return _create(op, hint, [other, self] if reverse else [self, other], {})
+        if isinstance(other, numbers.Number):
+            return _create(scalar_op, scalar_hint, [self], {"scalar": other})
+        raise TypeError("type %s not supported" % type(other).__name__)
+
+    def __add__(self, o):
+        return self._binary(o, "elemwise_add", "_plus", "_plus_scalar", "_plusscalar")
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._binary(o, "elemwise_sub", "_minus", "_minus_scalar", "_minusscalar")
+
+    def __rsub__(self, o):
+        return self._binary(o, "elemwise_sub", "_minus", "_rminus_scalar", "_rminusscalar", reverse=True)
+
+    def __mul__(self, o):
+        return self._binary(o, "elemwise_mul", "_mul", "_mul_scalar", "_mulscalar")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        return self._binary(o, "elemwise_div", "_div", "_div_scalar", "_divscalar")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "elemwise_div", "_div", "_rdiv_scalar", "_rdivscalar", reverse=True)
+
+    __div__, __rdiv__ = __truediv__, __rtruediv__
+
+    def __mod__(self, o):
+        return self._binary(o, "_mod", "_mod", "_mod_scalar", "_modscalar")
+
+    def __rmod__(self, o):
+        return self._binary(o, "_mod", "_mod", "_rmod_scalar", "_rmodscalar", reverse=True)
+
+    def __pow__(self, o):
+        return self._binary(o, "_power", "_power", "_power_scalar", "_powerscalar")
+
+    def __rpow__(self, o):
+        return self._binary(o, "_power", "_power", "_rpower_scalar", "_rpowerscalar", reverse=True)
+
+    def __neg__(self):
+        return self.__mul__(-1.0)
+
+    def __eq__(self, o):
+        return self._binary(o, "_equal", "_equal", "_equal_scalar", "_equal_scalar")
+
+    def __ne__(self, o):
+        return self._binary(o, "_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar")
+
+    def __gt__(self, o):
+        return self._binary(o, "_greater", "_greater", "_greater_scalar", "_greater_scalar")
+
+    def __ge__(self, o):
+        return self._binary(o, "_greater_equal", "_greater_equal", "_greater_equal_scalar",
+                            "_greater_equal_scalar")
+
+    def __lt__(self, o):
+        return self._binary(o, "_lesser", "_lesser", "_lesser_scalar", "_lesser_scalar")
+
+    def __le__(self, o):
+        return self._binary(o, "_lesser_equal", "_lesser_equal", "_lesser_equal_scalar",
+                            "_lesser_equal_scalar")
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise NotImplementedError("The truth value of a Symbol is not defined")
+
+
+def _create(op, hint, args, params, name=None, attr=None, kwargs_symbols=None):
+    """Makes an op symbol as MXNet's generated functions do: a name from the NameManager, the
+    AttrScope's attributes, then composition with the input symbols."""
+    name = NameManager.current.get(name, hint)
+    attrs = {}
+    for key, value in AttrScope.current.get(attr).items():
+        attrs[_hidden(key)] = value
+    for key, value in params.items():
+        if value is not None:
+            attrs[key] = value
+    s = Symbol(_core.Symbol.create_op(op, name, attrs))
+    s._compose(*args, name=name, **(kwargs_symbols or {}))
+    return s
+
+
+def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None, stype=None,
+             **kwargs):
+    """A free input of a graph: data, a label, or a parameter."""
+    if not isinstance(name, str):
+        raise TypeError("Expect a string for variable `name`")
+    attr = dict(AttrScope.current.get(attr))
+    if shape is not None:
+        attr["__shape__"] = str(tuple(shape) if not isinstance(shape, numbers.Integral) else (shape,))
+    if lr_mult is not None:
+        attr["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attr["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attr["__dtype__"] = str(_dtype_flag(dtype))
+    if init is not None:
+        attr["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        attr["__storage_type__"] = str({"default": 0, "row_sparse": 1, "csr": 2}.get(stype, stype))
+    for key, value in kwargs.items():
+        if key.startswith("__") and key.endswith("__"):
+            attr[key] = str(value)
+        else:
+            raise ValueError("Attribute name=%s is not supported. Additional attributes must start and end "
+                             "with double underscores, e.g, __yourattr__" % key)
+    attrs = {}
+    for key, value in attr.items():
+        attrs[_hidden(key)] = value
+    return Symbol(_core.Symbol.variable(name, attrs))
+
+
+var = Variable
+
+
+def Group(symbols):
+    """The outputs of several symbols as one symbol."""
+    if not symbols or any(not isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Expected a list of symbols as input")
+    return Symbol(_core.Symbol.group([s.handle for s in symbols]))
+
+
+def load_json(json_str):
+    """A symbol from MXNet's symbol JSON (also older files with "param"/"attr")."""
+    if not isinstance(json_str, str):
+        raise TypeError("json_str needs to be a string")
+    return Symbol(_core.Symbol.load_json(json_str))
+
+
+def load(fname):
+    """A symbol from a JSON file written by ``save`` (or by MXNet)."""
+    if not isinstance(fname, str):
+        raise TypeError("fname needs to be a string")
+    with open(fname) as f:
+        text = f.read()
+    try:
+        return load_json(text)
+    except MXNetError as e:
+        raise MXNetError("%s: %s" % (fname, e)) from None
+
+
+def _filled(op, shape, dtype, kwargs):
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return _create(op, op, [], {"shape": shape, "dtype": np.dtype(dtype or np.float32).name},
+                   kwargs.get("name"), kwargs.get("attr"))
+
+
+def zeros(shape, dtype=None, **kwargs):
+    """A symbol of zeros of ``shape``."""
+    return _filled("_zeros", shape, dtype, kwargs)
+
+
+def ones(shape, dtype=None, **kwargs):
+    """A symbol of ones of ``shape``."""
+    return _filled("_ones", shape, dtype, kwargs)

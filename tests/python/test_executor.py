@@ -1,0 +1,361 @@
+"""Executor: bind/simple_bind, forward/backward, grad_req, pruning and memory planning, checked
+against PyTorch autograd, finite differences, the imperative path, and MXNet 1.9.1 itself on graphs
+it wrote (the reference environment of tools/install-deps.sh)."""
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import MXNET_PYTHON, run_python
+
+# Networks written once, run by MXNet 1.9.1 (import mxnet as mx) and by mxplug (import mxplug as mx).
+NETS = '''
+def mlp(mx):
+    x = mx.sym.Variable('data')
+    x = mx.sym.FullyConnected(x, num_hidden=128, name='fc1')
+    x = mx.sym.Activation(x, act_type='relu', name='relu1')
+    x = mx.sym.FullyConnected(x, num_hidden=64, name='fc2')
+    x = mx.sym.Activation(x, act_type='relu', name='relu2')
+    x = mx.sym.FullyConnected(x, num_hidden=10, name='fc3')
+    return mx.sym.SoftmaxOutput(x, name='softmax')
+
+def lenet(mx):
+    x = mx.sym.Variable('data')
+    x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=20, name='conv1')
+    x = mx.sym.BatchNorm(x, fix_gamma=False, name='bn1')
+    x = mx.sym.Activation(x, act_type='tanh', name='tanh1')
+    x = mx.sym.Pooling(x, pool_type='max', kernel=(2, 2), stride=(2, 2), name='pool1')
+    x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=50, name='conv2')
+    x = mx.sym.BatchNorm(x, name='bn2')
+    x = mx.sym.Activation(x, act_type='tanh', name='tanh2')
+    x = mx.sym.Pooling(x, pool_type='max', kernel=(2, 2), stride=(2, 2), name='pool2')
+    x = mx.sym.Flatten(x, name='flatten')
+    x = mx.sym.FullyConnected(x, num_hidden=500, name='fc1')
+    x = mx.sym.Activation(x, act_type='tanh', name='tanh3')
+    x = mx.sym.Dropout(x, p=0.5, name='drop')
+    x = mx.sym.FullyConnected(x, num_hidden=10, name='fc2')
+    return mx.sym.SoftmaxOutput(x, name='softmax')
+
+def resnet18(mx):
+    def unit(x, nf, stride, dim_match, name):
+        bn1 = mx.sym.BatchNorm(x, fix_gamma=False, eps=2e-5, momentum=0.9, name=name + '_bn1')
+        act1 = mx.sym.Activation(bn1, act_type='relu', name=name + '_relu1')
+        conv1 = mx.sym.Convolution(act1, num_filter=nf, kernel=(3, 3), stride=stride, pad=(1, 1),
+                                   no_bias=True, name=name + '_conv1')
+        bn2 = mx.sym.BatchNorm(conv1, fix_gamma=False, eps=2e-5, momentum=0.9, name=name + '_bn2')
+        act2 = mx.sym.Activation(bn2, act_type='relu', name=name + '_relu2')
+        conv2 = mx.sym.Convolution(act2, num_filter=nf, kernel=(3, 3), pad=(1, 1), no_bias=True,
+                                   name=name + '_conv2')
+        short = x if dim_match else mx.sym.Convolution(act1, num_filter=nf, kernel=(1, 1), stride=stride,
+                                                       no_bias=True, name=name + '_sc')
+        return conv2 + short
+    x = mx.sym.Variable('data')
+    x = mx.sym.BatchNorm(x, fix_gamma=True, eps=2e-5, name='bn_data')
+    x = mx.sym.Convolution(x, num_filter=64, kernel=(3, 3), pad=(1, 1), no_bias=True, name='conv0')
+    for stage, nf in enumerate([64, 128, 256, 512]):
+        for u in range(2):
+            stride = (2, 2) if stage > 0 and u == 0 else (1, 1)
+            x = unit(x, nf, stride, stage == 0 or u > 0, 'stage%d_unit%d' % (stage + 1, u + 1))
+    x = mx.sym.BatchNorm(x, fix_gamma=False, eps=2e-5, name='bn1')
+    x = mx.sym.Activation(x, act_type='relu', name='relu1')
+    x = mx.sym.Pooling(x, global_pool=True, kernel=(7, 7), pool_type='avg', name='pool1')
+    x = mx.sym.Flatten(x, name='flatten')
+    x = mx.sym.FullyConnected(x, num_hidden=10, name='fc1')
+    return mx.sym.SoftmaxOutput(x, name='softmax')
+
+SHAPES = {'mlp': (16, 784), 'lenet': (8, 1, 28, 28), 'resnet18': (4, 3, 32, 32)}
+
+def random_params(ex, seed):
+    rng = np.random.RandomState(seed)
+    for name, a in sorted(ex.arg_dict.items()):
+        if name.endswith('gamma'):
+            v = rng.uniform(0.5, 1.5, a.shape)
+        elif name == 'softmax_label':
+            v = rng.randint(0, 10, a.shape)
+        elif name.endswith('weight'):  # scaled by fan-in, so that activations stay near 1 through the depth
+            v = rng.normal(0, 1.0 / np.sqrt(np.prod(a.shape[1:])), a.shape)
+        else:
+            v = rng.normal(0, 0.1 if name != 'data' else 1.0, a.shape)
+        a[:] = v.astype(np.float32)
+    for name, a in sorted(ex.aux_dict.items()):
+        v = rng.uniform(0.5, 1.5, a.shape) if name.endswith('var') else rng.normal(0, 0.2, a.shape)
+        a[:] = v.astype(np.float32)
+'''
+exec(NETS)  # noqa: S102  (the same definitions as the MXNet side gets)
+
+
+def bound(mx, name, seed=3, **kwargs):
+    sym = globals()[name](mx)
+    ex = sym.simple_bind(mx.cpu(), data=SHAPES[name], **kwargs)
+    random_params(ex, seed)
+    return sym, ex
+
+
+# ---- Against MXNet 1.9.1 on graphs it wrote ------------------------------------------------------
+
+MXNET_SIDE = NETS + '''
+import mxnet as mx, numpy as np, sys
+out = sys.argv[1]
+# One process per network, and every value read (asnumpy) as soon as it is made: kept as
+# NDArray.copy() across the next forward, MXNet 1.9.1 saved a ResNet-18 output that its own fresh
+# run (and ours) did not give.
+for name in sys.argv[2:]:
+    sym = globals()[name](mx)
+    sym.save('%s/%s-symbol.json' % (out, name))
+    ex = sym.simple_bind(mx.cpu(), data=SHAPES[name])
+    random_params(ex, 3)
+    saved = {'arg:' + k: v for k, v in ex.arg_dict.items()}
+    saved.update({'aux:' + k: mx.nd.array(v.asnumpy()) for k, v in ex.aux_dict.items()})
+    ex.forward(is_train=False)
+    snap = lambda a: mx.nd.array(a.asnumpy())  # read now, before the next forward writes again
+    saved['predict'] = snap(ex.outputs[0])
+    if name != 'lenet':
+        # The gradient of the inference computation. Not for LeNet: MXNet 1.9.1's oneDNN max pooling
+        # gives another gradient after an inference forward (ours is checked against torch's eval
+        # mode in test_lenet_predict_mode_gradients_match_torch); and its Dropout draws differently.
+        ex.backward(is_train=False)
+        saved.update({'pgrad:' + k: snap(v) for k, v in ex.grad_dict.items() if k != 'softmax_label'})
+        ex.forward(is_train=True)
+        saved['train'] = snap(ex.outputs[0])
+        ex.backward()
+        saved.update({'grad:' + k: snap(v) for k, v in ex.grad_dict.items() if k != 'softmax_label'})
+    mx.nd.save('%s/%s.params' % (out, name), saved)
+'''
+
+
+@pytest.fixture(scope="module")
+def mxnet_written(tmp_path_factory):
+    if not MXNET_PYTHON.exists():
+        pytest.skip("the MXNet 1.9.1 reference environment is missing (tools/install-deps.sh makes it)")
+    out = tmp_path_factory.mktemp("mxnet_graphs")
+    for name in SHAPES:
+        p = subprocess.run([str(MXNET_PYTHON), "-c", MXNET_SIDE, str(out), name], capture_output=True, text=True,
+                           timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+    return out
+
+
+def close(ours, theirs, rel):
+    ours, theirs = ours.asnumpy(), theirs.asnumpy()
+    assert ours.shape == theirs.shape
+    scale = max(np.abs(theirs).max(), 1e-3)
+    assert np.abs(ours - theirs).max() <= rel * scale, (np.abs(ours - theirs).max(), scale)
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet", "resnet18"])
+def test_graphs_written_by_mxnet_give_its_outputs_and_gradients(mx, mxnet_written, name):
+    sym = mx.sym.load(str(mxnet_written / ("%s-symbol.json" % name)))
+    saved = mx.nd.load(str(mxnet_written / ("%s.params" % name)))
+    assert sym.list_arguments() == globals()[name](mx).list_arguments()
+    ex = sym.simple_bind(mx.cpu(), data=SHAPES[name])
+    ex.copy_params_from({k[4:]: v for k, v in saved.items() if k.startswith('arg:')},
+                        {k[4:]: v for k, v in saved.items() if k.startswith('aux:')})
+    ex.forward(is_train=False)
+    close(ex.outputs[0], saved['predict'], 1e-5)
+    ex.backward(is_train=False)
+    for k, g in ex.grad_dict.items():
+        if 'pgrad:' + k in saved:
+            close(g, saved['pgrad:' + k], 1e-4)
+    if 'train' in saved:
+        ex.forward(is_train=True)
+        close(ex.outputs[0], saved['train'], 1e-4)
+        ex.backward()
+        for k, g in ex.grad_dict.items():
+            if k != 'softmax_label':
+                close(g, saved['grad:' + k], 2e-3 if name == 'resnet18' else 1e-4)
+
+
+# ---- Against PyTorch autograd ---------------------------------------------------------------------
+
+def test_mlp_gradients_match_torch(mx):
+    sym = mlp(mx)
+    ex = sym.simple_bind(mx.cpu(), data=(16, 784), type_dict={'data': np.float64})
+    random_params(ex, 5)
+    a = {k: torch.tensor(v.asnumpy(), requires_grad=k != 'softmax_label') for k, v in ex.arg_dict.items()}
+    ex.forward(is_train=True)
+    ex.backward()
+    h = torch.relu(a['data'] @ a['fc1_weight'].T + a['fc1_bias'])
+    h = torch.relu(h @ a['fc2_weight'].T + a['fc2_bias'])
+    logits = h @ a['fc3_weight'].T + a['fc3_bias']
+    # SoftmaxOutput's gradient is softmax - one_hot(label): that of the summed cross-entropy.
+    loss = torch.nn.functional.cross_entropy(logits, a['softmax_label'].long(), reduction='sum')
+    loss.backward()
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), torch.softmax(logits, 1).detach().numpy(), rtol=1e-12)
+    for k, t in a.items():
+        if k != 'softmax_label':
+            np.testing.assert_allclose(ex.grad_dict[k].asnumpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def test_lenet_predict_mode_gradients_match_torch(mx):
+    """BatchNorm through its moving statistics and Dropout as identity, as torch's eval mode."""
+    sym = lenet(mx)
+    head = sym.get_internals()['fc2_output']  # up to the logits: a non-loss output, gradient given
+    ex = head.simple_bind(mx.cpu(), data=(4, 1, 28, 28), type_dict={'data': np.float64})
+    random_params(ex, 7)
+    a = {k: torch.tensor(v.asnumpy(), requires_grad=True) for k, v in ex.arg_dict.items()}
+    aux = {k: torch.tensor(v.asnumpy()) for k, v in ex.aux_dict.items()}
+    F = torch.nn.functional
+
+    def bn(x, name, fix_gamma):
+        gamma = torch.ones_like(a[name + '_gamma']) if fix_gamma else a[name + '_gamma']
+        return F.batch_norm(x, aux[name + '_moving_mean'], aux[name + '_moving_var'], gamma, a[name + '_beta'],
+                            training=False, eps=1e-3)
+
+    x = F.conv2d(a['data'], a['conv1_weight'], a['conv1_bias'])
+    x = F.max_pool2d(torch.tanh(bn(x, 'bn1', False)), 2)
+    x = F.conv2d(x, a['conv2_weight'], a['conv2_bias'])
+    x = F.max_pool2d(torch.tanh(bn(x, 'bn2', True)), 2).flatten(1)
+    x = torch.tanh(x @ a['fc1_weight'].T + a['fc1_bias'])
+    logits = x @ a['fc2_weight'].T + a['fc2_bias']
+    head_grad = np.random.default_rng(1).standard_normal(logits.shape)
+    logits.backward(torch.tensor(head_grad))
+    ex.forward(is_train=False)
+    ex.backward(mx.nd.array(head_grad, dtype=np.float64), is_train=False)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), logits.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for k, t in a.items():
+        expected = t.grad.numpy() if t.grad is not None else np.zeros(t.shape)  # fix_gamma: no gradient
+        np.testing.assert_allclose(ex.grad_dict[k].asnumpy(), expected, rtol=1e-8, atol=1e-11, err_msg=k)
+
+
+# ---- Against finite differences -----------------------------------------------------------------
+
+def test_shared_entries_and_repeated_inputs_match_finite_differences(mx):
+    """x feeds three nodes, one of them twice (x * x): gradients are summed across consumers."""
+    x, w = mx.sym.Variable('x'), mx.sym.Variable('w')
+    fc = mx.sym.FullyConnected(x, weight=w, num_hidden=3, no_bias=True, name='fc')
+    y = mx.sym.sum(mx.sym.tanh(fc) * 2) + mx.sym.sum(x * x) + mx.sym.sum(mx.sym.sin(x))
+    rng = np.random.default_rng(4)
+    values = {'x': rng.standard_normal((2, 4)), 'w': rng.standard_normal((3, 4))}
+    ex = y.bind(mx.cpu(), {k: mx.nd.array(v, dtype=np.float64) for k, v in values.items()},
+                args_grad={k: mx.nd.zeros(v.shape, dtype=np.float64) for k, v in values.items()})
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((1,), dtype=np.float64))
+
+    def f(vals):
+        return float(y.eval(**{k: mx.nd.array(v, dtype=np.float64) for k, v in vals.items()})[0].asnumpy()[0])
+
+    for name, v in values.items():
+        numeric = np.zeros_like(v)
+        for i in np.ndindex(v.shape):
+            plus, minus = {k: u.copy() for k, u in values.items()}, {k: u.copy() for k, u in values.items()}
+            plus[name][i] += 1e-6
+            minus[name][i] -= 1e-6
+            numeric[i] = (f(plus) - f(minus)) / 2e-6
+        np.testing.assert_allclose(ex.grad_dict[name].asnumpy(), numeric, rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+# ---- grad_req, pruning, planning ----------------------------------------------------------------
+
+def test_grad_req_add_accumulates_and_null_skips(mx):
+    A, B = mx.sym.Variable('A'), mx.sym.Variable('B')
+    C = A * B
+    ex = C.simple_bind(mx.cpu(), A=(3,), B=(3,), grad_req={'A': 'add', 'B': 'null'})
+    assert ex.grad_dict['B'] is None
+    ex.arg_dict['A'][:] = 4
+    ex.arg_dict['B'][:] = 2
+    for _ in range(2):
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones(3))
+    assert ex.grad_dict['A'].asnumpy().tolist() == [4, 4, 4]  # 2 + 2
+    ex2 = C.simple_bind(mx.cpu(), A=(3,), B=(3,))
+    ex2.arg_dict['B'][:] = 2
+    for _ in range(2):
+        ex2.forward(is_train=True)
+        ex2.backward(mx.nd.ones(3) * 3)
+    assert ex2.grad_dict['A'].asnumpy().tolist() == [6, 6, 6]  # write: the last one
+    with pytest.raises(mx.MXNetError, match="does not come from a loss op"):
+        ex2.backward()
+    with pytest.raises(mx.MXNetError, match=r"gradient of output '_mul\d+_output' is \(4,\)"):
+        ex2.backward(mx.nd.ones(4))
+
+
+def kinds(ex):
+    return [line.split()[0] for line in ex.debug_str().splitlines() if line.split()[0] in
+            ("forward", "backward", "head", "sum")]
+
+
+def test_pruning(mx):
+    sym = lenet(mx)
+    # Binding an internal output runs only the nodes up to it.
+    part = sym.get_internals()['pool1_output']
+    ex = part.simple_bind(mx.cpu(), data=(2, 1, 28, 28))
+    assert kinds(ex) == ['forward'] * 4 + ['head'] + ['backward'] * 4
+    # No gradient asked for: no gradient step at all.
+    ex = sym.simple_bind(mx.cpu(), data=(2, 1, 28, 28), grad_req='null')
+    assert set(kinds(ex)) == {'forward'}
+    # Only the last layer's weight: backward stops there.
+    reqs = {n: 'null' for n in sym.list_arguments()}
+    reqs['fc2_weight'] = 'write'
+    ex = sym.simple_bind(mx.cpu(), data=(2, 1, 28, 28), grad_req=reqs)
+    assert kinds(ex).count('backward') == 2  # softmax and fc2
+
+
+def test_memory_plan_saves_memory_and_changes_no_value(mx):
+    sym, planned = bound(mx, 'lenet')
+    plain = sym.simple_bind(mx.cpu(), data=SHAPES['lenet'])
+    plain_handle = type(planned)._bind(sym, mx.cpu(), plain.arg_arrays, plain.grad_arrays, 'write',
+                                       plain.aux_arrays, plan_memory=False)
+    random_params(plain_handle, 3)
+    assert plain_handle.memory['planned'] == plain_handle.memory['naive']
+    m = planned.memory
+    assert m['planned'] < m['naive'] and m['shared'] > 0, m
+    assert "Memory: planned %d bytes" % m['planned'] in planned.debug_str()
+    for ex in (planned, plain_handle):
+        ex.forward(is_train=False)
+        ex.backward(is_train=False)
+    assert np.array_equal(planned.outputs[0].asnumpy(), plain_handle.outputs[0].asnumpy())
+    for k in sym.list_arguments():
+        assert np.array_equal(planned.grad_dict[k].asnumpy(), plain_handle.grad_dict[k].asnumpy()), k
+
+
+def test_same_values_as_the_imperative_path_on_the_naive_engine():
+    code = NETS + '''
+import mxplug as mx, numpy as np
+sym, ex = None, None
+sym = mlp(mx)
+ex = sym.simple_bind(mx.cpu(), data=(16, 784))
+random_params(ex, 3)
+ex.forward(is_train=True)
+a = ex.arg_dict
+h = mx.nd.Activation(mx.nd.FullyConnected(a['data'], a['fc1_weight'], a['fc1_bias'], num_hidden=128), act_type='relu')
+h = mx.nd.Activation(mx.nd.FullyConnected(h, a['fc2_weight'], a['fc2_bias'], num_hidden=64), act_type='relu')
+h = mx.nd.FullyConnected(h, a['fc3_weight'], a['fc3_bias'], num_hidden=10)
+out = mx.nd.SoftmaxOutput(h, a['softmax_label'])
+assert np.array_equal(ex.outputs[0].asnumpy(), out.asnumpy())
+print("same")
+'''
+    p = run_python(code, extra_env={"MXPLUG_ENGINE": "naive"})
+    assert p.returncode == 0 and "same" in p.stdout, p.stderr
+
+
+def test_bind_errors_name_what_is_wrong(mx):
+    A, B = mx.sym.Variable('A'), mx.sym.Variable('B')
+    C = mx.sym.FullyConnected(A, num_hidden=2, name='fc') + B
+    with pytest.raises(ValueError, match="key `B` is missing in `args`"):
+        C.bind(mx.cpu(), {'A': mx.nd.ones((2, 3)), 'fc_weight': mx.nd.ones((2, 3)), 'fc_bias': mx.nd.ones(2)})
+    with pytest.raises(mx.MXNetError, match="'fc'.*weight.*\\(5, 3\\)"):
+        C.bind(mx.cpu(), {'A': mx.nd.ones((2, 3)), 'fc_weight': mx.nd.ones((5, 3)), 'fc_bias': mx.nd.ones(2),
+                          'B': mx.nd.ones((2, 2))})
+    with pytest.raises(mx.MXNetError, match="simple_bind: cannot infer the shapes of"):
+        C.simple_bind(mx.cpu(), B=(2, 2))
+    ex = C.simple_bind(mx.cpu(), A=(2, 3))
+    with pytest.raises(ValueError, match="Shape not match! Argument A"):
+        ex.forward(A=np.ones((3, 3)))
+    with pytest.raises(ValueError, match="Find name \"nope\""):
+        ex.copy_params_from({'nope': mx.nd.ones(1)})
+
+
+def test_outputs_dicts_and_reshape(mx):
+    sym, ex = bound(mx, 'mlp')
+    assert list(ex.output_dict) == ['softmax_output'] and set(ex.aux_dict) == set()
+    assert set(ex.arg_dict) == set(sym.list_arguments())
+    ex.forward(is_train=False)
+    small = ex.reshape(data=(4, 784), softmax_label=(4,))
+    assert small.arg_dict['fc1_weight'] is not None
+    assert small.arg_dict['fc1_weight']._shares_storage(ex.arg_dict['fc1_weight'])
+    small.arg_dict['data'][:] = ex.arg_dict['data'].asnumpy()[:4]
+    small.forward()
+    np.testing.assert_allclose(small.outputs[0].asnumpy(), ex.outputs[0].asnumpy()[:4], rtol=1e-5)
+    with pytest.raises(AssertionError, match="larger than original"):
+        ex.reshape(data=(32, 784), softmax_label=(32,))
