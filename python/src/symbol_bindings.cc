@@ -64,6 +64,20 @@ Symbol::Attrs ToAttrs(const py::dict& attrs) {
   return out;
 }
 
+// {input name: value} from Python for Symbol::InferShape/InferType.
+template <typename T, typename Convert>
+std::map<std::string, T> Known(const py::dict& known, Convert convert) {
+  std::map<std::string, T> given;
+  for (const auto& [k, v] : known) given[k.template cast<std::string>()] = convert(v);
+  return given;
+}
+
+// (arguments, outputs, auxiliary states, complete), each list made by `list`.
+template <typename T, typename List>
+py::tuple Inferred(const Symbol::Inferred<T>& r, List list) {
+  return py::make_tuple(list(r.arguments), list(r.outputs), list(r.aux_states), r.complete);
+}
+
 }  // namespace
 
 void DefineSymbol(py::module_& m) {
@@ -98,22 +112,10 @@ void DefineSymbol(py::module_& m) {
       .def("set_attr", &Symbol::SetAttr)
       .def("tojson", &Symbol::ToJSON)
       .def("infer_shape", [](const Symbol& s, const py::dict& known) {
-        std::map<std::string, TShape> given;
-        for (const auto& [k, v] : known) given[k.cast<std::string>()] = ToShape(v);
-        Symbol::Inferred<TShape> r = s.InferShape(given);
-        return py::make_tuple(ShapeList(r.arguments), ShapeList(r.outputs), ShapeList(r.aux_states), r.complete);
+        return Inferred(s.InferShape(Known<TShape>(known, ToShape)), ShapeList);
       })
       .def("infer_type", [](const Symbol& s, const py::dict& known) {
-        std::map<std::string, int> given;
-        for (const auto& [k, v] : known) given[k.cast<std::string>()] = v.cast<int>();
-        Symbol::Inferred<int> r = s.InferType(given);
-        return py::make_tuple(TypeList(r.arguments), TypeList(r.outputs), TypeList(r.aux_states), r.complete);
-      })
-      .def("_same_graph", [](const Symbol& a, const Symbol& b) {
-        if (a.num_outputs() != b.num_outputs()) return false;
-        for (size_t i = 0; i < a.num_outputs(); ++i)
-          if (a.outputs()[i].node != b.outputs()[i].node || a.outputs()[i].index != b.outputs()[i].index) return false;
-        return true;
+        return Inferred(s.InferType(Known<int>(known, [](const py::handle& v) { return v.cast<int>(); })), TypeList);
       });
 
   py::class_<Executor>(m, "Executor")

@@ -291,22 +291,38 @@ def test_pruning(mx):
     assert kinds(ex).count('backward') == 2  # softmax and fc2
 
 
-def test_memory_plan_saves_memory_and_changes_no_value(mx):
-    sym, planned = bound(mx, 'lenet')
-    plain = sym.simple_bind(mx.cpu(), data=SHAPES['lenet'])
-    plain_handle = type(planned)._bind(sym, mx.cpu(), plain.arg_arrays, plain.grad_arrays, 'write',
-                                       plain.aux_arrays, plan_memory=False)
-    random_params(plain_handle, 3)
-    assert plain_handle.memory['planned'] == plain_handle.memory['naive']
+def unplanned(mx, sym, shape):
+    """The same binding with one buffer per entry, holding the same values as bound(...)."""
+    ex = mx.executor.Executor._simple_bind(sym, mx.cpu(), 'write', None, {'data': shape}, plan_memory=False)
+    random_params(ex, 3)
+    return ex
+
+
+@pytest.mark.parametrize("name, is_train", [("lenet", False), ("mlp", True), ("resnet18", True)])
+def test_memory_plan_saves_memory_and_changes_no_value(mx, name, is_train):
+    sym, planned = bound(mx, name)
+    plain = unplanned(mx, sym, SHAPES[name])
+    assert plain.memory['planned'] == plain.memory['naive'] == planned.memory['naive']
     m = planned.memory
     assert m['planned'] < m['naive'] and m['shared'] > 0, m
     assert "Memory: planned %d bytes" % m['planned'] in planned.debug_str()
-    for ex in (planned, plain_handle):
-        ex.forward(is_train=False)
-        ex.backward(is_train=False)
-    assert np.array_equal(planned.outputs[0].asnumpy(), plain_handle.outputs[0].asnumpy())
+    for ex in (planned, plain):  # predict mode for the LeNet: its Dropout draws in training
+        ex.forward(is_train=is_train)
+        ex.backward(is_train=is_train)
+    assert np.array_equal(planned.outputs[0].asnumpy(), plain.outputs[0].asnumpy())
     for k in sym.list_arguments():
-        assert np.array_equal(planned.grad_dict[k].asnumpy(), plain_handle.grad_dict[k].asnumpy()), k
+        assert np.array_equal(planned.grad_dict[k].asnumpy(), plain.grad_dict[k].asnumpy()), k
+
+
+def test_memory_plan_writes_in_place_where_ops_allow(mx):
+    # sin, cos and exp may write over their input: a chain needs its output buffer only.
+    x = mx.sym.Variable('x')
+    chain = mx.sym.exp(mx.sym.sin(mx.sym.cos(x)))
+    ex = chain.simple_bind(mx.cpu(), x=(100,), grad_req='null')
+    assert ex.memory == {'planned': 400, 'naive': 1200, 'inplace': 800, 'shared': 0}
+    ex.arg_dict['x'][:] = np.linspace(-3, 3, 100, dtype=np.float32)
+    ex.forward()
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), np.exp(np.sin(np.cos(np.linspace(-3, 3, 100)))), rtol=1e-6)
 
 
 def test_same_values_as_the_imperative_path_on_the_naive_engine():

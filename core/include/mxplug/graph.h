@@ -83,8 +83,7 @@ bool IsHiddenKey(const std::string& key);
 class IndexedGraph {
  public:
   struct NodeInfo {
-    const Node* node;
-    std::shared_ptr<Node> owner;
+    std::shared_ptr<Node> node;
     std::vector<uint32_t> inputs;  // entry ids
     uint32_t first_entry;
   };

@@ -95,7 +95,7 @@ class ImperativeOp {
                                 std::vector<std::pair<size_t, NDArray>>* copy_back) const;
   std::shared_ptr<Call> PrepareGradient(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
                                         const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
-                                        const std::vector<OpReqType>& req) const;
+                                        const std::vector<OpReqType>& req, bool is_train) const;
   /*! \brief Fills the call's resources, kernel, engine read/write sets and kernel views. */
   void Finish(Call* call, uint32_t resources) const;
 

@@ -7,6 +7,7 @@
 
 #include "executor/memory_plan.h"
 #include "mxplug/error.h"
+#include "operator/kernel_call.h"
 #include "mxplug/imperative.h"
 #include "mxplug/runtime.h"
 
@@ -43,12 +44,6 @@ const char* KindName(StepKind k) {
   return "";
 }
 
-std::string Join(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 }  // namespace
 
 struct Executor::Plan {
@@ -64,6 +59,13 @@ struct Executor::Plan {
     std::vector<OpReqType> req;
     std::shared_ptr<const ImperativeOp::Call> call, call_infer;  // is_train true / false
   };
+
+  // Bind, after the variables' shapes and dtypes are in place (Note [Executor steps]).
+  void AddForwardSteps();
+  /*! \brief var_req: per entry, the grad_req of the variable that makes it (kNull for the rest). */
+  void AddGradientSteps(const std::vector<GradReq>& var_req);
+  MemoryReport Allocate(Context ctx, bool share);
+  void Prepare(Context ctx);
 
   uint32_t NewBuffer(const TShape& shape, int dtype, BufferRole role) {
     shapes.push_back(shape);
@@ -113,7 +115,7 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   };
   auto check_list = [&](const char* what, size_t got, const std::vector<uint32_t>& nodes) {
     if (got != nodes.size())
-      throw Error("bind: expected " + std::to_string(nodes.size()) + " " + what + " (" + Join(names(nodes)) +
+      throw Error("bind: expected " + std::to_string(nodes.size()) + " " + what + " (" + detail::JoinNames(names(nodes)) +
                   "), got " + std::to_string(got), kMXPInvalidArgument);
   };
   check_list("arguments", args_.size(), arg_nodes);
@@ -153,7 +155,7 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     std::vector<std::string> n;
     for (uint32_t e = 0; e < E; ++e)
       if (!known(e)) n.push_back(p.BufferName(e));
-    return Join(n);
+    return detail::JoinNames(n);
   };
   if (!InferGraphShapes(g, &shapes))
     throw Error("bind: cannot infer the shapes of " + unknown([&](uint32_t e) { return shapes[e].IsKnown(); }),
@@ -165,10 +167,38 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kUnused);
   for (uint32_t v : g.variables()) p.roles[g.entry_id(v, 0)] = BufferRole::kExternal;
 
+  std::vector<GradReq> var_req(E, GradReq::kNull);
+  for (size_t i = 0; i < arg_nodes.size(); ++i) var_req[g.entry_id(arg_nodes[i], 0)] = grad_req_[i];
+  p.AddForwardSteps();
+  p.AddGradientSteps(var_req);
+  memory_ = p.Allocate(ctx_, options.plan_memory);
+  p.Prepare(ctx_);
+  for (uint32_t e : g.outputs()) outputs_.push_back(p.arrays[e]);
+}
+
+void Executor::Plan::AddForwardSteps() {
+  const IndexedGraph& g = graph;
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = *g[n].node;
+    if (node.is_variable()) continue;
+    Step s{StepKind::kForward};
+    s.node = n;
+    s.op = ImperativeOp::Get(node.op->name, node.Params());
+    const size_t nargs = node.num_arguments();
+    for (size_t i = 0; i < g[n].inputs.size(); ++i) (i < nargs ? s.in : s.aux).push_back(g[n].inputs[i]);
+    for (uint32_t j = 0; j < node.num_outputs(); ++j) s.out.push_back(g[n].first_entry + j);
+    s.req.assign(s.out.size(), kWriteTo);
+    steps.push_back(std::move(s));
+  }
+  num_forward = steps.size();
+}
+
+void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
+  const IndexedGraph& g = graph;
+  const uint32_t E = static_cast<uint32_t>(g.num_entries());
   // Which entries a gradient flows to: from arguments with a grad_req, through op arguments.
   std::vector<bool> needs(E, false);
-  for (size_t i = 0; i < arg_nodes.size(); ++i)
-    if (grad_req_[i] != GradReq::kNull) needs[g.entry_id(arg_nodes[i], 0)] = true;
+  for (uint32_t v : g.variables()) needs[g.entry_id(v, 0)] = var_req[g.entry_id(v, 0)] != GradReq::kNull;
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const Node& node = *g[n].node;
     if (node.is_variable()) continue;
@@ -176,32 +206,15 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     for (size_t i = 0; i < node.num_arguments(); ++i) any = any || needs[g[n].inputs[i]];
     for (uint32_t j = 0; j < node.num_outputs(); ++j) needs[g[n].first_entry + j] = any;
   }
-
-  // Forward steps.
-  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
-    const Node& node = *g[n].node;
-    if (node.is_variable()) continue;
-    Plan::Step s{StepKind::kForward};
-    s.node = n;
-    s.op = ImperativeOp::Get(node.op->name, node.Params());
-    const size_t nargs = node.num_arguments();
-    for (size_t i = 0; i < g[n].inputs.size(); ++i) (i < nargs ? s.in : s.aux).push_back(g[n].inputs[i]);
-    for (uint32_t j = 0; j < node.num_outputs(); ++j) s.out.push_back(g[n].first_entry + j);
-    s.req.assign(s.out.size(), kWriteTo);
-    p.steps.push_back(std::move(s));
-  }
-  p.num_forward = p.steps.size();
-
-  // Gradient steps (Note [Executor steps]).
   std::vector<bool> written(E, false);
-  std::vector<GradReq> var_req(E, GradReq::kNull);
-  for (size_t i = 0; i < arg_nodes.size(); ++i) var_req[g.entry_id(arg_nodes[i], 0)] = grad_req_[i];
   auto contribute = [&](uint32_t e) {
     const bool add = var_req[e] == GradReq::kAdd || written[e];
     written[e] = true;
-    if (p.roles[E + e] == BufferRole::kUnused) p.roles[E + e] = BufferRole::kInternal;
+    if (roles[E + e] == BufferRole::kUnused) roles[E + e] = BufferRole::kInternal;
     return add ? kAddTo : kWriteTo;
   };
+  // Summing into a gradient is a forward of '_copy' with kAddTo: the one op the core names, since
+  // the device ABI has no arithmetic (docs/architecture.md, "Departures").
   std::shared_ptr<const ImperativeOp> copy_op;
   auto copy = [&]() {
     if (!copy_op) {
@@ -223,16 +236,16 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     if (!read) continue;  // a loss output: its op's backward does not read the gradient
     // The given gradient is the first thing written to the buffer, so Backward copies it straight
     // in; only an argument gradient with grad_req 'add' (or an output listed twice) adds a copy.
-    Plan::Step s{StepKind::kHead};
+    Step s{StepKind::kHead};
     s.head = static_cast<uint32_t>(h);
     s.out = {E + e};
     s.req = {contribute(e)};
     if (s.req[0] == kAddTo) {
       s.op = copy();
-      s.in = {p.NewBuffer(shapes[e], dtypes[e], BufferRole::kHeadInput)};
+      s.in = {NewBuffer(shapes[e], dtypes[e], BufferRole::kHeadInput)};
     }
-    p.head_steps.push_back(static_cast<uint32_t>(p.steps.size()));
-    p.steps.push_back(std::move(s));
+    head_steps.push_back(static_cast<uint32_t>(steps.size()));
+    steps.push_back(std::move(s));
   }
   std::vector<bool> read_grad(E, false);
   for (uint32_t n = static_cast<uint32_t>(g.num_nodes()); n-- > 0;) {
@@ -242,7 +255,7 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     bool any = false;
     for (size_t i = 0; i < nargs; ++i) any = any || needs[g[n].inputs[i]];
     if (!any) continue;
-    Plan::Step s{StepKind::kBackward};
+    Step s{StepKind::kBackward};
     s.node = n;
     s.op = ImperativeOp::Get(node.op->name, node.Params());
     const BackwardDependency deps = s.op->property().DeclareBackwardDependency();
@@ -253,55 +266,50 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
       if (deps.out_grad[j]) read_grad[e] = true;
     }
     for (size_t i = 0; i < g[n].inputs.size(); ++i) {
-      if (i >= nargs) {
-        s.aux.push_back(g[n].inputs[i]);
-        continue;
-      }
-      s.in.push_back(deps.in_data[i] ? g[n].inputs[i] : kNone);
+      if (i < nargs) s.in.push_back(deps.in_data[i] ? g[n].inputs[i] : kNone);
+      else s.aux.push_back(g[n].inputs[i]);
     }
-    std::vector<Plan::Step> sums;
+    std::vector<Step> sums;
     for (size_t i = 0; i < nargs; ++i) {
       const uint32_t e = g[n].inputs[i];
+      const auto first = g[n].inputs.begin(), here = first + static_cast<std::ptrdiff_t>(i);
       if (!needs[e]) {
         s.in_grad.push_back(kNone);
         s.req.push_back(kNullOp);
-        continue;
-      }
-      const bool repeated = std::find(g[n].inputs.begin(), g[n].inputs.begin() + static_cast<std::ptrdiff_t>(i),
-                                      e) != g[n].inputs.begin() + static_cast<std::ptrdiff_t>(i);
-      if (!repeated) {
+      } else if (std::find(first, here, e) == here) {
         s.in_grad.push_back(E + e);
         s.req.push_back(contribute(e));
-        continue;
+      } else {  // read again through a later slot: into scratch, summed after the step
+        const uint32_t scratch = NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
+        s.in_grad.push_back(scratch);
+        s.req.push_back(kWriteTo);
+        Step sum{StepKind::kSum};
+        sum.node = n;
+        sum.op = copy();
+        sum.in = {scratch};
+        sum.out = {E + e};  // its request is set once this step's own writes are counted
+        sums.push_back(std::move(sum));
       }
-      const uint32_t scratch = p.NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
-      s.in_grad.push_back(scratch);
-      s.req.push_back(kWriteTo);
-      Plan::Step sum{StepKind::kSum};
-      sum.node = n;
-      sum.op = copy();
-      sum.in = {scratch};
-      sum.out = {E + e};  // its request is set once this step's own writes are counted
-      sums.push_back(std::move(sum));
     }
-    p.steps.push_back(std::move(s));
-    for (Plan::Step& sum : sums) {
+    steps.push_back(std::move(s));
+    for (Step& sum : sums) {
       sum.req = {contribute(sum.out[0] - E)};
-      p.steps.push_back(std::move(sum));
+      steps.push_back(std::move(sum));
     }
   }
   for (uint32_t e = 0; e < E; ++e)
-    if (read_grad[e] && !written[e]) p.roles[E + e] = BufferRole::kZero;
+    if (read_grad[e] && !written[e]) roles[E + e] = BufferRole::kZero;
   for (uint32_t v : g.variables()) {
     const uint32_t e = g.entry_id(v, 0);
-    if (needs[e]) p.roles[E + e] = BufferRole::kExternal;
+    if (needs[e]) roles[E + e] = BufferRole::kExternal;
   }
   for (uint32_t e : g.outputs())
-    if (p.roles[e] == BufferRole::kInternal) p.roles[e] = BufferRole::kOutput;
+    if (roles[e] == BufferRole::kInternal) roles[e] = BufferRole::kOutput;
+}
 
-  // Memory: plan, allocate, view.
+MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
   std::vector<PlanStep> plan_steps;
-  for (const Plan::Step& s : p.steps) {
+  for (const Step& s : steps) {
     PlanStep ps;
     for (const auto* list : {&s.in, &s.aux, &s.out_grad}) ps.reads.insert(ps.reads.end(), list->begin(), list->end());
     if (s.kind == StepKind::kBackward) ps.reads.insert(ps.reads.end(), s.out.begin(), s.out.end());
@@ -322,52 +330,52 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     std::erase(ps.reads, kNone);
     plan_steps.push_back(std::move(ps));
   }
-  std::vector<size_t> bytes(p.shapes.size());
+  std::vector<size_t> bytes(shapes.size());
   for (size_t b = 0; b < bytes.size(); ++b)
-    bytes[b] = p.roles[b] == BufferRole::kUnused || p.roles[b] == BufferRole::kExternal
-                   ? 0 : static_cast<size_t>(p.shapes[b].Size()) * DTypeSize(p.dtypes[b]);
-  MemoryPlan mp = PlanMemory(plan_steps, bytes, p.roles, p.dtypes, options.plan_memory);
-  memory_ = mp.report;
-  p.storage = mp.storage;
+    bytes[b] = roles[b] == BufferRole::kUnused || roles[b] == BufferRole::kExternal
+                   ? 0 : static_cast<size_t>(shapes[b].Size()) * DTypeSize(dtypes[b]);
+  MemoryPlan mp = PlanMemory(plan_steps, bytes, roles, dtypes, share);
+  storage = mp.storage;
   std::vector<NDArray> blocks;
   for (size_t bytes_of_block : mp.block_bytes)
-    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(bytes_of_block, 1))}, ctx_, kMXPUint8);
-  p.arrays.resize(p.shapes.size());
-  for (size_t b = 0; b < p.shapes.size(); ++b) {
-    if (p.storage[b] >= 0) p.arrays[b] = blocks[p.storage[b]].View(p.shapes[b], p.dtypes[b]);
-    if (p.roles[b] == BufferRole::kZero || p.roles[b] == BufferRole::kHeadInput) {
-      p.arrays[b] = NDArray(p.shapes[b], ctx_, p.dtypes[b]);
-      if (p.roles[b] == BufferRole::kZero) {
-        std::vector<char> zeros(p.arrays[b].bytes(), 0);
-        p.arrays[b].SyncCopyFromCPU(zeros.data(), zeros.size());
+    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(bytes_of_block, 1))}, ctx, kMXPUint8);
+  arrays.resize(shapes.size());
+  for (size_t b = 0; b < shapes.size(); ++b) {
+    if (storage[b] >= 0) arrays[b] = blocks[storage[b]].View(shapes[b], dtypes[b]);
+    if (roles[b] == BufferRole::kZero || roles[b] == BufferRole::kHeadInput) {
+      arrays[b] = NDArray(shapes[b], ctx, dtypes[b]);
+      if (roles[b] == BufferRole::kZero) {
+        std::vector<char> zeros(arrays[b].bytes(), 0);
+        arrays[b].SyncCopyFromCPU(zeros.data(), zeros.size());
       }
     }
   }
+  return mp.report;
+}
 
-  // One prepared call per step.
-  auto arrays = [&](const std::vector<uint32_t>& ids) {
+void Executor::Plan::Prepare(Context ctx) {
+  auto get = [&](const std::vector<uint32_t>& ids) {
     std::vector<NDArray> out;
-    for (uint32_t b : ids) out.push_back(b == kNone ? NDArray() : p.arrays[b]);
+    for (uint32_t b : ids) out.push_back(b == kNone ? NDArray() : arrays[b]);
     return out;
   };
-  for (Plan::Step& s : p.steps) {
+  for (Step& s : steps) {
     if (!s.op) continue;  // a head step that Backward does by copying
     try {
-      std::vector<NDArray> in = arrays(s.in), aux_in = arrays(s.aux);
+      std::vector<NDArray> in = get(s.in), aux_in = get(s.aux);
       in.insert(in.end(), aux_in.begin(), aux_in.end());
       if (s.kind == StepKind::kBackward) {
-        s.call = s.op->PrepareBackward(arrays(s.out_grad), in, arrays(s.out), arrays(s.in_grad), s.req, true);
-        s.call_infer = s.op->PrepareBackward(arrays(s.out_grad), in, arrays(s.out), arrays(s.in_grad), s.req, false);
+        s.call = s.op->PrepareBackward(get(s.out_grad), in, get(s.out), get(s.in_grad), s.req, true);
+        s.call_infer = s.op->PrepareBackward(get(s.out_grad), in, get(s.out), get(s.in_grad), s.req, false);
       } else {
-        s.call = s.op->PrepareForward(in, arrays(s.out), s.req, true, &ctx_);
-        if (s.kind == StepKind::kForward) s.call_infer = s.op->PrepareForward(in, arrays(s.out), s.req, false, &ctx_);
+        s.call = s.op->PrepareForward(in, get(s.out), s.req, true, &ctx);
+        if (s.kind == StepKind::kForward) s.call_infer = s.op->PrepareForward(in, get(s.out), s.req, false, &ctx);
       }
     } catch (const Error& e) {
-      const std::string where = s.node == kNone ? "" : " of " + g[s.node].node->Describe();
+      const std::string where = s.node == kNone ? "" : " of " + graph[s.node].node->Describe();
       throw Error("bind: " + std::string(KindName(s.kind)) + " step" + where + ": " + e.what(), e.code());
     }
   }
-  for (uint32_t e : g.outputs()) outputs_.push_back(p.arrays[e]);
 }
 
 void Executor::Forward(bool is_train) {
@@ -381,7 +389,7 @@ void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
   const IndexedGraph& g = p.graph;
   if (!out_grads.empty() && out_grads.size() != g.outputs().size())
     throw Error("backward: expected " + std::to_string(g.outputs().size()) + " output gradients (one per output: " +
-                Join(symbol_.ListOutputs()) + "), got " + std::to_string(out_grads.size()), kMXPInvalidArgument);
+                detail::JoinNames(symbol_.ListOutputs()) + "), got " + std::to_string(out_grads.size()), kMXPInvalidArgument);
   for (uint32_t i : p.head_steps) {
     const Plan::Step& s = p.steps[i];
     const uint32_t h = s.head, b = s.out[0];
@@ -419,7 +427,7 @@ std::string Executor::DebugStr() const {
     }
     return s;
   };
-  os << "Symbol outputs: " << Join(symbol_.ListOutputs()) << "\n";
+  os << "Symbol outputs: " << detail::JoinNames(symbol_.ListOutputs()) << "\n";
   for (const Plan::Step& s : p.steps) {
     os << KindName(s.kind) << " " << (s.op ? s.op->name() : "copy of the given gradient");
     if (s.node != kNone) os << " '" << p.graph[s.node].node->name << "'";

@@ -82,7 +82,7 @@ IndexedGraph::IndexedGraph(const std::vector<NodeEntry>& outputs) {
   for (auto& node : order) {
     const uint32_t id = static_cast<uint32_t>(nodes_.size());
     ids_.emplace(node.get(), id);
-    NodeInfo info{node.get(), node, {}, static_cast<uint32_t>(num_entries_)};
+    NodeInfo info{node, {}, static_cast<uint32_t>(num_entries_)};
     for (size_t i = 0; i < node->inputs.size(); ++i) {
       const NodeEntry& e = node->inputs[i];
       const uint32_t producer = ids_.at(e.node.get());

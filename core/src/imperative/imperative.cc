@@ -235,7 +235,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
 void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
                             const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
                             const std::vector<OpReqType>& req) const {
-  Push(PrepareGradient(out_grads, inputs, outputs, in_grads, req));
+  Push(PrepareGradient(out_grads, inputs, outputs, in_grads, req, true));
 }
 
 std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareBackward(
@@ -243,15 +243,13 @@ std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareBackward(
     const std::vector<NDArray>& outputs, const std::vector<NDArray>& in_grads,
     const std::vector<OpReqType>& req, bool is_train) const {
   std::vector<NDArray> given = in_grads;
-  std::shared_ptr<Call> call = PrepareGradient(out_grads, inputs, outputs, &given, req);
-  call->is_train = is_train;
-  return call;
+  return PrepareGradient(out_grads, inputs, outputs, &given, req, is_train);
 }
 
 std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
     const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
     const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
-    const std::vector<OpReqType>& req) const {
+    const std::vector<OpReqType>& req, bool is_train) const {
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (out_grads.size() != nout || inputs.size() != nin || outputs.size() != nout)
     throw Error(name() + " backward: expected " + std::to_string(nout) + " output gradients, " +
@@ -269,7 +267,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
   const Context ctx = CommonContext(all, "array");
   auto call = std::make_shared<Call>();
   call->ctx = ctx;
-  call->is_train = true;
+  call->is_train = is_train;
   call->req.resize(num_arguments_, kWriteTo);
   for (size_t i = 0; i < num_arguments_; ++i) {
     if (!req.empty()) call->req[i] = req[i];

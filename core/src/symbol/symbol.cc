@@ -5,15 +5,10 @@
 #include <unordered_set>
 
 #include "mxplug/error.h"
+#include "operator/kernel_call.h"
 
 namespace mxplug {
 namespace {
-
-std::string Join(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
 
 // The one output an argument of Compose must have.
 const NodeEntry& SingleOutput(const Symbol& s, const std::string& what) {
@@ -35,7 +30,9 @@ TShape ParseShapeAttr(const std::string& text, const Node& node) {
   };
   for (char c : text) {
     if (c >= '0' && c <= '9') {
-      if (digits.size() > 17) break;
+      if (digits.size() > 17)
+        throw Error(node.Describe() + ": attribute __shape__ '" + text + "' has a dimension too large",
+                    kMXPInvalidArgument);
       digits += c;
     } else if (c == ',' || c == ')' || c == ']') {
       flush();
@@ -58,7 +55,7 @@ Symbol::Inferred<T> InferFromInputs(const std::vector<NodeEntry>& outputs, const
   for (const auto& [name, value] : known)
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw Error(std::string("infer_") + what + ": '" + name + "' is not an input of the symbol; its inputs are " +
-                  Join(names), kMXPInvalidArgument);
+                  detail::JoinNames(names), kMXPInvalidArgument);
   for (uint32_t v : g.variables()) {
     const Node& node = *g[v].node;
     auto it = known.find(node.name);
@@ -140,14 +137,14 @@ void Symbol::Compose(const std::vector<Symbol>& args,
     slots.insert(slots.end(), node.signature->aux_states.begin(), node.signature->aux_states.end());
     if (args.size() > slots.size())
       throw Error("compose: " + node.Describe() + " takes " + std::to_string(slots.size()) + " inputs (" +
-                  Join(slots) + "), got " + std::to_string(args.size()) + " positional", kMXPInvalidArgument);
+                  detail::JoinNames(slots) + "), got " + std::to_string(args.size()) + " positional", kMXPInvalidArgument);
     std::vector<NodeEntry> inputs(slots.size());
     for (size_t i = 0; i < args.size(); ++i) inputs[i] = SingleOutput(args[i], "input '" + slots[i] + "'");
     for (const auto& [key, sym] : kwargs) {
       size_t i = 0;
       while (i < slots.size() && slots[i] != key) ++i;
       if (i == slots.size())
-        throw Error("compose: " + node.Describe() + " has no input '" + key + "'; its inputs are " + Join(slots),
+        throw Error("compose: " + node.Describe() + " has no input '" + key + "'; its inputs are " + detail::JoinNames(slots),
                     kMXPInvalidArgument);
       if (inputs[i].node)
         throw Error("compose: " + node.Describe() + ": input '" + key + "' is given twice", kMXPInvalidArgument);
@@ -171,7 +168,7 @@ void Symbol::Compose(const std::vector<Symbol>& args,
     if (node->is_variable()) inputs.push_back(node->name);
   std::unordered_map<std::string, NodeEntry> replace;
   if (args.size() > inputs.size())
-    throw Error("compose: the symbol has " + std::to_string(inputs.size()) + " free variables (" + Join(inputs) +
+    throw Error("compose: the symbol has " + std::to_string(inputs.size()) + " free variables (" + detail::JoinNames(inputs) +
                 "), got " + std::to_string(args.size()) + " positional", kMXPInvalidArgument);
   for (size_t i = 0; i < args.size(); ++i)
     replace[inputs[i]] = SingleOutput(args[i], "argument '" + inputs[i] + "'");
@@ -179,7 +176,7 @@ void Symbol::Compose(const std::vector<Symbol>& args,
     bool found = false;
     for (const std::string& n : inputs) found |= n == key;
     if (!found)
-      throw Error("compose: the symbol has no variable '" + key + "'; its variables are " + Join(inputs),
+      throw Error("compose: the symbol has no variable '" + key + "'; its variables are " + detail::JoinNames(inputs),
                   kMXPInvalidArgument);
     if (!replace.emplace(key, SingleOutput(sym, "argument '" + key + "'")).second)
       throw Error("compose: variable '" + key + "' is given twice", kMXPInvalidArgument);

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mxplug/error.h"
+#include "operator/kernel_call.h"
 #include "mxplug/symbol.h"
 
 namespace mxplug {
@@ -152,10 +153,10 @@ Symbol Symbol::FromJSON(const std::string& text) {
           inputs.push_back(NodeEntry{Node::MakeVariable(name + "_" + aux), 0});
       }
       if (inputs.size() != node->num_inputs()) {
-        std::string expected;
-        for (const auto* list : {&sig.arguments, &sig.aux_states})
-          for (const std::string& n : *list) expected += (expected.empty() ? "" : ", ") + n;
-        Fail(where + ": " + op + " takes " + std::to_string(node->num_inputs()) + " inputs (" + expected +
+        std::vector<std::string> expected = sig.arguments;
+        expected.insert(expected.end(), sig.aux_states.begin(), sig.aux_states.end());
+        Fail(where + ": " + op + " takes " + std::to_string(node->num_inputs()) + " inputs (" +
+             detail::JoinNames(expected) +
              "), the file gives " + std::to_string(inputs.size()));
       }
     }

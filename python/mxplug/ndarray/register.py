@@ -28,10 +28,32 @@ def _doc(info):
     return "\n".join(lines)
 
 
-def _make(name):
+def signature(name):
+    """(the op's info, its parameter names, whether it takes any number of inputs: num_args)."""
     info = _core.op_info(name)
     param_names = [p[0] for p in info["params"]]
-    var_args = "num_args" in param_names
+    return info, param_names, "num_args" in param_names
+
+
+def named(fn, name, doc):
+    """``fn`` named and documented as the op (what help() and tracebacks show)."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def place(namespace, internal, name, fn):
+    """Puts an op's function where MXNet puts it: names starting with '_' in ``_internal``,
+    namespaced plugin ops (``myorg.Square``) there too and as ``myorg_Square``, others in the
+    namespace; a name already there is kept."""
+    if name.startswith("_") or "." in name:
+        setattr(internal, name, fn)
+    if not name.startswith("_"):
+        namespace.setdefault(name.replace(".", "_"), fn)
+
+
+def _make(name):
+    info, param_names, var_args = signature(name)
 
     def op_function(*args, **kwargs):
         out = kwargs.pop("out", None)
@@ -57,10 +79,7 @@ def _make(name):
             kwargs["dtype"] = np.dtype(kwargs["dtype"]).name
         return _core.invoke(name, arrays, kwargs, out, None if ctx is None else ctx._dl())
 
-    op_function.__name__ = name
-    op_function.__qualname__ = name
-    op_function.__doc__ = _doc(info)
-    return op_function
+    return named(op_function, name, _doc(info))
 
 
 def _op_function(name):
@@ -76,17 +95,12 @@ def populate(namespace):
     for op in _core.operators():
         name = op["name"]
         fn = _op_function(name)
+        place(namespace, _internal, name, fn)
         if name.startswith("_"):
-            setattr(_internal, name, fn)
             for prefix in ("_random_", "_sample_", "_"):
                 short = name[len(prefix):]
                 if name.startswith(prefix) and short in _RANDOM and not hasattr(nd_random, short):
                     setattr(nd_random, short, fn)
             if name.startswith("_random_"):
                 namespace.setdefault(name[1:], fn)  # MXNet's mx.nd.random_uniform and friends
-        elif "." in name:
-            setattr(_internal, name, fn)  # namespaced plugin ops: mx.nd._internal['a.b']
-            namespace.setdefault(name.replace(".", "_"), fn)
-        else:
-            namespace.setdefault(name, fn)
     namespace["_internal"] = _internal

@@ -6,7 +6,7 @@ import types
 import numpy as np
 
 from .. import _core
-from ..ndarray.register import _doc
+from ..ndarray.register import _doc, named, place, signature
 from .symbol import Symbol, _create
 
 _internal = types.ModuleType("mxplug.symbol._internal", "Operators whose names start with '_'.")
@@ -14,9 +14,7 @@ _functions = {}
 
 
 def _make(name):
-    info = _core.op_info(name)
-    param_names = [p[0] for p in info["params"]]
-    var_args = "num_args" in param_names
+    info, _, var_args = signature(name)
 
     def op_function(*args, **kwargs):
         sym_name = kwargs.pop("name", None)
@@ -38,10 +36,7 @@ def _make(name):
             params["dtype"] = np.dtype(params["dtype"]).name
         return _create(name, name.lower(), inputs, params, sym_name, attr, named)
 
-    op_function.__name__ = name
-    op_function.__qualname__ = name
-    op_function.__doc__ = _doc(info).replace("NDArray", "Symbol")
-    return op_function
+    return named(op_function, name, _doc(info).replace("NDArray", "Symbol"))
 
 
 def populate(namespace):
@@ -51,11 +46,5 @@ def populate(namespace):
         fn = _functions.get(name)
         if fn is None:
             fn = _functions[name] = _make(name)
-        if name.startswith("_"):
-            setattr(_internal, name, fn)
-        elif "." in name:
-            setattr(_internal, name, fn)
-            namespace.setdefault(name.replace(".", "_"), fn)
-        else:
-            namespace.setdefault(name, fn)
+        place(namespace, _internal, name, fn)
     namespace["_internal"] = _internal

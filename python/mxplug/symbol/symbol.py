@@ -142,8 +142,7 @@ class Symbol(object):
 
     def attr(self, key):
         """An attribute of the head node, or None."""
-        value = self.handle.attr(_hidden(key))
-        return value
+        return self.handle.attr(_hidden(key))
 
     def list_attr(self, recursive=False):
         """The head node's attributes (``recursive=True`` is deprecated: use ``attr_dict``)."""
@@ -258,78 +257,51 @@ class Symbol(object):
         ex = self.bind(ctx if ctx is not None else current_context(), kwargs)
         return ex.forward()
 
-    # ---- Arithmetic ------------------------------------------------------------------------
+    # ---- Arithmetic: the operator methods are set from _OPERATORS below -------------------
 
-    def _binary(self, other, op, hint, scalar_op, scalar_hint, reverse=False):
+    def __bool__(self):
+        raise NotImplementedError("The truth value of a Symbol is not defined")
+
+
+def _operator(op, hint, scalar_op, scalar_hint, reverse=False):
+    """An arithmetic or comparison method: ``op`` with another symbol (operands swapped when
+    ``reverse``), ``scalar_op`` with a number; ``hint`` and ``scalar_hint`` name the result as
+    MXNet's _internal functions do (``_plus0``, ``_mulscalar0``)."""
+    def method(self, other):
         if isinstance(other, Symbol):
             return _create(op, hint, [other, self] if reverse else [self, other], {})
         if isinstance(other, numbers.Number):
             return _create(scalar_op, scalar_hint, [self], {"scalar": other})
         raise TypeError("type %s not supported" % type(other).__name__)
+    return method
 
-    def __add__(self, o):
-        return self._binary(o, "elemwise_add", "_plus", "_plus_scalar", "_plusscalar")
 
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        return self._binary(o, "elemwise_sub", "_minus", "_minus_scalar", "_minusscalar")
-
-    def __rsub__(self, o):
-        return self._binary(o, "elemwise_sub", "_minus", "_rminus_scalar", "_rminusscalar", reverse=True)
-
-    def __mul__(self, o):
-        return self._binary(o, "elemwise_mul", "_mul", "_mul_scalar", "_mulscalar")
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, o):
-        return self._binary(o, "elemwise_div", "_div", "_div_scalar", "_divscalar")
-
-    def __rtruediv__(self, o):
-        return self._binary(o, "elemwise_div", "_div", "_rdiv_scalar", "_rdivscalar", reverse=True)
-
-    __div__, __rdiv__ = __truediv__, __rtruediv__
-
-    def __mod__(self, o):
-        return self._binary(o, "_mod", "_mod", "_mod_scalar", "_modscalar")
-
-    def __rmod__(self, o):
-        return self._binary(o, "_mod", "_mod", "_rmod_scalar", "_rmodscalar", reverse=True)
-
-    def __pow__(self, o):
-        return self._binary(o, "_power", "_power", "_power_scalar", "_powerscalar")
-
-    def __rpow__(self, o):
-        return self._binary(o, "_power", "_power", "_rpower_scalar", "_rpowerscalar", reverse=True)
-
-    def __neg__(self):
-        return self.__mul__(-1.0)
-
-    def __eq__(self, o):
-        return self._binary(o, "_equal", "_equal", "_equal_scalar", "_equal_scalar")
-
-    def __ne__(self, o):
-        return self._binary(o, "_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar")
-
-    def __gt__(self, o):
-        return self._binary(o, "_greater", "_greater", "_greater_scalar", "_greater_scalar")
-
-    def __ge__(self, o):
-        return self._binary(o, "_greater_equal", "_greater_equal", "_greater_equal_scalar",
-                            "_greater_equal_scalar")
-
-    def __lt__(self, o):
-        return self._binary(o, "_lesser", "_lesser", "_lesser_scalar", "_lesser_scalar")
-
-    def __le__(self, o):
-        return self._binary(o, "_lesser_equal", "_lesser_equal", "_lesser_equal_scalar",
-                            "_lesser_equal_scalar")
-
-    __hash__ = object.__hash__
-
-    def __bool__(self):
-        raise NotImplementedError("The truth value of a Symbol is not defined")
+# method: (op, name hint, scalar op, scalar name hint[, reversed]); what MXNet 1.x's Symbol calls.
+_OPERATORS = {
+    "__add__": ("elemwise_add", "_plus", "_plus_scalar", "_plusscalar"),
+    "__radd__": ("elemwise_add", "_plus", "_plus_scalar", "_plusscalar"),
+    "__sub__": ("elemwise_sub", "_minus", "_minus_scalar", "_minusscalar"),
+    "__rsub__": ("elemwise_sub", "_minus", "_rminus_scalar", "_rminusscalar", True),
+    "__mul__": ("elemwise_mul", "_mul", "_mul_scalar", "_mulscalar"),
+    "__rmul__": ("elemwise_mul", "_mul", "_mul_scalar", "_mulscalar"),
+    "__truediv__": ("elemwise_div", "_div", "_div_scalar", "_divscalar"),
+    "__rtruediv__": ("elemwise_div", "_div", "_rdiv_scalar", "_rdivscalar", True),
+    "__mod__": ("_mod", "_mod", "_mod_scalar", "_modscalar"),
+    "__rmod__": ("_mod", "_mod", "_rmod_scalar", "_rmodscalar", True),
+    "__pow__": ("_power", "_power", "_power_scalar", "_powerscalar"),
+    "__rpow__": ("_power", "_power", "_rpower_scalar", "_rpowerscalar", True),
+    "__eq__": ("_equal", "_equal", "_equal_scalar", "_equal_scalar"),
+    "__ne__": ("_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "__gt__": ("_greater", "_greater", "_greater_scalar", "_greater_scalar"),
+    "__ge__": ("_greater_equal", "_greater_equal", "_greater_equal_scalar", "_greater_equal_scalar"),
+    "__lt__": ("_lesser", "_lesser", "_lesser_scalar", "_lesser_scalar"),
+    "__le__": ("_lesser_equal", "_lesser_equal", "_lesser_equal_scalar", "_lesser_equal_scalar"),
+}
+for _name, _spec in _OPERATORS.items():
+    setattr(Symbol, _name, _operator(*_spec))
+Symbol.__neg__ = lambda self: self * -1.0
+# __eq__ makes a symbol; identity stays the hash, as in MXNet.
+Symbol.__hash__ = object.__hash__
 
 
 def _create(op, hint, args, params, name=None, attr=None, kwargs_symbols=None):
