@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # Python package (Debian's /usr/bin/python3 is the project's interpreter)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-torch
+  # mx.viz.plot_network: the graphviz Python package and the dot program that renders
+  python3-graphviz graphviz
   # distribution
   libopenmpi-dev openmpi-bin
   # data for examples and benchmark peers
@@ -40,10 +42,11 @@ fi
 # removed np.bool, which MXNet 1.9.1 uses at import).
 venv="${MXPLUG_MXNET_VENV:-$HOME/.cache/mxplug/mxnet-venv}"
 if [[ "${MXPLUG_SKIP_MXNET:-0}" != 1 ]]; then
-  if ! "$venv/bin/python" -c 'import mxnet' >/dev/null 2>&1; then
+  # graphviz (the Python package) lets MXNet's mx.viz.plot_network be the oracle of ours.
+  if ! "$venv/bin/python" -c 'import mxnet, graphviz' >/dev/null 2>&1; then
     echo "install-deps: creating the MXNet 1.9.1 reference environment in $venv"
     /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5'
+    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5' 'graphviz==0.20.1'
   else
     echo "install-deps: MXNet reference environment present in $venv"
   fi

@@ -2,8 +2,9 @@
 # Builds if needed, installs into <build>/install, then runs every test: ctest (C++) and pytest
 # (the CLI, Python and the out-of-tree plugin example, against the installed tree); then the C++
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer (<build>-asan), and the engine
-# and NDArray tests under ThreadSanitizer (<build>-tsan), then fuzzes the .params loader for 30 s
-# (libFuzzer, <build>-fuzz, MXPLUG_FUZZ_SECONDS). Skip all three with MXPLUG_TEST_SANITIZERS=0.
+# and NDArray tests under ThreadSanitizer (<build>-tsan), then fuzzes the .params and the symbol
+# JSON loaders for 30 s each (libFuzzer, <build>-fuzz, MXPLUG_FUZZ_SECONDS). Skip all three with
+# MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${MXPLUG_BUILD_DIR:-build}"
@@ -40,20 +41,24 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   cmake --build "$tsan" --target mxplug_tests
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray'
 
-  echo "== Fuzzing the .params loader (libFuzzer under ASan and UBSan, ${MXPLUG_FUZZ_SECONDS:-30} s) =="
   fuzz="$build-fuzz"
   [[ -f "$fuzz/CMakeCache.txt" ]] ||
     tools/configure.sh "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF
-  cmake --build "$fuzz" --target mxplug_fuzz_ndarray_file
-  corpus="$fuzz/fuzz-corpus"
-  mkdir -p "$corpus" && cp tests/fuzz/corpus/* "$corpus/"  # MXNet 1.9.1's own files as seeds
-  log="$fuzz/fuzz.log"
-  if ! UBSAN_OPTIONS=halt_on_error=1 "$fuzz/bin/mxplug_fuzz_ndarray_file" \
-      -max_total_time="${MXPLUG_FUZZ_SECONDS:-30}" -max_len=4096 -rss_limit_mb=2048 \
-      -print_final_stats=1 "$corpus" >"$log" 2>&1; then
-    cat "$log"  # the crash report and the input that caused it
-    exit 1
-  fi
-  grep -E "^Done|stat::number_of_executed_units" "$log"
+  # target (its seeds, MXNet 1.9.1's own files, in tests/fuzz/corpus/<target>), largest input
+  for fuzzer in "ndarray_file 4096" "symbol_json 16384"; do
+    read -r target max_len <<<"$fuzzer"
+    echo "== Fuzzing the $target loader (libFuzzer under ASan and UBSan, ${MXPLUG_FUZZ_SECONDS:-30} s) =="
+    cmake --build "$fuzz" --target "mxplug_fuzz_$target"
+    corpus="$fuzz/fuzz-corpus/$target"
+    mkdir -p "$corpus" && cp "tests/fuzz/corpus/$target"/* "$corpus/"
+    log="$fuzz/fuzz-$target.log"
+    if ! UBSAN_OPTIONS=halt_on_error=1 "$fuzz/bin/mxplug_fuzz_$target" \
+        -max_total_time="${MXPLUG_FUZZ_SECONDS:-30}" -max_len="$max_len" -rss_limit_mb=2048 \
+        -print_final_stats=1 "$corpus" >"$log" 2>&1; then
+      cat "$log"  # the crash report and the input that caused it
+      exit 1
+    fi
+    grep -E "^Done|stat::number_of_executed_units" "$log"
+  done
 fi

@@ -3,8 +3,11 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 
 namespace {
 
@@ -13,7 +16,8 @@ using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug::TShape;
 
-// Same-shape maps over float data: out = f(x); in backward, g * f'(x, y).
+// Same-shape maps over float data: out = f(x); in backward, g * f'(x, y), where x is 0 when the
+// op's backward does not keep the input (an absent tensor).
 template <class F>
 void Map(const TBlob& in, const TBlob& out, OpReqType req, F&& f) {
   if (req == mxplug::kNullOp) return;
@@ -35,7 +39,7 @@ void MapGrad(const TBlob& og, const TBlob& x, const TBlob& y, const TBlob& g, Op
     const T* yp = y.dptr<T>();
     T* o = g.dptr<T>();
     for (int64_t i = 0; i < g.Size(); ++i)
-      Assign(o[i], req, static_cast<T>(double(gp[i]) * d(double(xp[i]), double(yp[i]))));
+      Assign(o[i], req, static_cast<T>(double(gp[i]) * d(xp ? double(xp[i]) : 0.0, double(yp[i]))));
   });
 }
 
@@ -60,12 +64,14 @@ double ActF(int t, double x) {
     default: return x / (1 + std::abs(x));
   }
 }
+// The derivative from the output alone, except softsign's: 1 - |y| loses precision as |x| grows,
+// so softsign keeps its input (as MXNet does) and the others let the input's memory go.
 double ActD(int t, double x, double y) {
   switch (t) {
-    case kRelu: return x > 0 ? 1 : 0;
+    case kRelu: return y > 0 ? 1 : 0;
     case kSigmoid: return y * (1 - y);
     case kTanh: return 1 - y * y;
-    case kSoftrelu: return 1 / (1 + std::exp(-x));
+    case kSoftrelu: return -std::expm1(-y);  // y = log(1 + e^x), so 1 - e^-y = sigmoid(x)
     default: return 1 / ((1 + std::abs(x)) * (1 + std::abs(x)));
   }
 }
@@ -76,18 +82,46 @@ class ActivationProp : public mxplug::OperatorProperty {
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
     return mxplug::InferSameShape(in, out);
   }
-  // No in-place forward: backward reads the input as well as the output.
+  // Backward reads the output (and softsign the input too); the output may then overwrite the
+  // input, and the input's gradient the output's gradient.
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>& out) const override {
+    if (param_.act_type == kSoftsign) return {og[0], in[0], out[0]};
+    return {og[0], out[0]};
+  }
+  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
+                                                        const std::vector<int>& out) const override {
+    if (param_.act_type == kSoftsign) return {};
+    return {{in[0], out[0]}};
+  }
+  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& og, const std::vector<int>&,
+                                                         const std::vector<int>&,
+                                                         const std::vector<int>& ig) const override {
+    return {{og[0], ig[0]}};
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return mxplug_nn::onednn::Resources();
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
+    return mxplug_nn::onednn::Resources();
+  }
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {
       int t;
-      void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+      void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
                    const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+        if (mxplug_nn::onednn::EltwiseForward(ctx, Kind(), in[0], out[0], req[0])) return;
         Map(in[0], out[0], req[0], [&](double x) { return ActF(t, x); });
       }
-      void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
+      void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
                     const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
                     const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+        if (mxplug_nn::onednn::EltwiseBackward(ctx, Kind(), og[0], out[0], ig[0], req[0])) return;
         MapGrad(og[0], in[0], out[0], ig[0], req[0], [&](double x, double y) { return ActD(t, x, y); });
+      }
+      mxplug_nn::onednn::EltwiseKind Kind() const {
+        using K = mxplug_nn::onednn::EltwiseKind;
+        return t == kRelu ? K::kRelu : t == kSigmoid ? K::kSigmoid : t == kTanh ? K::kTanh : K::kOther;
       }
     };
     auto* k = new Kernel();

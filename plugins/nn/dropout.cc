@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mxplug/plugin.hpp"
 
@@ -48,6 +50,16 @@ class DropoutProp : public mxplug::OperatorProperty {
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
                                              const std::vector<int>& out) const override {
     return {og[0], out[1]};
+  }
+  // Each element is read before it is written, in both directions.
+  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
+                                                        const std::vector<int>& out) const override {
+    return {{in[0], out[0]}};
+  }
+  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& og, const std::vector<int>&,
+                                                         const std::vector<int>&,
+                                                         const std::vector<int>& ig) const override {
+    return {{og[0], ig[0]}};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
     return {mxplug::ResourceRequest::kRandom};

@@ -46,11 +46,21 @@ class CopyKernel : public mxplug::Operator {
   }
 };
 
-// LayoutProp with a kernel that copies the elements in order (reshapes).
+// LayoutProp with a kernel that copies the elements in order (reshapes). The copy may be done in
+// place both ways, which then costs nothing (the memory plan hands the input's buffer on).
 template <class Param>
 class ReshapeLikeProp : public mxplug_tensor::LayoutProp<Param> {
  public:
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new CopyKernel(); }
+  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
+                                                        const std::vector<int>& out) const override {
+    return {{in[0], out[0]}};
+  }
+  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& og, const std::vector<int>&,
+                                                         const std::vector<int>&,
+                                                         const std::vector<int>& ig) const override {
+    return {{og[0], ig[0]}};
+  }
 };
 
 // ---- Reshape ----
@@ -132,10 +142,6 @@ TShape InferReshape(const TShape& target, const TShape& in, bool reverse) {
 
 class ReshapeProp : public ReshapeLikeProp<ReshapeParam> {
   TShape OutShape(const TShape& in) const override { return InferReshape(param_.shape, in, param_.reverse); }
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
-                                                        const std::vector<int>& out) const override {
-    return {{in[0], out[0]}};
-  }
 };
 
 class FlattenProp : public ReshapeLikeProp<mxplug_tensor::NoParam> {
@@ -209,7 +215,7 @@ void Transpose(const TBlob& in, const TBlob& out, const std::vector<int>& perm, 
   });
 }
 
-class TransposeProp : public ReshapeLikeProp<TransposeParam> {
+class TransposeProp : public mxplug_tensor::LayoutProp<TransposeParam> {
   TShape OutShape(const TShape& in) const override {
     const std::vector<int> perm = Permutation(param_.axes, in.ndim());
     std::vector<int64_t> d(perm.size());
@@ -305,7 +311,7 @@ void RegionWalk(const Region& r, const TShape& full, std::vector<int64_t>* walk,
   }
 }
 
-class SliceProp : public ReshapeLikeProp<SliceParam> {
+class SliceProp : public mxplug_tensor::LayoutProp<SliceParam> {
   TShape OutShape(const TShape& in) const override { return SliceRegion(param_, in).shape; }
   mxplug::Operator* CreateOperator(mxplug::Context) const override {
     struct Kernel : mxplug::Operator {
@@ -573,7 +579,7 @@ struct BroadcastToParam : mxplug::Parameter<BroadcastToParam> {
 };
 MXPLUG_REGISTER_PARAMETER(BroadcastToParam);
 
-class BroadcastToProp : public ReshapeLikeProp<BroadcastToParam> {
+class BroadcastToProp : public mxplug_tensor::LayoutProp<BroadcastToParam> {
   TShape OutShape(const TShape& in) const override {
     const TShape& t = param_.shape;
     if (t.ndim() < in.ndim())

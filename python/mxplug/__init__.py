@@ -20,7 +20,9 @@ from .attribute import AttrScope  # noqa: E402
 from . import symbol  # noqa: E402
 from . import symbol as sym  # noqa: E402
 from . import executor  # noqa: E402
+from . import visualization  # noqa: E402
+from . import visualization as viz  # noqa: E402
 
 __all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "__version__"]
+           "visualization", "viz", "__version__"]

@@ -1,6 +1,7 @@
 """Executor: bind/simple_bind, forward/backward, grad_req, pruning and memory planning, checked
 against PyTorch autograd, finite differences, the imperative path, and MXNet 1.9.1 itself on graphs
 it wrote (the reference environment of tools/install-deps.sh)."""
+import pathlib
 import subprocess
 
 import numpy as np
@@ -8,81 +9,10 @@ import pytest
 import torch
 
 from conftest import MXNET_PYTHON, run_python
+from nets import SHAPES, lenet, mlp, random_params, resnet18  # noqa: F401  (looked up by name)
 
-# Networks written once, run by MXNet 1.9.1 (import mxnet as mx) and by mxplug (import mxplug as mx).
-NETS = '''
-def mlp(mx):
-    x = mx.sym.Variable('data')
-    x = mx.sym.FullyConnected(x, num_hidden=128, name='fc1')
-    x = mx.sym.Activation(x, act_type='relu', name='relu1')
-    x = mx.sym.FullyConnected(x, num_hidden=64, name='fc2')
-    x = mx.sym.Activation(x, act_type='relu', name='relu2')
-    x = mx.sym.FullyConnected(x, num_hidden=10, name='fc3')
-    return mx.sym.SoftmaxOutput(x, name='softmax')
-
-def lenet(mx):
-    x = mx.sym.Variable('data')
-    x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=20, name='conv1')
-    x = mx.sym.BatchNorm(x, fix_gamma=False, name='bn1')
-    x = mx.sym.Activation(x, act_type='tanh', name='tanh1')
-    x = mx.sym.Pooling(x, pool_type='max', kernel=(2, 2), stride=(2, 2), name='pool1')
-    x = mx.sym.Convolution(x, kernel=(5, 5), num_filter=50, name='conv2')
-    x = mx.sym.BatchNorm(x, name='bn2')
-    x = mx.sym.Activation(x, act_type='tanh', name='tanh2')
-    x = mx.sym.Pooling(x, pool_type='max', kernel=(2, 2), stride=(2, 2), name='pool2')
-    x = mx.sym.Flatten(x, name='flatten')
-    x = mx.sym.FullyConnected(x, num_hidden=500, name='fc1')
-    x = mx.sym.Activation(x, act_type='tanh', name='tanh3')
-    x = mx.sym.Dropout(x, p=0.5, name='drop')
-    x = mx.sym.FullyConnected(x, num_hidden=10, name='fc2')
-    return mx.sym.SoftmaxOutput(x, name='softmax')
-
-def resnet18(mx):
-    def unit(x, nf, stride, dim_match, name):
-        bn1 = mx.sym.BatchNorm(x, fix_gamma=False, eps=2e-5, momentum=0.9, name=name + '_bn1')
-        act1 = mx.sym.Activation(bn1, act_type='relu', name=name + '_relu1')
-        conv1 = mx.sym.Convolution(act1, num_filter=nf, kernel=(3, 3), stride=stride, pad=(1, 1),
-                                   no_bias=True, name=name + '_conv1')
-        bn2 = mx.sym.BatchNorm(conv1, fix_gamma=False, eps=2e-5, momentum=0.9, name=name + '_bn2')
-        act2 = mx.sym.Activation(bn2, act_type='relu', name=name + '_relu2')
-        conv2 = mx.sym.Convolution(act2, num_filter=nf, kernel=(3, 3), pad=(1, 1), no_bias=True,
-                                   name=name + '_conv2')
-        short = x if dim_match else mx.sym.Convolution(act1, num_filter=nf, kernel=(1, 1), stride=stride,
-                                                       no_bias=True, name=name + '_sc')
-        return conv2 + short
-    x = mx.sym.Variable('data')
-    x = mx.sym.BatchNorm(x, fix_gamma=True, eps=2e-5, name='bn_data')
-    x = mx.sym.Convolution(x, num_filter=64, kernel=(3, 3), pad=(1, 1), no_bias=True, name='conv0')
-    for stage, nf in enumerate([64, 128, 256, 512]):
-        for u in range(2):
-            stride = (2, 2) if stage > 0 and u == 0 else (1, 1)
-            x = unit(x, nf, stride, stage == 0 or u > 0, 'stage%d_unit%d' % (stage + 1, u + 1))
-    x = mx.sym.BatchNorm(x, fix_gamma=False, eps=2e-5, name='bn1')
-    x = mx.sym.Activation(x, act_type='relu', name='relu1')
-    x = mx.sym.Pooling(x, global_pool=True, kernel=(7, 7), pool_type='avg', name='pool1')
-    x = mx.sym.Flatten(x, name='flatten')
-    x = mx.sym.FullyConnected(x, num_hidden=10, name='fc1')
-    return mx.sym.SoftmaxOutput(x, name='softmax')
-
-SHAPES = {'mlp': (16, 784), 'lenet': (8, 1, 28, 28), 'resnet18': (4, 3, 32, 32)}
-
-def random_params(ex, seed):
-    rng = np.random.RandomState(seed)
-    for name, a in sorted(ex.arg_dict.items()):
-        if name.endswith('gamma'):
-            v = rng.uniform(0.5, 1.5, a.shape)
-        elif name == 'softmax_label':
-            v = rng.randint(0, 10, a.shape)
-        elif name.endswith('weight'):  # scaled by fan-in, so that activations stay near 1 through the depth
-            v = rng.normal(0, 1.0 / np.sqrt(np.prod(a.shape[1:])), a.shape)
-        else:
-            v = rng.normal(0, 0.1 if name != 'data' else 1.0, a.shape)
-        a[:] = v.astype(np.float32)
-    for name, a in sorted(ex.aux_dict.items()):
-        v = rng.uniform(0.5, 1.5, a.shape) if name.endswith('var') else rng.normal(0, 0.2, a.shape)
-        a[:] = v.astype(np.float32)
-'''
-exec(NETS)  # noqa: S102  (the same definitions as the MXNet side gets)
+# The networks' text, run by MXNet 1.9.1 (import mxnet as mx) as by mxplug (import mxplug as mx).
+NETS = (pathlib.Path(__file__).parent / "nets.py").read_text()
 
 
 def bound(mx, name, seed=3, **kwargs):
@@ -323,6 +253,34 @@ def test_memory_plan_writes_in_place_where_ops_allow(mx):
     ex.arg_dict['x'][:] = np.linspace(-3, 3, 100, dtype=np.float32)
     ex.forward()
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), np.exp(np.sin(np.cos(np.linspace(-3, 3, 100)))), rtol=1e-6)
+
+
+def test_memory_plan_runs_activation_in_place_both_ways(mx):
+    # relu keeps only its output: it writes over fc1's output, and its input gradient over its output
+    # gradient. Naive: fc1, relu 4x8 floats, fc2 4x3, and their gradients; planned: 128+48+48+128.
+    x = mx.sym.Variable('x')
+    net = mx.sym.FullyConnected(mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=8, name='fc1'),
+                                                  act_type='relu'), num_hidden=3, name='fc2')
+    reqs = {'x': 'null', 'fc1_weight': 'write', 'fc1_bias': 'write', 'fc2_weight': 'write', 'fc2_bias': 'write'}
+    ex = net.simple_bind(mx.cpu(), x=(4, 5), grad_req=reqs)
+    assert ex.memory == {'planned': 352, 'naive': 608, 'inplace': 256, 'shared': 0}
+    rng = np.random.RandomState(0)
+    vals = {n: rng.normal(0, 1, a.shape).astype(np.float32) for n, a in ex.arg_dict.items()}
+    head = rng.normal(0, 1, (4, 3)).astype(np.float32)
+    for n, v in vals.items():
+        ex.arg_dict[n][:] = v
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(head))
+    # float64 backpropagation by hand
+    v = {n: a.astype(np.float64) for n, a in vals.items()}
+    f1 = v['x'] @ v['fc1_weight'].T + v['fc1_bias']
+    r = np.maximum(f1, 0)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), r @ v['fc2_weight'].T + v['fc2_bias'], rtol=1e-5, atol=1e-5)
+    g_r = head @ v['fc2_weight']
+    g_f1 = g_r * (r > 0)
+    expect = {'fc2_weight': head.T @ r, 'fc2_bias': head.sum(0), 'fc1_weight': g_f1.T @ v['x'], 'fc1_bias': g_f1.sum(0)}
+    for n, e in expect.items():
+        np.testing.assert_allclose(ex.grad_dict[n].asnumpy(), e, rtol=1e-5, atol=1e-5)
 
 
 def test_same_values_as_the_imperative_path_on_the_naive_engine():

@@ -319,13 +319,22 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
       ps.writes.push_back(writes[i]);
       if (s.req[i] == kAddTo) ps.reads.push_back(writes[i]);  // adding reads what is there
     }
-    if (s.kind == StepKind::kForward) {
-      for (const MXPInplacePair& pair : s.op->property().InplaceOption(kMXPPhaseForward))
-        // An input read through two slots cannot be overwritten through one of them.
-        if (pair.src_index >= 0 && static_cast<size_t>(pair.src_index) < s.in.size() && pair.dst_index >= 0 &&
-            static_cast<size_t>(pair.dst_index) < s.out.size() &&
-            std::count(s.in.begin(), s.in.end(), s.in[pair.src_index]) == 1)
-          ps.inplace.emplace_back(s.in[pair.src_index], s.out[pair.dst_index]);
+    if (s.kind == StepKind::kForward || s.kind == StepKind::kBackward) {
+      const bool fwd = s.kind == StepKind::kForward;
+      auto tensor = [&](int32_t role, int32_t index) -> uint32_t {
+        const std::vector<uint32_t>* list = role == kMXPRoleInData    ? &s.in
+                                            : role == kMXPRoleOutData ? &s.out
+                                            : role == kMXPRoleOutGrad ? &s.out_grad
+                                            : role == kMXPRoleInGrad  ? &s.in_grad
+                                                                      : nullptr;
+        return list && index >= 0 && static_cast<size_t>(index) < list->size() ? (*list)[index] : kNone;
+      };
+      for (const MXPInplacePair& pair : s.op->property().InplaceOption(fwd ? kMXPPhaseForward : kMXPPhaseBackward)) {
+        const uint32_t src = tensor(pair.src_role, pair.src_index), dst = tensor(pair.dst_role, pair.dst_index);
+        // A tensor read through two slots cannot be overwritten through one of them.
+        if (src != kNone && dst != kNone && std::count(ps.reads.begin(), ps.reads.end(), src) == 1)
+          ps.inplace.emplace_back(src, dst);
+      }
     }
     std::erase(ps.reads, kNone);
     plan_steps.push_back(std::move(ps));

@@ -8,9 +8,9 @@ namespace mxplug {
 // Note [Memory plan]
 // The steps run in the order given; a planned buffer lives from the step that first writes it to
 // the last step that reads it (a step that adds to a buffer reads it too). Walking the steps:
-//  - in place: a forward step may write an output over an input the op lists in its in-place
-//    options, when that input is a planned buffer of the same size and dtype that no later step
-//    reads (MXNet's "inplace" strategy);
+//  - in place: a forward or backward step may write an output (or input gradient) over a tensor it
+//    reads that the op lists in its in-place options for that phase, when that tensor is a planned
+//    buffer of the same size and dtype that no other step reads (MXNet's "inplace" strategy);
 //  - co-share: otherwise the output takes a free block, the smallest that fits or else the largest
 //    (grown), and a block is free again once the last reader of its buffer has run (MXNet's
 //    "co-share"). A block is taken only by a step that depends, through the data it reads, on

@@ -212,7 +212,9 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     }
     for (size_t i = 0; i < num_arguments_; ++i) {
       if (!inputs[i].SharesStorageWith(o)) continue;
-      bool allowed = inputs[i].data() == o.data() && inputs[i].shape() == o.shape();
+      // Exactly over the input (a reshape may change the shape, not the bytes).
+      bool allowed = inputs[i].data() == o.data() && inputs[i].shape().Size() == o.shape().Size() &&
+                     inputs[i].dtype() == o.dtype();
       bool declared = false;
       for (const MXPInplacePair& p : forward_inplace_)
         declared |= p.src_index == static_cast<int32_t>(i) && p.dst_index == static_cast<int32_t>(j);

@@ -29,6 +29,9 @@ struct ConvGrads {
 
 enum class PoolKind { kMax, kAvgIncludePad, kAvgExcludePad };
 
+// The activations that may run on oneDNN (the rest return false).
+enum class EltwiseKind { kRelu, kSigmoid, kTanh, kOther };
+
 // A BatchNorm training forward (channels on axis 1): normalizes with the batch statistics and
 // writes them as MXNet does, the mean and the inverse standard deviation 1 / sqrt(var + eps).
 struct BatchNormArgs {
@@ -69,7 +72,20 @@ bool LrnForward(const mxplug::OpContext& ctx, const LrnParams& params, const mxp
                 const mxplug::TBlob& out, mxplug::OpReqType req);
 bool LrnBackward(const mxplug::OpContext& ctx, const LrnParams& params, const mxplug::TBlob& out_grad,
                  const mxplug::TBlob& data, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+// Activation; the backward reads the output, not the input (either may be written in place).
+bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& data,
+                    const mxplug::TBlob& out, mxplug::OpReqType req);
+bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& out_grad,
+                     const mxplug::TBlob& out, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
 #else
+inline bool EltwiseForward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&, const mxplug::TBlob&,
+                           mxplug::OpReqType) {
+  return false;
+}
+inline bool EltwiseBackward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&, const mxplug::TBlob&,
+                            const mxplug::TBlob&, mxplug::OpReqType) {
+  return false;
+}
 inline bool ConvolutionForward(const mxplug::OpContext&, const ConvShape&, const mxplug::TBlob&,
                                const mxplug::TBlob&, const mxplug::TBlob*, const mxplug::TBlob&,
                                mxplug::OpReqType) {
