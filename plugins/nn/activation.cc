@@ -76,7 +76,7 @@ double ActD(int t, double x, double y) {
   }
 }
 
-class ActivationProp : public mxplug::OperatorProperty {
+class ActivationProp : public mxplug::FirstInPlace<> {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
@@ -92,12 +92,7 @@ class ActivationProp : public mxplug::OperatorProperty {
   std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
                                                         const std::vector<int>& out) const override {
     if (param_.act_type == kSoftsign) return {};
-    return {{in[0], out[0]}};
-  }
-  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& og, const std::vector<int>&,
-                                                         const std::vector<int>&,
-                                                         const std::vector<int>& ig) const override {
-    return {{og[0], ig[0]}};
+    return FirstInPlace::ForwardInplaceOption(in, out);
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
     return mxplug_nn::onednn::Resources();

@@ -2,8 +2,6 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "mxplug/plugin.hpp"
 
@@ -33,7 +31,8 @@ struct DropoutParam : mxplug::Parameter<DropoutParam> {
 };
 MXPLUG_REGISTER_PARAMETER(DropoutParam);
 
-class DropoutProp : public mxplug::OperatorProperty {
+// In place both ways: each element is read before it is written.
+class DropoutProp : public mxplug::FirstInPlace<> {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListOutputs() const override { return {"output", "mask"}; }
@@ -50,16 +49,6 @@ class DropoutProp : public mxplug::OperatorProperty {
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
                                              const std::vector<int>& out) const override {
     return {og[0], out[1]};
-  }
-  // Each element is read before it is written, in both directions.
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
-                                                        const std::vector<int>& out) const override {
-    return {{in[0], out[0]}};
-  }
-  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& og, const std::vector<int>&,
-                                                         const std::vector<int>&,
-                                                         const std::vector<int>& ig) const override {
-    return {{og[0], ig[0]}};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
     return {mxplug::ResourceRequest::kRandom};

@@ -210,13 +210,13 @@ class BinaryProp : public mxplug_tensor::ElementwiseProp {
   std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
                                                         const std::vector<int>& out_data) const override {
     if (kBroadcast) return {};
-    return ElementwiseProp::ForwardInplaceOption(in_data, out_data);
+    return mxplug_tensor::ElementwiseProp::ForwardInplaceOption(in_data, out_data);
   }
   std::vector<std::pair<int, int>> BackwardInplaceOption(
       const std::vector<int>& out_grad, const std::vector<int>& in_data,
       const std::vector<int>& out_data, const std::vector<int>& in_grad) const override {
     if (kBroadcast) return {};
-    return ElementwiseProp::BackwardInplaceOption(out_grad, in_data, out_data, in_grad);
+    return mxplug_tensor::ElementwiseProp::BackwardInplaceOption(out_grad, in_data, out_data, in_grad);
   }
 
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,

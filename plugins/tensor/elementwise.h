@@ -36,18 +36,7 @@ struct ScalarParam : mxplug::Parameter<ScalarParam> {
 
 // Elementwise outputs may overwrite the first input in forward, and the first input's gradient
 // may overwrite the output gradient in backward: each element is read before it is written.
-class ElementwiseProp : public mxplug::OperatorProperty {
- public:
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
-                                                        const std::vector<int>& out_data) const override {
-    return {{in_data[0], out_data[0]}};
-  }
-  std::vector<std::pair<int, int>> BackwardInplaceOption(
-      const std::vector<int>& out_grad, const std::vector<int>&, const std::vector<int>&,
-      const std::vector<int>& in_grad) const override {
-    return {{out_grad[0], in_grad[0]}};
-  }
-};
+using ElementwiseProp = mxplug::FirstInPlace<>;
 
 // One input "data", one output of the same shape (unary and scalar ops).
 template <typename Param>

@@ -49,18 +49,9 @@ class CopyKernel : public mxplug::Operator {
 // LayoutProp with a kernel that copies the elements in order (reshapes). The copy may be done in
 // place both ways, which then costs nothing (the memory plan hands the input's buffer on).
 template <class Param>
-class ReshapeLikeProp : public mxplug_tensor::LayoutProp<Param> {
+class ReshapeLikeProp : public mxplug::FirstInPlace<mxplug_tensor::LayoutProp<Param>> {
  public:
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new CopyKernel(); }
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in,
-                                                        const std::vector<int>& out) const override {
-    return {{in[0], out[0]}};
-  }
-  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& og, const std::vector<int>&,
-                                                         const std::vector<int>&,
-                                                         const std::vector<int>& ig) const override {
-    return {{og[0], ig[0]}};
-  }
 };
 
 // ---- Reshape ----

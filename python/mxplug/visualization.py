@@ -22,17 +22,19 @@ def _ints(text):
     return re.findall(r"\d+", text)
 
 
-def _output_shapes(symbol, shape):
-    """{internal output name: shape} inferred from the given input shapes ({} without them)."""
-    if shape is None:
+def _internal_outputs(symbol, given, kind, caller):
+    """{internal output name: shape (kind 'shape') or dtype (kind 'dtype')} inferred from the
+    inputs' `given` ({} when given is None)."""
+    if given is None:
         return {}
-    if not isinstance(shape, dict):
-        raise MXPlugError("viz: shape must be a dict of input name -> shape, got %r" % (shape,))
+    if not isinstance(given, dict):
+        raise MXPlugError("%s: %s must be a dict of input name -> %s, got %r" % (caller, kind, kind, given))
     internals = symbol.get_internals()
-    _, out_shapes, _ = internals.infer_shape(**shape)
-    if out_shapes is None:
-        raise MXPlugError("viz: the shapes %r do not determine every output shape" % (shape,))
-    return dict(zip(internals.list_outputs(), out_shapes))
+    infer = internals.infer_shape if kind == "shape" else internals.infer_type
+    _, outputs, _ = infer(**given)
+    if outputs is None:
+        raise MXPlugError("%s: the input %ss %r do not determine every output's %s" % (caller, kind, given, kind))
+    return dict(zip(internals.list_outputs(), outputs))
 
 
 def _entry_key(node):
@@ -48,7 +50,7 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.44, .64, .74,
     from .symbol import Symbol
     if not isinstance(symbol, Symbol):
         raise TypeError("print_summary: symbol must be a Symbol, got %s" % type(symbol).__name__)
-    shapes = _output_shapes(symbol, shape)
+    shapes = _internal_outputs(symbol, shape, "shape", "print_summary")
     conf = json.loads(symbol.tojson())
     nodes = conf["nodes"]
     # MXNet's rule, kept so that the tables agree: a variable is shown (and named as an input) when
@@ -156,16 +158,8 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
                           "rendering also needs the dot program, Debian: graphviz)") from e
     if not isinstance(symbol, Symbol):
         raise TypeError("plot_network: symbol must be a Symbol, got %s" % type(symbol).__name__)
-    shapes = _output_shapes(symbol, shape)
-    dtypes = {}
-    if dtype is not None:
-        if not isinstance(dtype, dict):
-            raise MXPlugError("plot_network: dtype must be a dict of input name -> dtype, got %r" % (dtype,))
-        internals = symbol.get_internals()
-        _, out_types, _ = internals.infer_type(**dtype)
-        if out_types is None:
-            raise MXPlugError("plot_network: the dtypes %r do not determine every output dtype" % (dtype,))
-        dtypes = dict(zip(internals.list_outputs(), out_types))
+    shapes = _internal_outputs(symbol, shape, "shape", "plot_network")
+    dtypes = _internal_outputs(symbol, dtype, "dtype", "plot_network")
     conf = json.loads(symbol.tojson())
     nodes = conf["nodes"]
     box = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}

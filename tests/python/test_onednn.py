@@ -51,6 +51,12 @@ CASES = [
     ("softmax", dict(axis=1), [(2, 5, 3)], lambda x: torch.softmax(x, 1), "softmax"),
     ("log_softmax", dict(), [(4, 6)], lambda x: torch.log_softmax(x, -1), "softmax"),
     ("softmax", dict(temperature=3.0), [(4, 6)], lambda x: torch.softmax(x / 3.0, -1), None),
+    # Activation's backward reads its output only (oneDNN's *_use_dst_for_bwd algorithms); softrelu
+    # and softsign have no such algorithm and run the loops.
+    ("Activation", dict(act_type="relu"), [(3, 4, 5)], torch.relu, "eltwise"),
+    ("Activation", dict(act_type="sigmoid"), [(2, 7)], torch.sigmoid, "eltwise"),
+    ("Activation", dict(act_type="tanh"), [(2, 3, 2, 2)], torch.tanh, "eltwise"),
+    ("Activation", dict(act_type="softrelu"), [(4, 5)], F.softplus, None),
     ("BatchNorm", dict(fix_gamma=False, eps=1e-3), [(4, 3, 5, 2), (3,), (3,), (3,), (3,)],
      lambda x, g, b, m, v: F.batch_norm(x, None, None, g, b, training=True, eps=1e-3), "batch_normalization"),
     ("BatchNorm", dict(fix_gamma=True), [(6, 4), (4,), (4,), (4,), (4,)],

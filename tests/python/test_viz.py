@@ -28,6 +28,8 @@ for name in sys.argv[1:]:
         out["%s %s summary" % (name, key)] = text.getvalue()
         out["%s %s dot" % (name, key)] = mx.viz.plot_network(sym, shape=shape).source
     out[name + " weights dot"] = mx.viz.plot_network(sym, hide_weights=False, title=name).source
+    out[name + " typed dot"] = mx.viz.plot_network(sym, shape={"data": SHAPES[name]},
+                                                   dtype={"data": "float32"}).source
 print(json.dumps(out))
 '''
 
@@ -82,11 +84,13 @@ def test_plot_is_mxnets_graph(mx, mxnet_viz, name):
     assert edges(mx.viz.plot_network(sym).source) == edges(mxnet_viz[name + " plain dot"])
     assert edges(mx.viz.plot_network(sym, hide_weights=False, title=name).source) == \
         edges(mxnet_viz[name + " weights dot"])
+    typed = mx.viz.plot_network(sym, shape={"data": nets.SHAPES[name]}, dtype={"data": "float32"})
+    assert edges(typed.source) == edges(mxnet_viz[name + " typed dot"])
 
 
 def test_plot_labels_edges_with_shapes_and_dtypes(mx):
     dot = mx.viz.plot_network(nets.lenet(mx), shape={"data": (8, 1, 28, 28)}, dtype={"data": "float32"})
-    assert 'conv2 -> pool1 [label="20x12x12(float32)"' in " ".join(dot.source.split()).replace("\t", "")
+    assert 'conv2 -> pool1 [label="20x12x12(float32)"' in " ".join(dot.source.split())
     assert "fc1_weight" not in dot.source  # weights hidden by default
     assert dot.format == "pdf" and dot.name == "plot"
 
@@ -106,7 +110,12 @@ def test_bad_arguments(mx):
         mx.viz.plot_network("not a symbol")
     with pytest.raises(TypeError, match="must be a Symbol"):
         mx.viz.print_summary(42)
-    with pytest.raises(mx.MXPlugError, match="shape must be a dict"):
+    with pytest.raises(mx.MXPlugError, match="print_summary: shape must be a dict of input name -> shape"):
         mx.viz.print_summary(sym, shape=(16, 784))
-    with pytest.raises(mx.MXPlugError):  # 784 inputs against fc1 weights made for 100
+    with pytest.raises(mx.MXPlugError, match="plot_network: dtype must be a dict"):
+        mx.viz.plot_network(sym, dtype="float32")
+    with pytest.raises(mx.MXPlugError, match=r"node 'fc1' \(FullyConnected\): weight has shape \(128, 100\), "
+                                             r"expected \(128, 784\)"):
         mx.viz.plot_network(sym, shape={"data": (16, 784), "fc1_weight": (128, 100)})
+    with pytest.raises(mx.MXPlugError, match="node 'fc1' .*'weight' has dtype float32, expected int8"):
+        mx.viz.plot_network(sym, dtype={"data": "int8", "fc1_weight": "float32"})

@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 
 NETS = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32)}
 BATCHES = (64, 32)
+CASES = [(net, batch, "%s b%d" % (net, batch)) for net in NETS for batch in BATCHES]  # (net, batch, row key)
 PEERS = ["torch", "mxnet"]
 
 
@@ -171,11 +172,10 @@ def run_system(name, quick, threads):
     if name == "mxnet" and not MXNET_PYTHON.exists():
         sys.exit("%s is missing: run tools/install-deps.sh" % MXNET_PYTHON)
     out = {}
-    for net in NETS:
-        for batch in BATCHES:
-            print("measuring %s, %s at batch %d ..." % (name, net, batch), file=sys.stderr, flush=True)
-            for metric, value in run_one(name, net, batch, quick, threads).items():
-                out["%s b%d %s" % (net, batch, metric)] = value
+    for net, batch, key in CASES:
+        print("measuring %s, %s at batch %d ..." % (name, net, batch), file=sys.stderr, flush=True)
+        for metric, value in run_one(name, net, batch, quick, threads).items():
+            out[key + " " + metric] = value
     return out
 
 
@@ -219,29 +219,25 @@ def main():
     print("| network | train planned / naive (MB) | ratio | MXNet's total | infer planned / naive (MB) | ratio |"
           " MXNet's total |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name in NETS:
-        for batch in BATCHES:
-            key = "%s b%d" % (name, batch)
-            cells = []
-            for what in ("train", "infer"):
-                planned, naive = ours[key + " %s planned" % what], ours[key + " %s naive" % what]
-                row("%s %s memory planned/naive" % (key, what), "bytes", "naive plan", planned, naive)
-                cells += ["%s / %s" % (mb(planned), mb(naive)), "%.1f%%" % (100.0 * planned / naive),
-                          mb(mxnet[key + " %s planned" % what])]
-            print("| %s | %s |" % (key, " | ".join(cells)))
+    for _, _, key in CASES:
+        cells = []
+        for what in ("train", "infer"):
+            planned, naive = ours[key + " %s planned" % what], ours[key + " %s naive" % what]
+            row("%s %s memory planned/naive" % (key, what), "bytes", "naive plan", planned, naive)
+            cells += ["%s / %s" % (mb(planned), mb(naive)), "%.1f%%" % (100.0 * planned / naive),
+                      mb(mxnet[key + " %s planned" % what])]
+        print("| %s | %s |" % (key, " | ".join(cells)))
     print("\n| network | step peak MB: mxplug | PyTorch | MXNet 1.9.1 | step ms: mxplug | PyTorch | MXNet 1.9.1 |"
           " ours/PyTorch | ours/MXNet |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name in NETS:
-        for batch in BATCHES:
-            key = "%s b%d" % (name, batch)
-            for peer_name, peer in (("torch", torch), ("mxnet", mxnet)):
-                row(key + " training step peak memory", "bytes", peer_name, ours[key + " peak"], peer[key + " peak"])
-                row(key + " training step", "ms", peer_name, 1e3 * ours[key + " step"], 1e3 * peer[key + " step"])
-            print("| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
-                key, mb(ours[key + " peak"]), mb(torch[key + " peak"]), mb(mxnet[key + " peak"]),
-                1e3 * ours[key + " step"], 1e3 * torch[key + " step"], 1e3 * mxnet[key + " step"],
-                ours[key + " step"] / torch[key + " step"], ours[key + " step"] / mxnet[key + " step"]))
+    for _, _, key in CASES:
+        for peer_name, peer in (("torch", torch), ("mxnet", mxnet)):
+            row(key + " training step peak memory", "bytes", peer_name, ours[key + " peak"], peer[key + " peak"])
+            row(key + " training step", "ms", peer_name, 1e3 * ours[key + " step"], 1e3 * peer[key + " step"])
+        print("| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+            key, mb(ours[key + " peak"]), mb(torch[key + " peak"]), mb(mxnet[key + " peak"]),
+            1e3 * ours[key + " step"], 1e3 * torch[key + " step"], 1e3 * mxnet[key + " step"],
+            ours[key + " step"] / torch[key + " step"], ours[key + " step"] / mxnet[key + " step"]))
     print("\nratios are ours/peer: below 1 is better")
     pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -100,6 +100,16 @@ class Call {
   std::vector<StepArgs> steps_;
 };
 
+// Runs one primitive from an input (DNNL_ARG_SRC) to an output (DNNL_ARG_DST), both in mxplug's
+// plain layout: the call of most forward kernels.
+template <class P>
+void RunSrcToDst(const mxplug::OpContext& ctx, const Primitive<P>& p, const memory::dims& src_dims, const void* src,
+                 const memory::dims& dst_dims, void* dst, mxplug::OpReqType req) {
+  Call call(ctx);
+  call.Step(p, {{DNNL_ARG_SRC, call.Input(src_dims, src)}, {DNNL_ARG_DST, call.Output(dst_dims, dst, req)}});
+  call.Run();
+}
+
 }  // namespace mxplug_nn::onednn
 
 #endif  // MXPLUG_PLUGINS_NN_ONEDNN_CALL_H_

@@ -20,51 +20,46 @@ bool Algorithm(EltwiseKind kind, algorithm* alg) {
   }
 }
 
-using Forward = Primitive<dnnl::eltwise_forward>;
-using Backward = Primitive<dnnl::eltwise_backward>;
+struct EltwisePrimitives {
+  Primitive<dnnl::eltwise_forward> fwd;
+  Primitive<dnnl::eltwise_backward> bwd;
 
-std::shared_ptr<const Forward> GetForward(algorithm alg, const memory::dims& dims) {
-  return Cached<Forward>(Key("eltwise", dims, memory::dims{static_cast<int64_t>(alg)}), [&] {
-    return Forward({{dnnl::prop_kind::forward_training, alg, Plain(dims), 0.f, 0.f}, Attr(), Engine()});
-  });
+  EltwisePrimitives(algorithm alg, const memory::dims& dims)
+      : fwd({{dnnl::prop_kind::forward_training, alg, Plain(dims), 0.f, 0.f}, Attr(), Engine()}),
+        bwd({{alg, Plain(dims), Plain(dims), 0.f, 0.f}, Attr(), Engine(), fwd.pd}) {}
+};
+
+// The primitives for a call on `t`, or nullptr where the op's loops take it. oneDNN sees the
+// tensor as one flat vector (*dims): an activation is elementwise, whatever the shape.
+std::shared_ptr<const EltwisePrimitives> Get(EltwiseKind kind, const mxplug::TBlob& t, mxplug::OpReqType req,
+                                             memory::dims* dims) {
+  algorithm alg;
+  if (!Enabled(t.type_flag_) || req == mxplug::kNullOp || !Algorithm(kind, &alg) || t.Size() == 0) return nullptr;
+  *dims = {static_cast<memory::dim>(t.Size())};
+  return Cached<EltwisePrimitives>(Key("eltwise", *dims, memory::dims{static_cast<int64_t>(alg)}),
+                                   [&] { return EltwisePrimitives(alg, *dims); });
 }
-
-// oneDNN sees an activation as one flat vector: it is elementwise, whatever the shape.
-memory::dims Flat(const mxplug::TBlob& t) { return {static_cast<memory::dim>(t.Size())}; }
 
 }  // namespace
 
 bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& data,
                     const mxplug::TBlob& out, mxplug::OpReqType req) {
-  algorithm alg;
-  if (!Enabled(data.type_flag_) || req == mxplug::kNullOp || !Algorithm(kind, &alg) || data.Size() == 0)
-    return false;
-  const memory::dims dims = Flat(data);
-  auto f = GetForward(alg, dims);
-  if (!f) return false;
-  Call call(ctx);
-  call.Step(*f, {{DNNL_ARG_SRC, call.Input(dims, data.dptr<float>())},
-                {DNNL_ARG_DST, call.Output(dims, out.dptr<float>(), req)}});
-  call.Run();
+  memory::dims dims;
+  auto p = Get(kind, data, req, &dims);
+  if (!p) return false;
+  RunSrcToDst(ctx, p->fwd, dims, data.dptr<float>(), dims, out.dptr<float>(), req);
   return true;
 }
 
 bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& out_grad,
                      const mxplug::TBlob& out, const mxplug::TBlob& data_grad, mxplug::OpReqType req) {
-  algorithm alg;
-  if (!Enabled(out_grad.type_flag_) || req == mxplug::kNullOp || !Algorithm(kind, &alg) || out.Size() == 0)
-    return false;
-  const memory::dims dims = Flat(out);
-  auto f = GetForward(alg, dims);
-  if (!f) return false;
-  auto b = Cached<Backward>(Key("eltwise_bwd", dims, memory::dims{static_cast<int64_t>(alg)}), [&] {
-    return Backward({{alg, Plain(dims), Plain(dims), 0.f, 0.f}, Attr(), Engine(), f->pd});
-  });
-  if (!b) return false;
+  memory::dims dims;
+  auto p = Get(kind, out_grad, req, &dims);
+  if (!p) return false;
   Call call(ctx);
-  call.Step(*b, {{DNNL_ARG_DIFF_DST, call.Input(dims, out_grad.dptr<float>())},
-                {DNNL_ARG_DST, call.Input(dims, out.dptr<float>())},
-                {DNNL_ARG_DIFF_SRC, call.Output(dims, data_grad.dptr<float>(), req)}});
+  call.Step(p->bwd, {{DNNL_ARG_DIFF_DST, call.Input(dims, out_grad.dptr<float>())},
+                     {DNNL_ARG_DST, call.Input(dims, out.dptr<float>())},
+                     {DNNL_ARG_DIFF_SRC, call.Output(dims, data_grad.dptr<float>(), req)}});
   call.Run();
   return true;
 }

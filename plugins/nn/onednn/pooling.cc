@@ -66,10 +66,7 @@ bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind
   if (!d.supported) return false;
   auto f = GetForward(d, false);
   if (!f) return false;
-  Call call(ctx);
-  call.Step(*f, {{DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
-                {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}});
-  call.Run();
+  RunSrcToDst(ctx, *f, d.src, data.dptr<float>(), d.dst, out.dptr<float>(), req);
   return true;
 }
 

@@ -16,10 +16,7 @@ bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int
                     Attr(), Engine()});
   });
   if (!p) return false;
-  Call call(ctx);
-  call.Step(*p, {{DNNL_ARG_SRC, call.Input(dims, data.dptr<float>())},
-             {DNNL_ARG_DST, call.Output(dims, out.dptr<float>(), req)}});
-  call.Run();
+  RunSrcToDst(ctx, *p, dims, data.dptr<float>(), dims, out.dptr<float>(), req);
   return true;
 }
 

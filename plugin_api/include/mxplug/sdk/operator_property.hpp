@@ -150,6 +150,28 @@ class OperatorProperty {
   }
 };
 
+/*!
+ * \brief An op property whose first output may overwrite its first input in Forward, and whose
+ * first input gradient may overwrite its first output gradient in Backward: ops that read each
+ * element before writing the element at the same place (elementwise maps, dropout, reshapes).
+ * Base is OperatorProperty or a class derived from it; an op may still override either option.
+ */
+template <class Base = OperatorProperty>
+class FirstInPlace : public Base {
+ public:
+  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
+                                                        const std::vector<int>& out_data) const override {
+    return {{in_data[0], out_data[0]}};
+  }
+  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& out_grad,
+                                                         const std::vector<int>& in_data,
+                                                         const std::vector<int>& out_data,
+                                                         const std::vector<int>& in_grad) const override {
+    (void)in_data, (void)out_data;
+    return {{out_grad[0], in_grad[0]}};
+  }
+};
+
 }  // namespace mxplug
 
 #endif  // MXPLUG_SDK_OPERATOR_PROPERTY_HPP_
