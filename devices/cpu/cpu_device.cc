@@ -1,5 +1,9 @@
-// The CPU device backend: 64-byte aligned host memory, memcpy copies, one device, and streams
-// and events that are tokens only, since CPU work runs inline on the calling engine thread.
+// The CPU device backend: 64-byte aligned host memory, memcpy copies, and streams and events
+// that are tokens only, since CPU work runs inline on the calling engine thread.
+//
+// Like MXNet's cpu(i), cpu(0) ... cpu(N-1) are logical contexts over the same host memory, so
+// that code written for several devices (a list of contexts for data parallelism, a kvstore fed
+// from several devices) runs on one machine. N is 8, or MXPLUG_CPU_CONTEXTS (1 to 1024).
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -14,10 +18,11 @@ namespace {
 
 class CpuBackend : public mxplug::DeviceBackend {
  public:
-  int DeviceCount(std::string*) override { return 1; }
+  int DeviceCount(std::string*) override { return Contexts(); }
 
   std::string Describe(int dev_id) override {
-    if (dev_id != 0) throw std::out_of_range("cpu(" + std::to_string(dev_id) + ") does not exist");
+    CheckId(dev_id);
+    if (dev_id != 0) return "a logical context over the host memory of cpu(0)";
     std::string model = "unknown processor";
     std::ifstream cpuinfo("/proc/cpuinfo");
     for (std::string line; std::getline(cpuinfo, line);)
@@ -54,8 +59,18 @@ class CpuBackend : public mxplug::DeviceBackend {
   void DestroyEvent(int, void* event) override { delete static_cast<int*>(event); }
 
  private:
+  static int Contexts() {
+    static const int contexts = [] {
+      const char* env = std::getenv("MXPLUG_CPU_CONTEXTS");
+      const int n = env ? std::atoi(env) : 8;
+      return n >= 1 && n <= 1024 ? n : 8;
+    }();
+    return contexts;
+  }
   static void CheckId(int dev_id) {
-    if (dev_id != 0) throw std::out_of_range("cpu(" + std::to_string(dev_id) + ") does not exist; the cpu backend has one device, cpu(0)");
+    if (dev_id < 0 || dev_id >= Contexts())
+      throw std::out_of_range("cpu(" + std::to_string(dev_id) + ") does not exist; the cpu backend has " +
+                              std::to_string(Contexts()) + " contexts (MXPLUG_CPU_CONTEXTS)");
   }
 };
 

@@ -22,7 +22,11 @@ from . import symbol as sym  # noqa: E402
 from . import executor  # noqa: E402
 from . import visualization  # noqa: E402
 from . import visualization as viz  # noqa: E402
+from . import lr_scheduler  # noqa: E402
+from . import optimizer  # noqa: E402
+from . import kvstore  # noqa: E402
+from . import kvstore as kv  # noqa: E402
 
 __all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "__version__"]
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "__version__"]

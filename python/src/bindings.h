@@ -30,6 +30,8 @@ void DefineNDArray(pybind11::module_& m);
 void DefineDLPack(pybind11::module_& m, pybind11::class_<NDArray>& cls);
 /*! \brief Symbol and Executor (symbol_bindings.cc). */
 void DefineSymbol(pybind11::module_& m);
+/*! \brief KVStore (kvstore_bindings.cc). */
+void DefineKVStore(pybind11::module_& m);
 
 }  // namespace mxplug::python
 

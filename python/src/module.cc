@@ -44,6 +44,7 @@ PYBIND11_MODULE(_core, m) {
 
   mxplug::python::DefineNDArray(m);
   mxplug::python::DefineSymbol(m);
+  mxplug::python::DefineKVStore(m);
 
   m.def("load_default_plugins", [] {
     mxplug::LoadOptions options;

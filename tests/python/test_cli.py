@@ -25,7 +25,7 @@ def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
     code, text, _ = run_cli(["list"], cache_dir=cache_dir)
     assert code == 0
     assert re.search(r"^FullyConnected +nn +cpu$", text, re.M), text
-    assert "%d operators from 4 plugins" % len(ops) in text  # cpu, nn, random, tensor
+    assert "%d operators from 5 plugins" % len(ops) in text  # cpu, nn, optimizer, random, tensor
 
 
 def test_describe_fully_connected_schema(cache_dir):
@@ -72,8 +72,11 @@ def test_devices(cache_dir):
     code, out, _ = run_json(["devices"], cache_dir=cache_dir)
     assert code == 0
     (cpu,) = out["devices"]
-    assert cpu["name"] == "cpu" and cpu["count"] == 1 and cpu["dlpack_device_type"] == 1
+    assert cpu["name"] == "cpu" and cpu["count"] == 8 and cpu["dlpack_device_type"] == 1
     assert "hardware threads" in cpu["devices"][0]["description"]
+    assert cpu["devices"][3]["description"] == "a logical context over the host memory of cpu(0)"
+    code, out, _ = run_json(["devices"], cache_dir=cache_dir, extra_env={"MXPLUG_CPU_CONTEXTS": "2"})
+    assert out["devices"][0]["count"] == 2
 
 
 def test_broken_plugins_do_not_stop_the_good_ones(cache_dir):

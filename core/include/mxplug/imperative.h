@@ -29,6 +29,12 @@ class ImperativeOp {
    */
   static std::shared_ptr<const ImperativeOp> Get(const std::string& name, const KwArgs& kwargs);
   ImperativeOp(std::shared_ptr<const OpEntry> entry, const KwArgs& kwargs);
+  /*!
+   * \brief The op '_copy', the one op the core itself names: the executor and the kvstore sum
+   * arrays as copies with kAddTo, since the device ABI has no arithmetic. \throws Error naming
+   * `who` when no loaded plugin registers it.
+   */
+  static std::shared_ptr<const ImperativeOp> Copy(const std::string& who);
 
   const OpProperty& property() const { return property_; }
   const std::string& name() const { return property_.op().name; }

@@ -213,16 +213,10 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     if (roles[E + e] == BufferRole::kUnused) roles[E + e] = BufferRole::kInternal;
     return add ? kAddTo : kWriteTo;
   };
-  // Summing into a gradient is a forward of '_copy' with kAddTo: the one op the core names, since
-  // the device ABI has no arithmetic (docs/architecture.md, "Departures").
+  // Summing into a gradient is a forward of '_copy' with kAddTo (ImperativeOp::Copy).
   std::shared_ptr<const ImperativeOp> copy_op;
   auto copy = [&]() {
-    if (!copy_op) {
-      if (!Runtime::Get().ops().Contains("_copy"))
-        throw Error("bind: summing gradients needs the op '_copy' (the tensor plugin), which no loaded plugin "
-                    "registers", kMXPNotFound);
-      copy_op = ImperativeOp::Get("_copy", {});
-    }
+    if (!copy_op) copy_op = ImperativeOp::Copy("bind: summing gradients");
     return copy_op;
   };
   for (size_t h = 0; h < g.outputs().size(); ++h) {

@@ -63,6 +63,13 @@ std::shared_ptr<const ImperativeOp> ImperativeOp::Get(const std::string& name, c
   return cache->emplace(std::move(key), std::move(op)).first->second;
 }
 
+std::shared_ptr<const ImperativeOp> ImperativeOp::Copy(const std::string& who) {
+  if (!Runtime::Get().ops().Contains("_copy"))
+    throw Error(who + " needs the op '_copy' (the tensor plugin) to sum arrays, which no loaded plugin registers",
+                kMXPNotFound);
+  return Get("_copy", {});
+}
+
 ImperativeOp::ImperativeOp(std::shared_ptr<const OpEntry> entry, const KwArgs& kwargs)
     : property_(std::move(entry), kwargs), kwargs_(kwargs) {
   input_names_ = property_.ListArguments();

@@ -1,0 +1,64 @@
+/*!
+ * \file mxplug/kvstore.h
+ * \brief KVStore: a store of named arrays shared by devices (the seeds' KVStore). `Push` sums
+ * the values pushed to a key, wherever they live, and hands the sum to the updater (or, without
+ * one, stores it); `Pull` copies the stored value to any number of arrays on any devices.
+ *
+ * Like NDArray operations, every call only pushes work to the engine and returns: reading a
+ * pulled array waits for it. Calls are checked before anything is pushed, so a bad key or shape
+ * raises at the call and changes nothing. The updater is called in the calling thread, once per
+ * key per push, and is expected to push its work too (NDArray operations, a fused optimizer op).
+ */
+#ifndef MXPLUG_KVSTORE_H_
+#define MXPLUG_KVSTORE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mxplug/ndarray.h"
+
+namespace mxplug {
+
+class KVStore {
+ public:
+  /*! \brief Called as updater(key, summed pushed value, stored value), once per key and push. */
+  using Updater = std::function<void(const std::string& key, const NDArray& recv, NDArray* stored)>;
+
+  virtual ~KVStore() = default;
+
+  /*!
+   * \brief "local": values are summed and stored on the CPU. "device": values are summed on
+   * the device of the first value pushed, and the stored value moves there for the updater.
+   * \throws Error naming the type and the types there are.
+   */
+  static std::unique_ptr<KVStore> Create(const std::string& type);
+
+  virtual const std::string& type() const = 0;
+  /*! \brief This worker's index in [0, num_workers); 0 for a single-process store. */
+  virtual int rank() const { return 0; }
+  virtual int num_workers() const { return 1; }
+
+  /*!
+   * \brief Stores a copy of values[i] under keys[i]. \throws Error for a key given twice or
+   * already initialised (naming it), or a none array.
+   */
+  virtual void Init(const std::vector<std::string>& keys, const std::vector<NDArray>& values) = 0;
+  /*!
+   * \brief Pushes values[i] to keys[i]; a key may appear several times (its values are summed).
+   * \throws Error for a key never initialised, or a value whose shape or dtype differs from the
+   * stored one (naming the key and both).
+   */
+  virtual void Push(const std::vector<std::string>& keys, const std::vector<NDArray>& values,
+                    int priority = 0) = 0;
+  /*! \brief Copies the value of keys[i] into outs[i]; keys may repeat. \throws Error as Push. */
+  virtual void Pull(const std::vector<std::string>& keys, const std::vector<NDArray>& outs,
+                    int priority = 0) = 0;
+  /*! \brief Installs the updater (empty: a push replaces the stored value). */
+  virtual void SetUpdater(Updater updater) = 0;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_KVSTORE_H_

@@ -1,0 +1,390 @@
+"""Optimizers (MXNet's ``mx.optimizer``). Each step is one fused operator of the optimizer
+plugin (``sgd_update``, ``sgd_mom_update``, ``nag_mom_update``, ``adam_update``,
+``rmsprop_update``, ``rmspropalex_update``, ``adagrad_update``) that updates the weight and the
+optimizer states in place.
+
+An optimizer keeps the per-weight learning-rate and weight-decay multipliers and the update
+counts that drive its ``lr_scheduler``; an :class:`Updater` owns the states and is what a
+KVStore or a Module calls as ``updater(index, grad, weight)``.
+"""
+import math
+import numpy
+import pickle
+import warnings
+
+from . import ndarray as nd
+from .ndarray import NDArray
+
+__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Updater", "get_updater",
+           "create", "register"]
+
+
+class Optimizer(object):
+    """Base class of the optimizers.
+
+    Parameters follow MXNet: ``rescale_grad`` (often ``1/batch_size``), ``param_idx2name``
+    (index to parameter name, which makes the weight decay 0 for names not ending in
+    ``_weight`` or ``_gamma``), ``wd``, ``clip_gradient``, ``learning_rate`` (default 0.01
+    unless ``lr_scheduler`` gives one), ``lr_scheduler``, ``sym`` (whose ``__lr_mult__`` /
+    ``__wd_mult__`` attributes set multipliers), ``begin_num_update``, ``multi_precision``,
+    ``param_dict``.
+    """
+    opt_registry = {}
+
+    def __init__(self, rescale_grad=1., param_idx2name=None, wd=0., clip_gradient=None,
+                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
+                 multi_precision=False, param_dict=None):
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if lr_scheduler is not None and learning_rate is not None and lr_scheduler.base_lr != learning_rate:
+            warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by "
+                          "``learning_rate`` in optimizer.")
+            lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise TypeError("param_idx2name should be a dict of param indexes to names, got %s"
+                            % type(param_idx2name).__name__)
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    @staticmethod
+    def register(klass):
+        """Registers an optimizer class under its lower-cased name (a decorator)."""
+        if not isinstance(klass, type):
+            raise TypeError("register takes an optimizer class, got %r" % (klass,))
+        name = klass.__name__.lower()
+        if name in Optimizer.opt_registry:
+            old = Optimizer.opt_registry[name]
+            warnings.warn("WARNING: New optimizer %s.%s is overriding existing optimizer %s.%s"
+                          % (klass.__module__, klass.__name__, old.__module__, old.__name__))
+        Optimizer.opt_registry[name] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name, **kwargs):
+        """An optimizer by registered name (case-insensitive) with its keyword arguments."""
+        klass = Optimizer.opt_registry.get(name.lower())
+        if klass is None:
+            raise ValueError("Cannot find optimizer %s; registered optimizers are: %s"
+                             % (name, ", ".join(sorted(Optimizer.opt_registry))))
+        return klass(**kwargs)
+
+    @property
+    def learning_rate(self):
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def create_state(self, index, weight):
+        """The state of one weight (momentum and the like), made before its first update."""
+        return None
+
+    def create_state_multi_precision(self, index, weight):
+        """Like create_state; with multi_precision, a float32 master copy of a float16 weight
+        comes first."""
+        if self.multi_precision and weight.dtype == numpy.float16:
+            master = weight.astype('float32')
+            return (master,) + (self.create_state(index, master),)
+        if weight.dtype == numpy.float16:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
+                          "slow convergence. Consider using multi_precision=True option of the "
+                          "optimizer")
+        return self.create_state(index, weight)
+
+    def update(self, index, weight, grad, state):
+        """Updates one weight in place from its gradient and state."""
+        raise NotImplementedError()
+
+    def update_multi_precision(self, index, weight, grad, state):
+        if self.multi_precision and weight.dtype == numpy.float16:
+            master, inner = state[0], state[1]
+            self.update(index, master, grad.astype('float32'), inner)
+            nd.cast(master, dtype=weight.dtype, out=weight)
+        else:
+            self.update(index, weight, grad, state)
+
+    def set_learning_rate(self, lr):
+        """Sets the learning rate; an optimizer with an lr_scheduler refuses (UserWarning)."""
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note that "
+                              "set_learning_rate can mutate the value of the learning rate of the "
+                              "optimizer only when the LRScheduler of the optimizer is undefined.")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale):
+        raise DeprecationWarning
+
+    def _multipliers_from_sym(self, attribute):
+        mult = {}
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and attribute in attr[name]:
+                    mult[name] = float(attr[name][attribute])
+        return mult
+
+    def set_lr_mult(self, args_lr_mult):
+        """Learning-rate multipliers by parameter name (or index); the symbol's __lr_mult__
+        attributes come first."""
+        self.lr_mult = self._multipliers_from_sym('__lr_mult__')
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        """Weight-decay multipliers by parameter name (or index). Parameters named in
+        param_idx2name that do not end in _weight or _gamma get 0 (biases, BatchNorm's beta)."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values()
+                        if not (n.endswith('_weight') or n.endswith('_gamma'))}
+        self.wd_mult.update(self._multipliers_from_sym('__wd_mult__'))
+        self.wd_mult.update(args_wd_mult)
+
+    def _set_current_context(self, device_id):
+        """Keeps update counts per device, so that data parallelism counts each step once."""
+        self._index_update_count = self._all_index_update_counts.setdefault(device_id, {})
+
+    def _update_count(self, index):
+        for idx in index if isinstance(index, (list, tuple)) else [index]:
+            count = self._index_update_count.get(idx, self.begin_num_update) + 1
+            self._index_update_count[idx] = count
+            self.num_update = max(count, self.num_update)
+
+    def _scaled(self, indices, base, mults, attribute):
+        values = [base] * len(indices)
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                values[i] *= getattr(self.param_dict[index], attribute)
+            elif index in mults:
+                values[i] *= mults[index]
+            elif index in self.idx2name:
+                values[i] *= mults.get(self.idx2name[index], 1.0)
+        return values
+
+    def _get_lrs(self, indices):
+        return self._scaled(indices, self.learning_rate, self.lr_mult, 'lr_mult')
+
+    def _get_lr(self, index):
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices):
+        return self._scaled(indices, self.wd, self.wd_mult, 'wd_mult')
+
+    def _get_wd(self, index):
+        return self._get_wds([index])[0]
+
+    def _step_kwargs(self, index):
+        """Counts the update of `index`; the fused op's lr, wd, rescale_grad and clip_gradient."""
+        self._update_count(index)
+        kwargs = {'rescale_grad': self.rescale_grad, 'lr': self._get_lr(index), 'wd': self._get_wd(index)}
+        if self.clip_gradient:
+            kwargs['clip_gradient'] = self.clip_gradient
+        return kwargs
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state['_index_update_count'] = None  # an alias into _all_index_update_counts
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__ = state
+        self._index_update_count = self._all_index_update_counts.setdefault(0, {})
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer
+
+
+def _zeros_like(weight):
+    return nd.zeros(weight.shape, weight.context, dtype=weight.dtype)
+
+
+class _Momentum(Optimizer):
+    """SGD and NAG: a momentum state when momentum is not 0, and plain SGD steps without."""
+    _momentum_update = None  # the fused op's name
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super(_Momentum, self).__init__(**kwargs)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return _zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        kwargs = self._step_kwargs(index)
+        if state is not None:
+            getattr(nd, self._momentum_update)(weight, grad, state, out=weight, momentum=self.momentum, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, **kwargs)
+
+
+@register
+class SGD(_Momentum):
+    """SGD with momentum and weight decay::
+
+        mom = momentum * mom - lr * (clip(rescale_grad * grad) + wd * weight)
+        weight += mom
+
+    (without momentum: ``weight -= lr * (clip(rescale_grad * grad) + wd * weight)``).
+    ``lazy_update`` is accepted for compatibility (it concerns sparse gradients).
+    """
+    _momentum_update = "sgd_mom_update"
+
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
+        super(SGD, self).__init__(momentum=momentum, **kwargs)
+        self.lazy_update = lazy_update
+
+
+@register
+class NAG(_Momentum):
+    """Nesterov accelerated gradient::
+
+        g = clip(rescale_grad * grad) + wd * weight
+        mom = momentum * mom - lr * g
+        weight += momentum * mom - lr * g
+    """
+    _momentum_update = "nag_mom_update"
+
+
+@register
+class Adam(Optimizer):
+    """Adam (Kingma and Ba): the bias correction of step t is folded into the learning rate,
+    ``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``, then ``adam_update`` runs."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 lazy_update=True, **kwargs):
+        super(Adam, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lazy_update = lazy_update
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))  # mean, variance
+
+    def update(self, index, weight, grad, state):
+        kwargs = self._step_kwargs(index)
+        t = self._index_update_count[index]
+        kwargs['lr'] *= math.sqrt(1. - self.beta2 ** t) / (1. - self.beta1 ** t)
+        mean, var = state
+        nd.adam_update(weight, grad, mean, var, out=weight, beta1=self.beta1, beta2=self.beta2,
+                       epsilon=self.epsilon, **kwargs)
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad (Duchi et al.)::
+
+        g = clip(rescale_grad * grad); history += g**2
+        weight -= lr * (g / sqrt(history + eps) + wd * weight)
+    """
+
+    def __init__(self, eps=1e-7, **kwargs):
+        super(AdaGrad, self).__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        return _zeros_like(weight)  # the sum of squared gradients
+
+    def update(self, index, weight, grad, state):
+        nd.adagrad_update(weight, grad, state, out=weight, epsilon=self.float_stable_eps,
+                          **self._step_kwargs(index))
+
+
+@register
+class RMSProp(Optimizer):
+    """RMSProp: Tieleman and Hinton's (``centered=False``, ``rmsprop_update``) or Graves's
+    centred form (``centered=True``, ``rmspropalex_update``, which uses gamma2); weights are
+    clipped to ``[-clip_weights, clip_weights]`` when clip_weights is set."""
+
+    def __init__(self, learning_rate=0.001, gamma1=0.9, gamma2=0.9, epsilon=1e-8, centered=False,
+                 clip_weights=None, **kwargs):
+        super(RMSProp, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.centered = centered
+        self.epsilon = epsilon
+        self.clip_weights = clip_weights
+
+    def create_state(self, index, weight):
+        if self.centered:
+            return (_zeros_like(weight), _zeros_like(weight), _zeros_like(weight))  # n, g, delta
+        return (_zeros_like(weight),)  # n
+
+    def update(self, index, weight, grad, state):
+        kwargs = self._step_kwargs(index)
+        kwargs.update(gamma1=self.gamma1, epsilon=self.epsilon)
+        if self.clip_weights:
+            kwargs['clip_weights'] = self.clip_weights
+        if self.centered:
+            nd.rmspropalex_update(weight, grad, *state, out=weight, gamma2=self.gamma2, **kwargs)
+        else:
+            nd.rmsprop_update(weight, grad, state[0], out=weight, **kwargs)
+
+
+class Updater(object):
+    """Applies an optimizer to weights by index, holding each weight's state: what
+    ``kv.set_optimizer`` installs and ``Module.update`` calls as ``updater(index, grad, weight)``."""
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.states = {}
+        self.states_synced = {}
+        self.aggregate_updates = False
+
+    def __call__(self, index, grad, weight):
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), grad, weight
+        else:
+            indices, grads, weights = [index], [grad], [weight]
+        if weights:
+            self.optimizer._set_current_context(weights[0].context.device_id)
+        for i, w, g in zip(indices, weights, grads):
+            if isinstance(i, bytes):
+                i = i.decode()
+            if i not in self.states:
+                self.states[i] = self.optimizer.create_state_multi_precision(i, w)
+                self.states_synced[i] = True
+            elif not self.states_synced[i]:
+                self.states[i] = self.sync_state_context(self.states[i], w.context)
+                self.states_synced[i] = True
+            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+
+    def sync_state_context(self, state, context):
+        """The state moved to `context` (states loaded from a file live on the CPU)."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            synced = [self.sync_state_context(s, context) for s in state]
+            return tuple(synced) if isinstance(state, tuple) else synced
+        return state
+
+    def set_states(self, states):
+        """Restores states pickled by get_states (with the optimizer, when it was dumped too)."""
+        states = pickle.loads(states)
+        if isinstance(states, tuple) and len(states) == 2:
+            self.states, self.optimizer = states
+        else:
+            self.states = states
+        self.states_synced = dict.fromkeys(self.states.keys(), False)
+
+    def get_states(self, dump_optimizer=False):
+        """The states pickled (with the optimizer when dump_optimizer), as MXNet writes them."""
+        return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def get_updater(optimizer):
+    """The Updater of `optimizer` (a callable ``updater(index, grad, weight)``)."""
+    return Updater(optimizer)

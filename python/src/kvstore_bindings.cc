@@ -1,0 +1,37 @@
+// mxplug._core.KVStore: the core's KVStore with Python keys as strings (python/mxplug/kvstore.py
+// maps MXNet's int keys) and a Python callable as the updater. Calls keep the GIL: they only
+// push work, and the updater they call is Python.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "mxplug/kvstore.h"
+
+namespace py = pybind11;
+
+namespace mxplug::python {
+
+void DefineKVStore(py::module_& m) {
+  py::class_<KVStore, std::unique_ptr<KVStore>>(m, "KVStore", "A key-value store of arrays (MXNet's KVStore).")
+      .def(py::init([](const std::string& type) { return KVStore::Create(type); }), py::arg("type"))
+      .def_property_readonly("type", &KVStore::type)
+      .def_property_readonly("rank", &KVStore::rank)
+      .def_property_readonly("num_workers", &KVStore::num_workers)
+      .def("init", &KVStore::Init, py::arg("keys"), py::arg("values"))
+      .def("push", &KVStore::Push, py::arg("keys"), py::arg("values"), py::arg("priority") = 0)
+      .def("pull", &KVStore::Pull, py::arg("keys"), py::arg("outs"), py::arg("priority") = 0)
+      .def("set_updater", [](KVStore& kv, py::object fn) {
+        if (fn.is_none()) {
+          kv.SetUpdater(nullptr);
+          return;
+        }
+        // The callable is kept by the store; called with the GIL held (pushes keep it).
+        kv.SetUpdater([fn](const std::string& key, const NDArray& recv, NDArray* stored) {
+          py::gil_scoped_acquire gil;
+          fn(key, recv, *stored);
+        });
+      }, py::arg("updater"), "updater(key, recv, stored), or None for none.");
+}
+
+}  // namespace mxplug::python

@@ -1,0 +1,271 @@
+"""Optimizers, their fused update ops and the learning-rate schedulers: every step against the
+update formula written out in NumPy (float64), the optimizer classes against MXNet 1.9.1 run on
+the same numbers, and the schedulers against their formulas."""
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from conftest import run_mxnet
+
+RNG = np.random.RandomState(7)
+W0 = RNG.randn(4, 5).astype(np.float32)
+GRADS = [(RNG.randn(4, 5) * 3).astype(np.float32) for _ in range(3)]
+COMMON = dict(rescale_grad=0.5, clip_gradient=1.0, wd=0.01)
+
+
+def clip(g, c):
+    return np.clip(g, -c, c)
+
+
+# ---- NumPy references: (weight, grad, states, kwargs) -> (weight, states) ----
+
+def ref_sgd(w, g, s, lr, wd, rescale_grad, clip_gradient, momentum=0.0):
+    step = lr * (clip(rescale_grad * g, clip_gradient) + wd * w)
+    if momentum == 0.0:
+        return w - step, s
+    mom = momentum * s[0] - step
+    return w + mom, [mom]
+
+
+def ref_nag(w, g, s, lr, wd, rescale_grad, clip_gradient, momentum):
+    step = lr * (clip(rescale_grad * g, clip_gradient) + wd * w)
+    mom = momentum * s[0] - step
+    return w + momentum * mom - step, [mom]
+
+
+def ref_adam(w, g, s, lr, wd, rescale_grad, clip_gradient, beta1, beta2, epsilon):
+    g = clip(rescale_grad * g + wd * w, clip_gradient)
+    mean = beta1 * s[0] + (1 - beta1) * g
+    var = beta2 * s[1] + (1 - beta2) * g * g
+    return w - lr * mean / (np.sqrt(var) + epsilon), [mean, var]
+
+
+def ref_rmsprop(w, g, s, lr, wd, rescale_grad, clip_gradient, gamma1, epsilon, clip_weights):
+    g = clip(rescale_grad * g + wd * w, clip_gradient)
+    n = (1 - gamma1) * g * g + gamma1 * s[0]
+    return np.clip(w - lr * g / np.sqrt(n + epsilon), -clip_weights, clip_weights), [n]
+
+
+def ref_rmspropalex(w, g, s, lr, wd, rescale_grad, clip_gradient, gamma1, gamma2, epsilon, clip_weights):
+    g = clip(rescale_grad * g + wd * w, clip_gradient)
+    n = (1 - gamma1) * g * g + gamma1 * s[0]
+    mean = (1 - gamma1) * g + gamma1 * s[1]
+    delta = gamma2 * s[2] - lr * g / np.sqrt(n - mean * mean + epsilon)
+    return np.clip(w + delta, -clip_weights, clip_weights), [n, mean, delta]
+
+
+def ref_adagrad(w, g, s, lr, wd, rescale_grad, clip_gradient, epsilon):
+    g = clip(rescale_grad * g, clip_gradient)
+    history = s[0] + g * g
+    return w - lr * (g / np.sqrt(history + epsilon) + wd * w), [history]
+
+
+OPS = [
+    ("sgd_update", 0, ref_sgd, {}),
+    ("sgd_mom_update", 1, ref_sgd, dict(momentum=0.9)),
+    ("nag_mom_update", 1, ref_nag, dict(momentum=0.9)),
+    ("adam_update", 2, ref_adam, dict(beta1=0.8, beta2=0.95, epsilon=1e-6)),
+    ("rmsprop_update", 1, ref_rmsprop, dict(gamma1=0.9, epsilon=1e-6, clip_weights=1.2)),
+    ("rmspropalex_update", 3, ref_rmspropalex, dict(gamma1=0.9, gamma2=0.8, epsilon=1e-6, clip_weights=1.2)),
+    ("adagrad_update", 1, ref_adagrad, dict(epsilon=1e-7)),
+]
+
+
+@pytest.mark.parametrize("name,nstates,ref,extra", OPS, ids=[o[0] for o in OPS])
+def test_fused_update_matches_formula(mx, name, nstates, ref, extra):
+    kwargs = dict(COMMON, lr=0.1, **extra)
+    # Positive second moments, a small running mean: states a real run could hold.
+    init = [np.abs(RNG.randn(4, 5)).astype(np.float32) + (0.5 if k != 1 else 0.0) for k in range(nstates)]
+    if name == "rmspropalex_update":
+        init[1] *= 0.1
+    w = mx.nd.array(W0)
+    states = [mx.nd.array(s) for s in init]
+    ref_w, ref_s = W0.astype(np.float64), [s.astype(np.float64) for s in init]
+    for g in GRADS:
+        out = getattr(mx.nd, name)(w, mx.nd.array(g), *states, out=w, **kwargs)
+        assert out is w
+        ref_w, ref_s = ref(ref_w, g.astype(np.float64), ref_s, **kwargs)
+    np.testing.assert_allclose(w.asnumpy(), ref_w, rtol=1e-5, atol=1e-6)
+    for got, want in zip(states, ref_s):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_update_new_output_leaves_weight(mx):
+    w, g, mom = mx.nd.array(W0), mx.nd.array(GRADS[0]), mx.nd.zeros((4, 5))
+    new = mx.nd.sgd_mom_update(w, g, mom, lr=0.1, momentum=0.9)
+    np.testing.assert_array_equal(w.asnumpy(), W0)
+    want, (want_mom,) = ref_sgd(W0.astype(np.float64), GRADS[0].astype(np.float64), [np.zeros((4, 5))],
+                                lr=0.1, wd=0.0, rescale_grad=1.0, clip_gradient=1e30, momentum=0.9)
+    np.testing.assert_allclose(new.asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(mom.asnumpy(), want_mom, rtol=1e-6)
+
+
+def test_fused_update_errors(mx):
+    w = mx.nd.zeros((2, 3))
+    with pytest.raises(mx.MXNetError, match=r"sgd_mom_update: .*mom has shape \(3,\), expected \(2, ?3\)"):
+        mx.nd.sgd_mom_update(w, mx.nd.zeros((2, 3)), mx.nd.zeros((3,)), out=w, lr=0.1)
+    with pytest.raises(mx.MXNetError, match=r"adam_update: required parameter 'lr' is missing"):
+        mx.nd.adam_update(w, w, w, w)
+    with pytest.raises(mx.MXNetError, match=r"sgd_update: .*grad has shape \(3,\)"):
+        mx.nd.sgd_update(w, mx.nd.zeros((3,)), lr=0.1)
+    np.testing.assert_array_equal(w.asnumpy(), np.zeros((2, 3)))
+
+
+# ---- Optimizer classes ----------------------------------------------------------------------------
+
+def run_updater(mx, name, kwargs, steps=3, names=None):
+    """Applies optimizer `name` through an Updater to two weights; returns their values."""
+    o = mx.optimizer.create(name, param_idx2name=names or {0: "fc_weight", 1: "fc_bias"}, **kwargs)
+    updater = mx.optimizer.get_updater(o)
+    weights = [mx.nd.array(W0), mx.nd.array(W0[0])]
+    for step in range(steps):
+        for i, w in enumerate(weights):
+            g = GRADS[step] if i == 0 else GRADS[step][1]
+            updater(i, mx.nd.array(g), w)
+    return [w.asnumpy() for w in weights]
+
+
+CLASSES = [
+    ("sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=1.0)),
+    ("sgd", dict(learning_rate=0.1, wd=0.01)),
+    ("nag", dict(learning_rate=0.1, momentum=0.9, rescale_grad=0.5)),
+    ("adam", dict(learning_rate=0.01, wd=0.01, clip_gradient=2.0)),
+    ("rmsprop", dict(learning_rate=0.01, wd=0.01, gamma1=0.8)),
+    ("rmsprop", dict(learning_rate=0.01, centered=True, clip_weights=0.9)),
+    ("adagrad", dict(learning_rate=0.1, wd=0.01, eps=1e-6)),
+]
+
+MXNET_UPDATERS = '''
+import json, sys, numpy as np, mxnet as mx
+cases = json.loads(sys.argv[1]) if len(sys.argv) > 1 else json.loads(input())
+RNG = np.random.RandomState(7)
+W0 = RNG.randn(4, 5).astype(np.float32)
+GRADS = [(RNG.randn(4, 5) * 3).astype(np.float32) for _ in range(3)]
+out = []
+for name, kwargs in cases:
+    o = mx.optimizer.create(name, param_idx2name={0: "fc_weight", 1: "fc_bias"}, **kwargs)
+    updater = mx.optimizer.get_updater(o)
+    weights = [mx.nd.array(W0), mx.nd.array(W0[0])]
+    for step in range(3):
+        for i, w in enumerate(weights):
+            updater(i, mx.nd.array(GRADS[step] if i == 0 else GRADS[step][1]), w)
+    out.append([w.asnumpy().tolist() for w in weights])
+print(json.dumps(out))
+'''
+
+
+def test_optimizers_match_mxnet(mx):
+    """Seven optimizer set-ups, three steps of two weights (a weight and a bias, which gets no
+    weight decay), against MXNet 1.9.1's own optimizers on the same numbers."""
+    want = json.loads(run_mxnet("import sys; sys.argv.append(%r)\n" % json.dumps(CLASSES) + MXNET_UPDATERS)
+                      .strip().splitlines()[-1])
+    for (name, kwargs), expected in zip(CLASSES, want):
+        got = run_updater(mx, name, kwargs)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, np.array(e, np.float32), rtol=2e-5, atol=1e-6, err_msg=name + str(kwargs))
+
+
+def test_wd_mult_by_name_and_lr_mult(mx):
+    """Biases (names not ending in _weight/_gamma) get no weight decay; lr_mult scales the rate."""
+    o = mx.optimizer.SGD(learning_rate=0.1, wd=0.5, param_idx2name={0: "a_weight", 1: "a_bias", 2: "bn_gamma"})
+    o.set_lr_mult({"a_weight": 2.0})
+    assert o._get_wds([0, 1, 2]) == [0.5, 0.0, 0.5]
+    assert o._get_lrs([0, 1, 2]) == [pytest.approx(0.2), 0.1, 0.1]
+    w = mx.nd.ones((3,))
+    o.update(1, w, mx.nd.zeros((3,)), None)
+    np.testing.assert_array_equal(w.asnumpy(), np.ones(3))  # a bias with a zero gradient stays
+
+
+def test_sym_attributes_set_multipliers(mx):
+    data = mx.sym.Variable("data")
+    w = mx.sym.Variable("fc_weight", lr_mult=0.5, wd_mult=3.0)
+    net = mx.sym.FullyConnected(data, weight=w, num_hidden=2, name="fc")
+    o = mx.optimizer.SGD(learning_rate=1.0, wd=0.1, sym=net, param_idx2name={0: "fc_weight", 1: "fc_bias"})
+    assert o._get_lr(0) == 0.5 and o._get_wd(0) == pytest.approx(0.3)
+    assert o._get_lr(1) == 1.0 and o._get_wd(1) == 0.0
+
+
+def test_registry(mx):
+    assert type(mx.optimizer.create("SGD")) is mx.optimizer.SGD
+    assert mx.optimizer.create("adam").lr == 0.001
+    with pytest.raises(ValueError, match="Cannot find optimizer nosuch; registered optimizers are: .*sgd"):
+        mx.optimizer.create("nosuch")
+
+    @mx.optimizer.register
+    class Halve(mx.optimizer.Optimizer):
+        def update(self, index, weight, grad, state):
+            weight[:] = weight * 0.5
+    w = mx.nd.ones((2,))
+    mx.optimizer.get_updater(mx.optimizer.create("halve"))(0, mx.nd.ones((2,)), w)
+    np.testing.assert_array_equal(w.asnumpy(), [0.5, 0.5])
+
+
+def test_updater_states_round_trip(mx):
+    """Saved states resume exactly: 2 steps, save, new updater loads, 1 step == 3 steps."""
+    kwargs = dict(learning_rate=0.01, wd=0.01)
+    straight = run_updater(mx, "adam", kwargs)
+    o = mx.optimizer.create("adam", param_idx2name={0: "fc_weight", 1: "fc_bias"}, **kwargs)
+    u = mx.optimizer.get_updater(o)
+    weights = [mx.nd.array(W0), mx.nd.array(W0[0])]
+    for step in range(2):
+        for i, w in enumerate(weights):
+            u(i, mx.nd.array(GRADS[step] if i == 0 else GRADS[step][1]), w)
+    blob = u.get_states(dump_optimizer=True)
+    u2 = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    u2.set_states(blob)
+    assert isinstance(u2.optimizer, mx.optimizer.Adam)
+    for i, w in enumerate(weights):
+        u2(i, mx.nd.array(GRADS[2] if i == 0 else GRADS[2][1]), w)
+    for got, want in zip(weights, straight):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+    assert set(pickle.loads(u.get_states())) == {0, 1}
+
+
+def test_learning_rate_property_and_set(mx):
+    o = mx.optimizer.SGD(learning_rate=0.3)
+    o.set_learning_rate(0.2)
+    assert o.learning_rate == 0.2
+    s = mx.optimizer.SGD(lr_scheduler=mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=1.0))
+    with pytest.raises(UserWarning):
+        s.set_learning_rate(0.1)
+
+
+# ---- Learning-rate schedulers -----------------------------------------------------------------------
+
+def test_factor_scheduler(mx):
+    s = mx.lr_scheduler.FactorScheduler(step=3, factor=0.5, base_lr=1.0, stop_factor_lr=0.1)
+    got = [s(n) for n in range(1, 14)]
+    want = [max(1.0 * 0.5 ** ((n - 1) // 3), 0.1) for n in range(1, 14)]
+    assert got == pytest.approx(want)
+
+
+def test_multifactor_scheduler(mx):
+    s = mx.lr_scheduler.MultiFactorScheduler(step=[2, 5], factor=0.1, base_lr=1.0)
+    assert [s(n) for n in range(1, 8)] == pytest.approx([1, 1, .1, .1, .1, .01, .01])
+    with pytest.raises(ValueError, match="increasing"):
+        mx.lr_scheduler.MultiFactorScheduler(step=[5, 2])
+
+
+def test_poly_and_cosine_with_warmup(mx):
+    p = mx.lr_scheduler.PolyScheduler(max_update=10, base_lr=1.0, pwr=2, final_lr=0.1, warmup_steps=2,
+                                      warmup_begin_lr=0.2)
+    c = mx.lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.1)
+    for n in range(0, 14):
+        if n < 2:
+            want_p = 0.2 + 0.8 * n / 2
+        else:
+            want_p = 0.1 + 0.9 * (1 - (min(n, 10) - 2) / 8) ** 2
+        assert p(n) == pytest.approx(want_p)
+        assert c(n) == pytest.approx(0.1 + 0.9 * (1 + math.cos(math.pi * min(n, 10) / 10)) / 2)
+
+
+def test_scheduler_drives_optimizer(mx):
+    """With a scheduler, update t uses lr(t): plain SGD steps of a unit gradient add up to it."""
+    o = mx.optimizer.SGD(lr_scheduler=mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=0.8))
+    w = mx.nd.zeros((1,))
+    for _ in range(5):
+        o.update(0, w, mx.nd.ones((1,)), None)
+    assert w.asscalar() == pytest.approx(-(0.8 + 0.8 + 0.4 + 0.4 + 0.2))
