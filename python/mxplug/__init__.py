@@ -26,7 +26,13 @@ from . import lr_scheduler  # noqa: E402
 from . import optimizer  # noqa: E402
 from . import kvstore  # noqa: E402
 from . import kvstore as kv  # noqa: E402
+from . import initializer  # noqa: E402
+from . import initializer as init  # noqa: E402
+from . import metric  # noqa: E402
+from . import model  # noqa: E402
+from . import callback  # noqa: E402
 
 __all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "__version__"]
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback",
+           "__version__"]
