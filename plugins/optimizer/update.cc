@@ -234,8 +234,14 @@ class UpdateProp : public mxplug::OperatorProperty {
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>* aux) const override {
     const TShape& w = (*in)[0];
     if (w.ndim() < 0) return false;
-    mxplug::InferParameterShape(&(*in)[1], w, "grad", w);
-    for (size_t k = 0; k < aux->size(); ++k) mxplug::InferParameterShape(&(*aux)[k], w, Rule::kStates[k], w);
+    auto like_weight = [&](TShape* s, const char* name) {
+      if (s->ndim() < 0) *s = w;
+      else if (*s != w)
+        throw std::invalid_argument(std::string(name) + " has shape " + s->ToString() +
+                                    ", expected the weight's shape " + w.ToString());
+    };
+    like_weight(&(*in)[1], "grad");
+    for (size_t k = 0; k < aux->size(); ++k) like_weight(&(*aux)[k], Rule::kStates[k]);
     (*out)[0] = w;
     return w.IsKnown();
   }

@@ -151,7 +151,6 @@ def _normal(arr, loc, scale):
     nd.random.normal(loc, scale, shape=arr.shape, dtype=arr.dtype, ctx=arr.context, out=arr)
 
 
-@register
 class Load(object):
     """Initialises from saved arrays: a dict, or a ``.params`` file (``arg:``/``aux:`` prefixes
     dropped); names not there go to `default_init`."""
@@ -182,7 +181,6 @@ class Load(object):
                 logging.info('Initialized %s by default', name)
 
 
-@register
 class Mixed(object):
     """The first initialiser whose regular expression matches the name (``re.match``)."""
 

@@ -68,6 +68,13 @@ def check_label_shapes(labels, preds, wrap=False, shape=False):
     return labels, preds
 
 
+def _numpy_pairs(labels, preds):
+    """(label, pred) as NumPy arrays, one pair per output, after check_label_shapes."""
+    labels, preds = check_label_shapes(labels, preds, True)
+    for label, pred in zip(labels, preds):
+        yield label.asnumpy(), pred.asnumpy()
+
+
 class EvalMetric(object):
     """Base class: ``update`` adds to ``sum_metric`` and ``num_inst`` (and their global twins);
     ``get`` is their ratio, NaN before any update."""
@@ -227,12 +234,10 @@ class TopKAccuracy(EvalMetric):
         self.name += '_%d' % self.top_k
 
     def update(self, labels, preds):
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            if len(pred.shape) > 2:
-                raise ValueError('Predictions should be no more than 2 dims, got %s' % (pred.shape,))
-            scores = pred.asnumpy().astype('float32')
-            label = label.asnumpy().astype('int32').ravel()
+        for label, scores in _numpy_pairs(labels, preds):
+            if scores.ndim > 2:
+                raise ValueError('Predictions should be no more than 2 dims, got %s' % (scores.shape,))
+            label = label.astype('int32').ravel()
             if scores.ndim == 1:
                 correct = int((numpy.argmax(scores) == label).sum())
             else:
@@ -261,12 +266,11 @@ class F1(EvalMetric):
         return 2 * precision * recall / (precision + recall) if precision + recall else 0.
 
     def update(self, labels, preds):
-        labels, preds = check_label_shapes(labels, preds, True)
         counts = numpy.zeros(3)  # true positives, false positives, false negatives
         n = 0
-        for label, pred in zip(labels, preds):
-            label = label.asnumpy().astype('int32').ravel()
-            predicted = numpy.argmax(pred.asnumpy(), axis=1)
+        for label, pred in _numpy_pairs(labels, preds):
+            label = label.astype('int32').ravel()
+            predicted = numpy.argmax(pred, axis=1)
             check_label_shapes(label, predicted)
             if len(numpy.unique(label)) > 2:
                 raise ValueError("F1 currently only supports binary classification.")
@@ -334,9 +338,7 @@ class _Regression(EvalMetric):
         raise NotImplementedError
 
     def update(self, labels, preds):
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            label, pred = label.asnumpy(), pred.asnumpy()
+        for label, pred in _numpy_pairs(labels, preds):
             label = label.reshape(label.shape[0], 1) if label.ndim == 1 else label
             pred = pred.reshape(pred.shape[0], 1) if pred.ndim == 1 else pred
             self._add(self._error(label - pred), 1)
@@ -385,9 +387,8 @@ class CrossEntropy(EvalMetric):
         self.eps = eps
 
     def update(self, labels, preds):
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            label, pred = label.asnumpy().ravel(), pred.asnumpy()
+        for label, pred in _numpy_pairs(labels, preds):
+            label = label.ravel()
             if label.shape[0] != pred.shape[0]:
                 raise ValueError("CrossEntropy: %d labels for %d predictions" % (label.shape[0], pred.shape[0]))
             prob = pred[numpy.arange(label.shape[0]), numpy.int64(label)]

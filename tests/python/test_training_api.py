@@ -80,6 +80,19 @@ def test_orthogonal_constant_zero_one(mx):
     assert isinstance(mx.init.create(mx.init.Normal(0.2).dumps()), mx.init.Normal)
 
 
+def test_bilinear_matches_mxnet(mx):
+    want = run_mxnet("import mxnet as mx\na = mx.nd.zeros((2, 1, 4, 5))\n"
+                     "mx.init.Bilinear()(mx.init.InitDesc('up_weight'), a)\nprint(a.asnumpy().tolist())")
+    np.testing.assert_array_equal(fill(mx, mx.init.Bilinear(), "up_weight", (2, 1, 4, 5)),
+                                  np.array(eval(want.strip().splitlines()[-1]), np.float32))
+
+
+def test_verbose_logs_each_array(mx, caplog):
+    caplog.set_level(logging.INFO)
+    fill(mx, mx.init.One().set_verbosity(True), "fc_weight", (4,))
+    assert [r.getMessage() for r in caplog.records] == ["Initialized fc_weight as weight: 1.0"]
+
+
 def test_mixed_and_load(mx, tmp_path):
     mixed = mx.init.Mixed(["fc1.*", ".*"], [mx.init.Constant(2.0), mx.init.Zero()])
     a, b = mx.nd.ones((2,)), mx.nd.ones((2,))

@@ -8,6 +8,8 @@
  * pulled array waits for it. Calls are checked before anything is pushed, so a bad key or shape
  * raises at the call and changes nothing. The updater is called in the calling thread, once per
  * key per push, and is expected to push its work too (NDArray operations, a fused optimizer op).
+ * `priority` is MXNet's argument, accepted; the pushes it makes run in dependency order only.
+ * One thread at a time may call a store (as in MXNet).
  */
 #ifndef MXPLUG_KVSTORE_H_
 #define MXPLUG_KVSTORE_H_

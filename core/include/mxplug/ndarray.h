@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <dlpack/dlpack.h>
 
@@ -41,6 +42,8 @@ class NDArray {
   Context ctx() const;
   int64_t size() const { return shape_.Size(); }
   size_t bytes() const { return static_cast<size_t>(size()) * DTypeSize(dtype_); }
+  /*! \brief Shape and dtype as error messages give them: "(2, 3) float32". */
+  std::string Describe() const { return shape_.ToString() + " " + DTypeName(dtype_); }
   /*! \brief The variable every push that touches this array's storage names. */
   VarHandle var() const;
   /*! \brief Address of the first element. Only valid to touch inside a pushed function or

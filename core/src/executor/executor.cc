@@ -139,9 +139,8 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     if (grad_req_[i] == GradReq::kNull) continue;
     check_array(arg_grads_[i], "gradient of '" + name + "'");
     if (arg_grads_[i].shape() != args_[i].shape() || arg_grads_[i].dtype() != args_[i].dtype())
-      throw Error("bind: gradient of '" + name + "' is " + arg_grads_[i].shape().ToString() + " " +
-                  DTypeName(arg_grads_[i].dtype()) + ", the argument " + args_[i].shape().ToString() + " " +
-                  DTypeName(args_[i].dtype()), kMXPInvalidArgument);
+      throw Error("bind: gradient of '" + name + "' is " + arg_grads_[i].Describe() + ", the argument " +
+                  args_[i].Describe(), kMXPInvalidArgument);
     p.arrays[E + e] = arg_grads_[i];
   }
   for (size_t i = 0; i < aux_nodes.size(); ++i) {
@@ -401,8 +400,8 @@ void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
       throw Error("backward: output '" + name + "' does not come from a loss op, so its gradient must be given "
                   "(or make it a loss with make_loss)", kMXPInvalidArgument);
     if (out_grads[h].shape() != p.shapes[b] || out_grads[h].dtype() != p.dtypes[b])
-      throw Error("backward: the gradient of output '" + name + "' is " + out_grads[h].shape().ToString() + " " +
-                  DTypeName(out_grads[h].dtype()) + ", expected " + p.shapes[b].ToString() + " " +
+      throw Error("backward: the gradient of output '" + name + "' is " + out_grads[h].Describe() + ", expected " +
+                  p.shapes[b].ToString() + " " +
                   DTypeName(p.dtypes[b]), kMXPInvalidArgument);
   }
   for (size_t i = p.num_forward; i < p.steps.size(); ++i) {

@@ -5,7 +5,6 @@
 #include "mxplug/kvstore.h"
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 #include <utility>
 
@@ -14,8 +13,6 @@
 
 namespace mxplug {
 namespace {
-
-std::string Describe(const NDArray& a) { return a.shape().ToString() + " " + DTypeName(a.dtype()); }
 
 class LocalStore : public KVStore {
  public:
@@ -88,8 +85,8 @@ class LocalStore : public KVStore {
       throw Error(std::string("kvstore ") + call + ": the array for key '" + key + "' is a none array", kMXPInvalidArgument);
     const NDArray& stored = it->second.stored;
     if (value.shape() != stored.shape() || value.dtype() != stored.dtype())
-      throw Error(std::string("kvstore ") + call + ": key '" + key + "' holds " + Describe(stored) +
-                  ", the array given is " + Describe(value), kMXPInvalidArgument);
+      throw Error(std::string("kvstore ") + call + ": key '" + key + "' holds " + stored.Describe() +
+                  ", the array given is " + value.Describe(), kMXPInvalidArgument);
   }
 
   // The sum of a key's values, on the CPU ('local') or the first value's device ('device'). One

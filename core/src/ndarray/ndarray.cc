@@ -129,8 +129,7 @@ void NDArray::Copy(const NDArray& from, const NDArray& to) {
   CheckNotNone(from, "NDArray::Copy");
   CheckNotNone(to, "NDArray::Copy");
   if (from.size() != to.size() || from.dtype_ != to.dtype_)
-    throw Error("NDArray::Copy: source " + from.shape_.ToString() + " " + DTypeName(from.dtype_) +
-                " does not fit destination " + to.shape_.ToString() + " " + DTypeName(to.dtype_),
+    throw Error("NDArray::Copy: source " + from.Describe() + " does not fit destination " + to.Describe(),
                 kMXPInvalidArgument);
   if (from.SharesStorageWith(to) && from.byte_offset_ == to.byte_offset_) return;
   const Context fc = from.ctx(), tc = to.ctx();
