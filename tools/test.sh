@@ -39,7 +39,7 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   [[ -f "$tsan/CMakeCache.txt" ]] ||
     tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF
   cmake --build "$tsan" --target mxplug_tests
-  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray'
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray|Prefetcher|DataIter'
 
   fuzz="$build-fuzz"
   [[ -f "$fuzz/CMakeCache.txt" ]] ||

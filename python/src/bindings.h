@@ -32,6 +32,8 @@ void DefineDLPack(pybind11::module_& m, pybind11::class_<NDArray>& cls);
 void DefineSymbol(pybind11::module_& m);
 /*! \brief KVStore (kvstore_bindings.cc). */
 void DefineKVStore(pybind11::module_& m);
+/*! \brief DataIter and list_data_iters (io_bindings.cc). */
+void DefineDataIter(pybind11::module_& m);
 
 }  // namespace mxplug::python
 

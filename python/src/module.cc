@@ -45,6 +45,7 @@ PYBIND11_MODULE(_core, m) {
   mxplug::python::DefineNDArray(m);
   mxplug::python::DefineSymbol(m);
   mxplug::python::DefineKVStore(m);
+  mxplug::python::DefineDataIter(m);
 
   m.def("load_default_plugins", [] {
     mxplug::LoadOptions options;

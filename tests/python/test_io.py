@@ -174,3 +174,175 @@ def test_prefetching_iter(mx):
     uneven.next()
     with pytest.raises(ValueError, match="different numbers of batches"):
         uneven.next()
+
+
+# ---- The core's iterators: MNISTIter and CSVIter ----
+
+def _write_idx(folder, n=10, rows=3, cols=2, gz=False, seed=0):
+    """IDX image and label files of n examples (as MNIST's), raw or gzip-compressed; returns their
+    paths and the arrays written."""
+    import gzip
+    import struct
+    rng = np.random.RandomState(seed)
+    images = rng.randint(0, 256, size=(n, rows, cols)).astype(np.uint8)
+    labels = rng.randint(0, 10, size=n).astype(np.uint8)
+    opener = gzip.open if gz else open
+    suffix = ".gz" if gz else ""
+    image_path, label_path = str(folder / ("images" + suffix)), str(folder / ("labels" + suffix))
+    with opener(image_path, "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, rows, cols) + images.tobytes())
+    with opener(label_path, "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + labels.tobytes())
+    return image_path, label_path, images, labels
+
+
+MNIST_SETUPS = [dict(batch_size=3, shuffle=False), dict(batch_size=4, shuffle=False, flat=True),
+                dict(batch_size=2, shuffle=False, num_parts=3, part_index=2),
+                dict(batch_size=1, shuffle=False, num_parts=4, part_index=1)]
+
+MNIST_READ = """
+import json, sys
+image, label, setups = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+out = []
+for kw in setups:
+    it = mx.io.MNISTIter(image=image, label=label, **kw)
+    epochs = []
+    for _ in range(2):
+        epochs.append([[b.data[0].asnumpy().tolist(), b.label[0].asnumpy().tolist(), b.pad] for b in it])
+        it.reset()
+    out.append([[(d.name, list(d.shape)) for d in it.provide_data + it.provide_label], epochs])
+print(json.dumps(out))
+"""
+
+
+def _run_here(mx, script, argv):
+    import contextlib
+    import io
+    import sys
+    printed, saved = io.StringIO(), sys.argv
+    sys.argv = ["script"] + argv
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(script, {"mx": mx})  # noqa: S102 - the shared script above
+    finally:
+        sys.argv = saved
+    return json.loads(printed.getvalue().strip().splitlines()[-1])
+
+
+def test_mnist_iter_matches_mxnet_and_reads_gzip(mx, tmp_path):
+    image, label, images, labels = _write_idx(tmp_path, n=11)
+    argv = [image, label, json.dumps(MNIST_SETUPS)]
+    want = json.loads(run_mxnet("import sys; sys.argv[1:] = %r\nimport mxnet as mx\n" % argv + MNIST_READ)
+                      .strip().splitlines()[-1])
+    assert _run_here(mx, MNIST_READ, argv) == want
+    (tmp_path / "gz").mkdir()
+    gz_image, gz_label, _, _ = _write_idx(tmp_path / "gz", n=11, gz=True)
+    assert _run_here(mx, MNIST_READ, [gz_image, gz_label, json.dumps(MNIST_SETUPS)]) == want
+    # Against the files' bytes: pixels / 256, labels as floats, batch b holds examples 3b..3b+2.
+    batches = list(mx.io.MNISTIter(image=gz_image, label=gz_label, batch_size=3, shuffle=False))
+    assert len(batches) == 3
+    for b, batch in enumerate(batches):
+        np.testing.assert_array_equal(batch.data[0].asnumpy()[:, 0], images[3 * b:3 * b + 3] / 256.0)
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), labels[3 * b:3 * b + 3])
+        np.testing.assert_array_equal(batch.index, np.arange(3 * b, 3 * b + 3))
+
+
+def test_mnist_iter_shuffles_each_epoch_by_seed(mx, tmp_path):
+    image, label, images, labels = _write_idx(tmp_path, n=40)
+
+    def epochs(seed, part=0, parts=1):
+        it = mx.io.MNISTIter(image=image, label=label, batch_size=5, seed=seed, num_parts=parts,
+                             part_index=part)
+        out = []
+        for _ in range(2):
+            out.append(np.concatenate([b.index for b in it]))
+            it.reset()
+        return out
+
+    first, second = epochs(seed=3)
+    assert sorted(first) == list(range(40)) and sorted(second) == list(range(40))
+    assert not np.array_equal(first, second)
+    assert all(np.array_equal(a, b) for a, b in zip(epochs(seed=3), [first, second]))
+    assert not np.array_equal(epochs(seed=4)[0], first)
+    # A shuffled part keeps to its own slice; the labels follow their images.
+    part = epochs(seed=1, part=1, parts=2)[0]
+    assert sorted(part) == list(range(20, 40))
+    it = mx.io.MNISTIter(image=image, label=label, batch_size=5)
+    for batch in it:
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), labels[batch.index.astype(int)])
+        np.testing.assert_array_equal(batch.data[0].asnumpy()[:, 0] * 256, images[batch.index.astype(int)])
+
+
+def test_mnist_iter_bad_files(mx, tmp_path):
+    import gzip
+    image, label, _, _ = _write_idx(tmp_path, n=10)
+    raw = open(image, "rb").read()
+    cut = tmp_path / "cut"
+    cut.write_bytes(raw[:40])
+    with pytest.raises(mx.MXNetError, match="MNISTIter: '%s' is truncated: 10 images need 76 bytes, "
+                       "the file ends at offset 40" % cut):
+        mx.io.MNISTIter(image=str(cut), label=label, batch_size=2)
+    short_gz = tmp_path / "short.gz"
+    short_gz.write_bytes(gzip.compress(raw)[:-30])
+    with pytest.raises(mx.MXNetError, match="MNISTIter: cannot read '%s' at offset" % short_gz):
+        mx.io.MNISTIter(image=str(short_gz), label=label, batch_size=2)
+    with pytest.raises(mx.MXNetError, match="MNISTIter: '%s' is not an IDX file of images: magic "
+                       "0x00000801 at offset 0, expected 0x00000803" % label):
+        mx.io.MNISTIter(image=label, label=label)
+    (tmp_path / "other").mkdir()
+    _, other_label, _, _ = _write_idx(tmp_path / "other", n=12)
+    with pytest.raises(mx.MXNetError, match="has 10 images but '%s' has 12 labels" % other_label):
+        mx.io.MNISTIter(image=image, label=other_label)
+    with pytest.raises(mx.MXNetError, match="MNISTIter: batch_size 12 is larger than the 10 examples"):
+        mx.io.MNISTIter(image=image, label=label, batch_size=12)
+    with pytest.raises(mx.MXNetError, match="MNISTIter: unknown argument 'shuffel'; it takes image, label"):
+        mx.io.MNISTIter(image=image, label=label, shuffel=False)
+    with pytest.raises(TypeError, match="MNISTIter takes keyword arguments only"):
+        mx.io.MNISTIter(image)
+
+
+CSV_READ = """
+import json, sys
+data, label = sys.argv[1], sys.argv[2]
+out = []
+for kw in [dict(data_csv=data, data_shape=(2,), label_csv=label, batch_size=3),
+           dict(data_csv=data, data_shape=(1, 2), label_csv=label, batch_size=4),
+           dict(data_csv=data, data_shape=(2,), batch_size=4, round_batch=False)]:
+    it = mx.io.CSVIter(**kw)
+    epochs = []
+    for _ in range(3):
+        # With round_batch=False MXNet leaves the padding rows unspecified: compare the others.
+        epochs.append([[b.data[0].asnumpy()[:len(b.data[0]) - b.pad].tolist(), b.label[0].asnumpy().tolist(),
+                        b.pad] for b in it])
+        it.reset()
+    out.append([[(d.name, list(d.shape)) for d in it.provide_data + it.provide_label], epochs])
+print(json.dumps(out))
+"""
+
+
+def test_csv_iter_matches_mxnet(mx, tmp_path):
+    data, label = tmp_path / "d.csv", tmp_path / "l.csv"
+    np.savetxt(data, np.arange(20).reshape(10, 2) * 0.5, delimiter=",", fmt="%g")
+    np.savetxt(label, np.arange(10), delimiter=",", fmt="%g")
+    argv = [str(data), str(label)]
+    want = json.loads(run_mxnet("import sys; sys.argv[1:] = %r\nimport mxnet as mx\n" % argv + CSV_READ)
+                      .strip().splitlines()[-1])
+    assert _run_here(mx, CSV_READ, argv) == want
+
+
+def test_csv_iter_labels_and_errors(mx, tmp_path):
+    data, label = tmp_path / "d.csv", tmp_path / "l.csv"
+    np.savetxt(data, np.arange(12).reshape(4, 3), delimiter=",", fmt="%g")
+    np.savetxt(label, np.arange(8).reshape(4, 2), delimiter=",", fmt="%g")
+    it = mx.io.CSVIter(data_csv=str(data), data_shape=(3,), label_csv=str(label), label_shape=(2,),
+                       batch_size=2, data_name="x", label_name="y")
+    assert [(d.name, d.shape) for d in it.provide_data + it.provide_label] == [("x", (2, 3)), ("y", (2, 2))]
+    batch = it.next()
+    np.testing.assert_array_equal(batch.label[0].asnumpy(), [[0, 1], [2, 3]])
+    short = tmp_path / "short.csv"
+    np.savetxt(short, np.arange(3), delimiter=",", fmt="%g")
+    with pytest.raises(mx.MXNetError, match="CSVIter: label_csv '%s' has 3 rows but data_csv '%s' has 4"
+                       % (short, data)):
+        mx.io.CSVIter(data_csv=str(data), data_shape=(3,), label_csv=str(short), batch_size=2)
+    with pytest.raises(mx.MXNetError, match="CSVIter: argument 'batch_size' is required"):
+        mx.io.CSVIter(data_csv=str(data), data_shape=(3,))

@@ -1,0 +1,43 @@
+// The keyword arguments of a data iterator as MXNet passes them: text ("True", "(3, 28, 28)",
+// "128"). Each Take* reads one argument (or its default) and errors name the iterator and the
+// argument; CheckAllTaken rejects arguments the iterator does not have.
+#ifndef MXPLUG_IO_ITER_ARGS_H_
+#define MXPLUG_IO_ITER_ARGS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mxplug/sdk/tshape.hpp"
+
+namespace mxplug::io {
+
+class IterArgs {
+ public:
+  IterArgs(std::string iter, std::map<std::string, std::string> kwargs)
+      : iter_(std::move(iter)), kwargs_(std::move(kwargs)) {}
+
+  const std::string& iter() const { return iter_; }
+  std::string TakeString(const std::string& name, const std::string& fallback);
+  /*! \brief A required string argument. */
+  std::string TakeString(const std::string& name);
+  int TakeInt(const std::string& name, int fallback, int min_value);
+  bool TakeBool(const std::string& name, bool fallback);
+  TShape TakeShape(const std::string& name, const TShape& fallback);
+  /*! \brief Takes and ignores arguments MXNet has that change nothing here (e.g. `silent`). */
+  void Ignore(const std::vector<std::string>& names);
+  /*! \throws Error naming the first argument no Take* read, and the ones the iterator takes. */
+  void CheckAllTaken() const;
+
+ private:
+  bool Find(const std::string& name, std::string* text);
+  [[noreturn]] void Bad(const std::string& name, const std::string& text, const std::string& expected) const;
+
+  std::string iter_;
+  std::map<std::string, std::string> kwargs_;
+  std::vector<std::string> known_;
+};
+
+}  // namespace mxplug::io
+
+#endif  // MXPLUG_IO_ITER_ARGS_H_

@@ -1,0 +1,106 @@
+// MNISTIter: the images and labels of MNIST's IDX files (raw or gzip-compressed), pixels scaled
+// by 1/256 as MXNet does, labels as float32; only full batches.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "io/batched_iter.h"
+#include "io/read_file.h"
+#include "io/iterators.h"
+#include "mxplug/error.h"
+
+namespace mxplug::io {
+namespace {
+
+constexpr uint32_t kImageMagic = 0x00000803;
+constexpr uint32_t kLabelMagic = 0x00000801;
+
+uint32_t BigEndian32(const std::string& bytes, size_t offset) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + offset;
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+std::string Hex(uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "0x%08x", v);
+  return text;
+}
+
+// Reads an IDX file's header (magic and `dims` sizes) and checks that its body is complete.
+std::vector<uint32_t> ReadIdx(const std::string& bytes, const std::string& path, uint32_t magic, int dims,
+                              const char* what) {
+  const size_t header = 4 * static_cast<size_t>(dims + 1);
+  if (bytes.size() < header)
+    throw Error("MNISTIter: '" + path + "' ends at offset " + std::to_string(bytes.size()) + ", inside the " +
+                std::to_string(header) + "-byte IDX header of " + what, kMXPInvalidArgument);
+  if (BigEndian32(bytes, 0) != magic)
+    throw Error("MNISTIter: '" + path + "' is not an IDX file of " + what + ": magic " + Hex(BigEndian32(bytes, 0)) +
+                " at offset 0, expected " + Hex(magic), kMXPInvalidArgument);
+  std::vector<uint32_t> sizes;
+  uint64_t body = 1;
+  for (int i = 0; i < dims; ++i) {
+    sizes.push_back(BigEndian32(bytes, 4 * static_cast<size_t>(i + 1)));
+    body *= sizes.back();
+  }
+  if (bytes.size() - header < body)
+    throw Error("MNISTIter: '" + path + "' is truncated: " + std::to_string(sizes[0]) + " " + what + " need " +
+                std::to_string(header + body) + " bytes, the file ends at offset " + std::to_string(bytes.size()),
+                kMXPInvalidArgument);
+  return sizes;
+}
+
+class MNISTSource : public ExampleSource {
+ public:
+  MNISTSource(std::string images, std::string labels, size_t pixels)
+      : images_(std::move(images)), labels_(std::move(labels)), pixels_(pixels) {}
+
+  void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
+    auto* pixels = static_cast<float*>(batch->data[0].data());
+    auto* labels = static_cast<float*>(batch->label[0].data());
+    const auto* image_bytes = reinterpret_cast<const unsigned char*>(images_.data()) + 16;
+    const auto* label_bytes = reinterpret_cast<const unsigned char*>(labels_.data()) + 8;
+    for (size_t row = 0; row < ids.size(); ++row) {
+      const unsigned char* src = image_bytes + ids[row] * pixels_;
+      float* dst = pixels + row * pixels_;
+      for (size_t i = 0; i < pixels_; ++i) dst[i] = static_cast<float>(src[i]) * (1.0f / 256.0f);
+      labels[row] = static_cast<float>(label_bytes[ids[row]]);
+    }
+  }
+
+ private:
+  std::string images_, labels_;  // the files' bytes
+  size_t pixels_;
+};
+
+}  // namespace
+
+std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args) {
+  const std::string image = args.TakeString("image", "./train-images-idx3-ubyte");
+  const std::string label = args.TakeString("label", "./train-labels-idx1-ubyte");
+  Batching batching;
+  batching.batch_size = args.TakeInt("batch_size", 128, 1);
+  batching.shuffle = args.TakeBool("shuffle", true);
+  batching.seed = args.TakeInt("seed", 0, 0);
+  const bool flat = args.TakeBool("flat", false);
+  batching.TakeCommon(&args);
+  args.Ignore({"silent"});
+  args.CheckAllTaken();
+
+  std::string images = ReadWholeFile("MNISTIter", image);
+  std::string labels = ReadWholeFile("MNISTIter", label);
+  const std::vector<uint32_t> image_sizes = ReadIdx(images, image, kImageMagic, 3, "images");
+  const std::vector<uint32_t> label_sizes = ReadIdx(labels, label, kLabelMagic, 1, "labels");
+  if (image_sizes[0] != label_sizes[0])
+    throw Error("MNISTIter: '" + image + "' has " + std::to_string(image_sizes[0]) + " images but '" + label +
+                "' has " + std::to_string(label_sizes[0]) + " labels", kMXPInvalidArgument);
+  const int64_t n = batching.batch_size, rows = image_sizes[1], cols = image_sizes[2];
+  const TShape data_shape = flat ? TShape{n, rows * cols} : TShape{n, 1, rows, cols};
+  auto source = std::make_unique<MNISTSource>(std::move(images), std::move(labels), static_cast<size_t>(rows * cols));
+  return std::make_unique<BatchedIter>("MNISTIter", batching, std::move(source), image_sizes[0],
+                                       std::vector<DataShape>{{"data", data_shape}},
+                                       std::vector<DataShape>{{"softmax_label", TShape{n}}});
+}
+
+}  // namespace mxplug::io
