@@ -32,8 +32,10 @@ from . import metric  # noqa: E402
 from . import model  # noqa: E402
 from . import callback  # noqa: E402
 from . import io  # noqa: E402
+from . import module  # noqa: E402
+from . import module as mod  # noqa: E402
 
 __all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io",
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod",
            "__version__"]

@@ -2,11 +2,12 @@
 ``BatchEndParam(epoch, nbatch, eval_metric, locals)``; epoch-end callbacks are called as
 ``callback(epoch, symbol, arg_params, aux_params)``."""
 import logging
+import sys
 import time
 
 from .model import save_checkpoint
 
-__all__ = ["Speedometer", "do_checkpoint", "module_checkpoint", "log_train_metric",
+__all__ = ["Speedometer", "ProgressBar", "do_checkpoint", "module_checkpoint", "log_train_metric",
            "LogValidationMetricsCallback"]
 
 
@@ -92,3 +93,74 @@ class LogValidationMetricsCallback(object):
             return
         for name, value in param.eval_metric.get_name_value():
             logging.info('Epoch[%d] Validation-%s=%f', param.epoch, name, value)
+
+
+def _clock(seconds):
+    seconds = int(round(seconds))
+    return "%d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
+
+
+class ProgressBar(object):
+    """A batch-end callback that shows how far the epoch is: batch of total, samples per
+    second, time left and the epoch's metric so far. On a terminal it redraws one line; into a
+    file or a pipe it writes a plain line every tenth of the epoch (every `frequent` batches
+    while the total is unknown) and one at the epoch's end. `total` is the number of batches
+    per epoch; without it the first epoch's count is used from the second epoch on."""
+
+    def __init__(self, total=None, length=30, stream=None, frequent=50):
+        self.total = total
+        self.length = length
+        self.stream = stream
+        self.frequent = frequent
+        self._epoch = None
+        self._tic = 0.0
+        self._last = -1
+
+    def __call__(self, param):
+        stream = self.stream or sys.stderr
+        count = param.nbatch + 1
+        if param.epoch != self._epoch or count <= self._last:
+            self._epoch, self._tic = param.epoch, time.time()
+        self._last = count
+        local = param.locals or {}
+        batch = local.get("data_batch", local.get("eval_batch"))
+        batch_size = batch.data[0].shape[0] if batch is not None and batch.data else 0
+        done = bool(local.get("end_of_batch")) or count == self.total
+        if done and self.total is None:
+            self.total = count
+        terminal = getattr(stream, "isatty", lambda: False)()
+        if not (terminal or done or self._plain_line_due(count)):
+            return
+        line = self._line(param, count, batch_size, done)
+        if terminal:
+            stream.write("\r" + line + "\x1b[K" + ("\n" if done else ""))
+        else:
+            stream.write(line + "\n")
+        stream.flush()
+
+    def _plain_line_due(self, count):
+        step = max(1, self.total // 10) if self.total else self.frequent
+        return count % step == 0
+
+    def _line(self, param, count, batch_size, done):
+        elapsed = time.time() - self._tic
+        rate = count / elapsed if elapsed > 0 else 0.0
+        parts = ["Epoch[%d]" % param.epoch]
+        if self.total:
+            filled = int(self.length * min(count, self.total) / self.total)
+            arrow = ">" if filled < self.length else ""
+            parts.append("[%s%s%s] %*d/%d" % ("=" * filled, arrow,
+                                             "." * (self.length - filled - len(arrow)),
+                                             len(str(self.total)), count, self.total))
+        else:
+            parts.append("batch %d" % count)
+        if batch_size and rate:
+            parts.append("%.0f samples/s" % (rate * batch_size))
+        if done:
+            parts.append("took %s" % _clock(elapsed))
+        elif self.total and rate:
+            parts.append("ETA %s" % _clock((self.total - count) / rate))
+        if param.eval_metric is not None:
+            values = param.eval_metric.get_global_name_value()
+            parts.append(" ".join("%s=%.4f" % nv for nv in values))
+        return "  ".join(parts)

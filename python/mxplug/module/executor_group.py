@@ -1,0 +1,231 @@
+"""Data parallelism within a process: one executor per context, each bound to its slice of the
+batch along the batch axis (MXNet's DataParallelExecutorGroup). Parameters are replicated; the
+module sums their gradients through the kvstore or its updater."""
+from collections import OrderedDict
+
+from .. import ndarray as nd
+from ..context import cpu
+from ..io import DataDesc
+from ..ndarray import NDArray
+
+
+def split_input_slice(batch_size, work_load_list):
+    """The batch cut into one contiguous slice per device, sized by the work loads (rounded as
+    Python rounds, the last slice taking what rounding leaves)."""
+    total = float(sum(work_load_list))
+    sizes = [int(round(w * batch_size / total)) for w in work_load_list]
+    if sum(sizes) < batch_size:
+        sizes[-1] += batch_size - sum(sizes)
+    slices, end = [], 0
+    for size in sizes:
+        begin = min(end, batch_size)
+        end = min(begin + size, batch_size)
+        if begin >= end:
+            raise ValueError("Too many slices: batch size %d over %d devices leaves some empty"
+                             % (batch_size, len(work_load_list)))
+        slices.append(slice(begin, end))
+    return slices
+
+
+def _batch_axes(descs):
+    return [DataDesc.get_batch_axis(getattr(d, "layout", None)) for d in descs]
+
+
+def _slice_along(array, axis, islice):
+    if axis == 0:
+        return array[islice]
+    if axis > 0:
+        return nd.slice_axis(array, axis=axis, begin=islice.start, end=islice.stop)
+    return array
+
+
+def _merge(tensors, axis):
+    """One array from the per-device pieces, concatenated on the first device's context."""
+    if axis < 0 or len(tensors) == 1:
+        return tensors[0]
+    ctx = tensors[0].context
+    return nd.concat(*[t.as_in_context(ctx) for t in tensors], dim=axis)
+
+
+class ExecutorGroup(object):
+    """Executors of one symbol over `contexts`, with the parameter, gradient and auxiliary
+    arrays listed per name and then per device."""
+
+    def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
+                 for_training, inputs_need_grad, fixed_param_names=None, grad_req='write',
+                 state_names=None):
+        self.symbol = symbol
+        self.contexts = contexts
+        self.workload = workload
+        self.param_names = param_names
+        self.for_training = for_training
+        self.inputs_need_grad = inputs_need_grad
+        self.fixed_param_names = set(fixed_param_names or [])
+        self.state_names = list(state_names or [])
+        self.arg_names = symbol.list_arguments()
+        self.aux_names = symbol.list_auxiliary_states()
+        self.output_names = symbol.list_outputs()
+        self.output_layouts = [DataDesc.get_batch_axis(symbol[i].attr("__layout__"))
+                               for i in range(len(self.output_names))]
+        self.data_names = [d.name for d in data_shapes]
+        self.grad_req = self._grad_reqs(grad_req)
+        self.execs = []
+        self._default_execs = None
+        self.bind_exec(data_shapes, label_shapes)
+
+    def _grad_reqs(self, grad_req):
+        data_req = grad_req if self.inputs_need_grad else 'null'
+        reqs = {}
+        for name in self.arg_names:
+            if name in self.param_names:
+                if not self.for_training or name in self.fixed_param_names:
+                    reqs[name] = 'null'
+                elif isinstance(grad_req, dict):
+                    reqs[name] = grad_req.get(name, 'write')
+                else:
+                    reqs[name] = grad_req
+            elif name in self.data_names and isinstance(data_req, dict):
+                reqs[name] = data_req.get(name, 'null')
+            elif name in self.data_names:
+                reqs[name] = data_req
+            else:
+                reqs[name] = 'null'
+        return reqs
+
+    # ---- Binding ---------------------------------------------------------------------------
+
+    def bind_exec(self, data_shapes, label_shapes, reshape=False):
+        """Binds (or, with reshape, re-shapes) one executor per context for these shapes."""
+        self.batch_size = None
+        self.data_shapes = data_shapes
+        self.label_shapes = label_shapes
+        self.data_layouts = _batch_axes(data_shapes)
+        # Labels that the symbol does not take (a network without a loss) are not loaded.
+        self.label_names = [d.name for d in (label_shapes or []) if d.name in self.arg_names]
+        labels = [d for d in (label_shapes or []) if d.name in self.arg_names]
+        self.label_layouts = _batch_axes(labels)
+        for desc, axis in zip(data_shapes + labels, self.data_layouts + self.label_layouts):
+            if axis < 0:
+                continue
+            if self.batch_size is None:
+                self.batch_size = desc.shape[axis]
+            elif desc.shape[axis] != self.batch_size:
+                raise ValueError("all data must have the same batch size: %s has %d along its "
+                                 "batch axis, expected %d" % (desc.name, desc.shape[axis],
+                                                              self.batch_size))
+        self.slices = split_input_slice(self.batch_size, self.workload)
+        type_dict = {d.name: d.dtype for d in data_shapes + labels}
+        for i, ctx in enumerate(self.contexts):
+            shapes = {}
+            for desc, axis in zip(data_shapes + labels, self.data_layouts + self.label_layouts):
+                shape = list(desc.shape)
+                if axis >= 0:
+                    shape[axis] = self.slices[i].stop - self.slices[i].start
+                shapes[desc.name] = tuple(shape)
+            if reshape:
+                self.execs[i] = self._default_execs[i].reshape(allow_up_sizing=True, **shapes)
+            else:
+                self.execs.append(self.symbol.simple_bind(ctx, grad_req=self.grad_req,
+                                                          type_dict=type_dict, **shapes))
+        self._collect_arrays()
+
+    def reshape(self, data_shapes, label_shapes):
+        """Re-binds for new input shapes, sharing the parameters."""
+        if data_shapes == self.data_shapes and label_shapes == self.label_shapes:
+            return
+        if self._default_execs is None:
+            self._default_execs = list(self.execs)
+        self.bind_exec(data_shapes, label_shapes, reshape=True)
+
+    def _collect_arrays(self):
+        self.param_arrays = [[e.arg_dict[name] for e in self.execs] for name in self.param_names]
+        if self.for_training:
+            self.grad_arrays = [[e.grad_dict[name] for e in self.execs] for name in self.param_names]
+        else:
+            self.grad_arrays = None
+        self.aux_arrays = [[e.aux_dict[name] for e in self.execs] for name in self.aux_names]
+
+    # ---- Parameters ------------------------------------------------------------------------
+
+    def set_params(self, arg_params, aux_params, allow_extra=False):
+        """Copies the parameters into every device's executor."""
+        for e in self.execs:
+            e.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
+
+    def get_params(self, arg_params, aux_params):
+        """Writes the devices' parameters, averaged, into the given dicts' arrays."""
+        for names, blocks, target in ((self.param_names, self.param_arrays, arg_params),
+                                      (self.aux_names, self.aux_arrays, aux_params)):
+            for name, block in zip(names, blocks):
+                if len(block) == 1:
+                    weight = block[0].copyto(cpu())
+                else:
+                    weight = sum(w.copyto(cpu()) for w in block) / len(block)
+                weight.astype(target[name].dtype).copyto(target[name])
+
+    # ---- Running ---------------------------------------------------------------------------
+
+    def _load(self, arrays, names, layouts):
+        for src, name, axis in zip(arrays, names, layouts):
+            if not isinstance(src, NDArray):
+                src = nd.array(src)
+            for e, islice in zip(self.execs, self.slices):
+                target = e.arg_dict[name]
+                piece = src if len(self.execs) == 1 else _slice_along(src, axis, islice)
+                if piece.shape != target.shape:
+                    raise ValueError("%s: the batch gives shape %s, the module is bound to %s"
+                                     % (name, piece.shape, target.shape))
+                if piece.dtype != target.dtype:
+                    piece = piece.astype(target.dtype)
+                piece.copyto(target)
+
+    def forward(self, data_batch, is_train=None):
+        """Loads the batch's slices into the executors and runs their forward passes."""
+        if is_train is None:
+            is_train = self.for_training
+        self._load(data_batch.data, self.data_names, self.data_layouts)
+        if self.label_names and data_batch.label:
+            label_of = dict(zip([d.name for d in self.label_shapes], data_batch.label))
+            self._load([label_of[n] for n in self.label_names], self.label_names,
+                       self.label_layouts)
+        for e in self.execs:
+            e.forward(is_train=is_train)
+
+    def backward(self, out_grads=None):
+        """Runs the backward passes, slicing `out_grads` as the batch was sliced."""
+        if not self.for_training:
+            raise RuntimeError("backward: re-bind with for_training=True to run backward")
+        out_grads = [] if out_grads is None else list(out_grads)
+        for e, islice in zip(self.execs, self.slices):
+            pieces = [_slice_along(g, axis, islice).as_in_context(e._ctx) if len(self.execs) > 1
+                      else g for g, axis in zip(out_grads, self.output_layouts)]
+            e.backward(out_grads=pieces or None)
+
+    def get_outputs(self, merge_multi_context=True):
+        outputs = [[e.outputs[i] for e in self.execs] for i in range(len(self.output_names))]
+        if merge_multi_context:
+            return [_merge(pieces, axis) for pieces, axis in zip(outputs, self.output_layouts)]
+        return outputs
+
+    def get_input_grads(self, merge_multi_context=True):
+        if not self.inputs_need_grad:
+            raise RuntimeError("get_input_grads: bind with inputs_need_grad=True")
+        grads = [[e.grad_dict[name] for e in self.execs] for name in self.data_names]
+        if merge_multi_context:
+            return [_merge(pieces, axis) for pieces, axis in zip(grads, self.data_layouts)]
+        return grads
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        """Updates the metric with each device's outputs and its slice of the labels."""
+        label_names = [d.name for d in (self.label_shapes or [])]
+        label_layouts = _batch_axes(self.label_shapes or [])
+        for k, (e, islice) in enumerate(zip(self.execs, self.slices)):
+            if pre_sliced:
+                labels_slice = labels[k]
+            elif len(self.execs) == 1:
+                labels_slice = list(labels or [])
+            else:
+                labels_slice = [_slice_along(l, axis, islice)
+                                for l, axis in zip(labels or [], label_layouts)]
+            eval_metric.update_dict(OrderedDict(zip(label_names, labels_slice)),
+                                    OrderedDict(zip(self.output_names, e.outputs)))
