@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up on a fresh Debian 12 machine: dependencies, configure, build, install into
-# build/install, then a short demo of what the plugins registered.
+# build/install, a short demo of what the plugins registered, and a real training run
+# (examples/train/train_mnist.py) that must reach its goal accuracies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${MXPLUG_BUILD_DIR:-build}"
@@ -16,3 +17,12 @@ echo
 "$build/install/bin/mxplug" describe FullyConnected
 echo
 "$build/install/bin/mxplug" devices
+echo
+if ! grep -q '"python": true' "$build/components.json"; then
+  echo "== The Python package was not built (see the configure output), so the training example is skipped =="
+  exit 0
+fi
+echo "== Training examples/train/train_mnist.py on Fashion-MNIST: the MLP, then the LeNet =="
+PYTHONPATH="$PWD/$build/install/lib/python3/dist-packages" /usr/bin/python3 examples/train/train_mnist.py \
+  --check --checkpoint-dir "$build/checkpoints/train_mnist"
+echo "== bootstrap: both networks reached their goal test accuracy; checkpoints in $build/checkpoints/train_mnist =="

@@ -5,6 +5,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -86,3 +87,15 @@ def run_mxnet(code, extra_env=None):
     p = subprocess.run([str(MXNET_PYTHON), "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr
     return p.stdout
+
+
+def write_idx(image_path, label_path, images, labels, gz=False):
+    """MNIST's IDX files of uint8 images (n, rows, cols) and labels (n,), gzip-compressed when gz."""
+    import gzip
+    import struct
+    opener = gzip.open if gz else open
+    n, rows, cols = images.shape
+    with opener(str(image_path), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, rows, cols) + images.astype(np.uint8).tobytes())
+    with opener(str(label_path), "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + labels.astype(np.uint8).tobytes())

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import run_mxnet
+from conftest import run_mxnet, write_idx
 
 # Runs under MXNet 1.9.1 and under mxplug (``mx`` is whichever is imported); prints one JSON line
 # with every batch's data, label and pad over two epochs of each set-up.
@@ -181,18 +181,12 @@ def test_prefetching_iter(mx):
 def _write_idx(folder, n=10, rows=3, cols=2, gz=False, seed=0):
     """IDX image and label files of n examples (as MNIST's), raw or gzip-compressed; returns their
     paths and the arrays written."""
-    import gzip
-    import struct
     rng = np.random.RandomState(seed)
     images = rng.randint(0, 256, size=(n, rows, cols)).astype(np.uint8)
     labels = rng.randint(0, 10, size=n).astype(np.uint8)
-    opener = gzip.open if gz else open
     suffix = ".gz" if gz else ""
     image_path, label_path = str(folder / ("images" + suffix)), str(folder / ("labels" + suffix))
-    with opener(image_path, "wb") as f:
-        f.write(struct.pack(">IIII", 0x803, n, rows, cols) + images.tobytes())
-    with opener(label_path, "wb") as f:
-        f.write(struct.pack(">II", 0x801, n) + labels.tobytes())
+    write_idx(image_path, label_path, images, labels, gz)
     return image_path, label_path, images, labels
 
 

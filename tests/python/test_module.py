@@ -4,7 +4,6 @@ predictions for the same start and data; checkpoints resume training exactly; in
 against the softmax formula; reshaping; errors; the progress bar's terminal and plain output."""
 import io as _io
 import json
-import logging
 
 import numpy as np
 import pytest

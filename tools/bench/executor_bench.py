@@ -22,12 +22,11 @@ import json
 import os
 import pathlib
 import re
-import subprocess
 import sys
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" / "python"
+from peers import REPO, import_mxplug, run_child
+
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
 NETS = {"mlp": (784,), "lenet": (1, 28, 28), "resnet18": (3, 32, 32)}
@@ -94,8 +93,7 @@ def measure_symbolic(mx, system, name, batch, quick):
 
 
 def measure_mxplug(name, batch, quick):
-    sys.path.insert(0, str(REPO / os.environ.get("MXPLUG_BUILD_DIR", "build") / "install" / "lib" / "python3" / "dist-packages"))
-    import mxplug as mx
+    mx = import_mxplug()
     return measure_symbolic(mx, "mxplug", name, batch, quick)
 
 
@@ -169,26 +167,13 @@ def measure_torch(name, batch, quick):
 
 def run_system(name, quick, threads):
     """{"<net> b<batch> <metric>": value} of one system, each network and batch in its own process."""
-    if name == "mxnet" and not MXNET_PYTHON.exists():
-        sys.exit("%s is missing: run tools/install-deps.sh" % MXNET_PYTHON)
     out = {}
     for net, batch, key in CASES:
         print("measuring %s, %s at batch %d ..." % (name, net, batch), file=sys.stderr, flush=True)
-        for metric, value in run_one(name, net, batch, quick, threads).items():
+        args = ["--net=" + net, "--batch=%d" % batch] + (["--quick"] if quick else [])
+        for metric, value in run_child(name, __file__, args, threads).items():
             out[key + " " + metric] = value
     return out
-
-
-def run_one(name, net, batch, quick, threads):
-    python = str(MXNET_PYTHON) if name == "mxnet" else "/usr/bin/python3"
-    n = str(threads)
-    env = dict(os.environ, BENCH_THREADS=n, OMP_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, MKL_NUM_THREADS=n,
-               MXNET_CPU_WORKER_NTHREADS="1", MXPLUG_CPU_WORKER_NTHREADS="1")
-    args = [python, __file__, "--system=" + name, "--net=" + net, "--batch=%d" % batch] + (["--quick"] if quick else [])
-    p = subprocess.run(args, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit("%s benchmark failed:\n%s" % (name, p.stderr))
-    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def mb(b):

@@ -13,12 +13,10 @@ import ctypes.util
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import time
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" / "python"
+from peers import REPO, import_mxplug, run_child
 
 # (metric, unit, better): time rows are milliseconds per call, lower is better.
 ROWS = [
@@ -60,9 +58,8 @@ def gemm_rows(matmul, make, quick):
 # ---- one system per process ----
 
 def measure_mxplug(quick):
-    sys.path.insert(0, str(REPO / os.environ.get("MXPLUG_BUILD_DIR", "build") / "install" / "lib" / "python3" / "dist-packages"))
     import numpy as np
-    import mxplug as mx
+    mx = import_mxplug()
     rng = np.random.default_rng(0)
     nd = lambda shape: mx.nd.array(rng.standard_normal(shape, dtype=np.float32))
     core = mx._core
@@ -224,17 +221,7 @@ def measure_memcpy(quick):
 # ---- driver ----
 
 def run_system(name, quick, threads):
-    python = str(MXNET_PYTHON) if name == "mxnet" else "/usr/bin/python3"
-    if name == "mxnet" and not MXNET_PYTHON.exists():
-        sys.exit("%s is missing: run tools/install-deps.sh" % MXNET_PYTHON)
-    n = str(threads)
-    env = dict(os.environ, BENCH_THREADS=n, OMP_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, MKL_NUM_THREADS=n,
-               MXNET_CPU_WORKER_NTHREADS="1", MXPLUG_CPU_WORKER_NTHREADS="1")
-    args = [python, __file__, "--system=" + name] + (["--quick"] if quick else [])
-    p = subprocess.run(args, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit("%s benchmark failed:\n%s" % (name, p.stderr))
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_child(name, __file__, ["--quick"] if quick else [], threads)
 
 
 def main():

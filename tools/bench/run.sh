@@ -5,6 +5,7 @@
 #   tools/bench/run.sh engine [--quick] [--workers=N]
 #   tools/bench/run.sh ops [--quick] [--threads=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
 #   tools/bench/run.sh executor [--quick] [--threads=N]   (networks against PyTorch, MXNet 1.9.1)
+#   tools/bench/run.sh train [--quick] [--threads=N]   (Module.fit against PyTorch, MXNet 1.9.1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 name="${1:-}"
@@ -17,13 +18,13 @@ case "$name" in
     cmake --build "$build" --target mxplug_bench_engine > /dev/null
     "$build/bin/mxplug_bench_engine" --json="$build/bench/engine.json" "$@"
     ;;
-  ops|executor)
+  ops|executor|train)
     cmake --build "$build" > /dev/null
     cmake --install "$build" > /dev/null
     MXPLUG_BUILD_DIR="$build" /usr/bin/python3 "tools/bench/${name}_bench.py" --json="$build/bench/$name.json" "$@"
     ;;
   *)
-    echo "usage: tools/bench/run.sh engine|ops|executor [--quick] [--workers=N | --threads=N]" >&2
+    echo "usage: tools/bench/run.sh engine|ops|executor|train [--quick] [--workers=N | --threads=N]" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,203 @@
+"""Training benchmark: the networks of examples/train/networks.py trained on Fashion-MNIST by
+mxplug's Module.fit, MXNet 1.9.1's Module.fit and a PyTorch CPU loop (the same layers, SGD with
+momentum, the accuracy read every batch as a metric does), each system in its own process with
+the same OpenMP/BLAS thread count, its engine in its default configuration, and the same IDX files (decompressed, as MXNet's MNISTIter reads only raw
+ones).
+
+    tools/bench/run.sh train [--quick] [--threads=N]
+
+Rows, in samples per second (higher is better): the MLP trained at batch 128, the LeNet at batch
+64 (after a warm-up of a few batches, over --batches batches read from the shuffled training
+set), and the MLP's inference over the test set at batch 128 (predict, outputs copied out).
+With --system=NAME it measures one system and prints {metric: value} as JSON.
+"""
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import shutil
+import sys
+import time
+
+import numpy as np
+
+from peers import REPO, import_mxplug, run_child
+
+sys.path.insert(0, str(REPO / "examples" / "train"))
+
+FASHION = pathlib.Path("/usr/share/datasets/fashion-mnist")
+FILES = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+         "t10k-labels-idx1-ubyte"]
+# (row, network, batch size, what)
+CASES = [("mlp train b128", "mlp", 128, "train"), ("lenet train b64", "lenet", 64, "train"),
+         ("mlp inference b128", "mlp", 128, "infer")]
+WARMUP = 5
+
+
+def batches(quick, net):
+    if net == "lenet":
+        return 60 if quick else 300
+    return 150 if quick else 468
+
+
+def raw_files(data_dir):
+    """The four IDX files, decompressed once into data_dir."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name in FILES:
+        target = data_dir / name
+        if not target.exists():
+            with gzip.open(FASHION / (name + ".gz"), "rb") as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    return {name: str(data_dir / name) for name in FILES}
+
+
+# ---- one system per process ----
+
+def measure_symbolic(mx, files, quick):
+    """mxplug or MXNet 1.9.1: Module.fit over MNISTIter, then Module.predict."""
+    import networks
+    out = {}
+    for row, net, batch, what in CASES:
+        flat = net == "mlp"
+        mod = mx.mod.Module(getattr(networks, net)(mx), context=mx.cpu())
+        if what == "train":
+            it = mx.io.MNISTIter(image=files[FILES[0]], label=files[FILES[1]], batch_size=batch,
+                                 shuffle=True, flat=flat, seed=1)
+            kw = dict(optimizer="sgd", optimizer_params={"learning_rate": 0.05, "momentum": 0.9},
+                      initializer=mx.init.Xavier(), eval_metric="acc")
+            mod.fit(mx.io.ResizeIter(it, WARMUP), num_epoch=1, **kw)
+            n = batches(quick, net)
+            t = time.perf_counter()
+            mod.fit(mx.io.ResizeIter(it, n), num_epoch=1, **kw)
+            mx.nd.waitall()
+            out[row] = n * batch / (time.perf_counter() - t)
+        else:
+            it = mx.io.MNISTIter(image=files[FILES[2]], label=files[FILES[3]], batch_size=batch,
+                                 shuffle=False, flat=flat)
+            mod.bind(it.provide_data, it.provide_label, for_training=False)
+            mod.init_params(mx.init.Xavier())
+            mod.predict(it).asnumpy()
+            reps = 1 if quick else 3
+            t = time.perf_counter()
+            for _ in range(reps):
+                samples = mod.predict(it).asnumpy().shape[0]
+            out[row] = reps * samples / (time.perf_counter() - t)
+    return out
+
+
+def measure_mxplug(files, quick):
+    return measure_symbolic(import_mxplug(), files, quick)
+
+
+def measure_mxnet(files, quick):
+    import mxnet as mx
+    return measure_symbolic(mx, files, quick)
+
+
+def read_idx(path, images):
+    raw = np.fromfile(path, dtype=np.uint8)
+    if images:
+        return raw[16:].reshape(-1, 1, 28, 28).astype(np.float32) / 256
+    return raw[8:].astype(np.int64)
+
+
+def torch_net(name):
+    from torch import nn
+    if name == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 64),
+                             nn.ReLU(), nn.Linear(64, 10))
+    layers = []
+    for cin, cout in ((1, 20), (20, 50)):
+        layers += [nn.Conv2d(cin, cout, 5), nn.BatchNorm2d(cout, eps=1e-3, momentum=0.1), nn.ReLU(),
+                   nn.MaxPool2d(2, 2)]
+    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Dropout(0.3),
+                         nn.Linear(500, 10))
+
+
+def measure_torch(files, quick):
+    import torch
+    torch.set_num_threads(int(os.environ["BENCH_THREADS"]))
+    torch.manual_seed(0)
+    train_x, train_y = (torch.from_numpy(read_idx(files[FILES[0]], True)),
+                        torch.from_numpy(read_idx(files[FILES[1]], False)))
+    test_x = torch.from_numpy(read_idx(files[FILES[2]], True))
+    out = {}
+    for row, net_name, batch, what in CASES:
+        net = torch_net(net_name)
+        if what == "train":
+            net.train()
+            opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+            order = torch.randperm(train_x.shape[0])
+
+            def train(first, count):
+                correct = 0
+                for b in range(first, first + count):
+                    idx = order[b * batch:(b + 1) * batch]
+                    x, y = train_x[idx], train_y[idx]
+                    opt.zero_grad()
+                    logits = net(x)
+                    torch.nn.functional.cross_entropy(logits, y).backward()
+                    opt.step()
+                    correct += int((logits.argmax(1) == y).sum())
+                return correct
+            train(0, WARMUP)
+            n = batches(quick, net_name)
+            t = time.perf_counter()
+            train(WARMUP, n)
+            out[row] = n * batch / (time.perf_counter() - t)
+        else:
+            net.eval()
+            usable = test_x.shape[0] // batch * batch  # full batches, as MNISTIter gives
+
+            def infer():
+                with torch.no_grad():
+                    return sum(net(test_x[b:b + batch]).numpy().shape[0] for b in range(0, usable, batch))
+            infer()
+            reps = 1 if quick else 3
+            t = time.perf_counter()
+            samples = sum(infer() for _ in range(reps))
+            out[row] = samples / (time.perf_counter() - t)
+    return out
+
+
+# ---- driver ----
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--system")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--threads", type=int, default=2)
+    build = REPO / os.environ.get("MXPLUG_BUILD_DIR", "build")
+    ap.add_argument("--json", default=str(build / "bench" / "train.json"))
+    args = ap.parse_args()
+    files = raw_files(build / "bench" / "fashion-mnist")
+    if args.system:
+        print(json.dumps(globals()["measure_" + args.system](files, args.quick)))
+        return
+    results = {}
+    for system in ("mxplug", "torch", "mxnet"):
+        print("measuring %s ..." % system, file=sys.stderr, flush=True)
+        # Each engine as users run it: mxplug's default 2 CPU workers, MXNet's default 1.
+        results[system] = run_child(system, __file__, ["--quick"] if args.quick else [], args.threads,
+                                    engine_workers=None)
+    ours = results["mxplug"]
+    rows = []
+    print("%d threads on each side%s, samples/s (higher is better)\n" % (
+        args.threads, ", --quick" if args.quick else ""))
+    print("| case | mxplug | PyTorch | MXNet 1.9.1 | ours/PyTorch | ours/MXNet |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for row, _, _, _ in CASES:
+        for peer in ("torch", "mxnet"):
+            rows.append(dict(metric=row, ours=ours[row], peer=results[peer][row], peer_name=peer,
+                             ratio=ours[row] / results[peer][row], better="higher", unit="samples/s"))
+        print("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |" % (
+            row, ours[row], results["torch"][row], results["mxnet"][row],
+            ours[row] / results["torch"][row], ours[row] / results["mxnet"][row]))
+    print("\nratios are ours/peer: above 1 is better")
+    pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
