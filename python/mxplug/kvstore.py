@@ -120,15 +120,13 @@ class KVStore(object):
         """Writes the optimizer states (and the optimizer with dump_optimizer) to `fname`."""
         if not isinstance(self._updater, opt.Updater):
             raise RuntimeError("save_optimizer_states: set an optimizer first (set_optimizer)")
-        with open(fname, 'wb') as fout:
-            fout.write(self._updater.get_states(dump_optimizer))
+        self._updater.save_states(fname, dump_optimizer)
 
     def load_optimizer_states(self, fname):
         """Reads optimizer states written by save_optimizer_states."""
         if not isinstance(self._updater, opt.Updater):
             raise RuntimeError("load_optimizer_states: set an optimizer first (set_optimizer)")
-        with open(fname, 'rb') as fin:
-            self._updater.set_states(fin.read())
+        self._updater.load_states(fname)
 
 
 def create(name='local'):

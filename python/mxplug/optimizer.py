@@ -384,6 +384,16 @@ class Updater(object):
         """The states pickled (with the optimizer when dump_optimizer), as MXNet writes them."""
         return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
 
+    def save_states(self, fname, dump_optimizer=False):
+        """Writes get_states() to `fname` (MXNet's .states file)."""
+        with open(fname, 'wb') as fout:
+            fout.write(self.get_states(dump_optimizer))
+
+    def load_states(self, fname):
+        """Restores the states from a file written by save_states."""
+        with open(fname, 'rb') as fin:
+            self.set_states(fin.read())
+
 
 def get_updater(optimizer):
     """The Updater of `optimizer` (a callable ``updater(index, grad, weight)``)."""

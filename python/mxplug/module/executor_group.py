@@ -52,8 +52,7 @@ class ExecutorGroup(object):
     arrays listed per name and then per device."""
 
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
-                 for_training, inputs_need_grad, fixed_param_names=None, grad_req='write',
-                 state_names=None):
+                 for_training, inputs_need_grad, fixed_param_names=None, grad_req='write'):
         self.symbol = symbol
         self.contexts = contexts
         self.workload = workload
@@ -61,7 +60,6 @@ class ExecutorGroup(object):
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self.fixed_param_names = set(fixed_param_names or [])
-        self.state_names = list(state_names or [])
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()

@@ -213,7 +213,8 @@ class Module(BaseModule):
                                              % (name, cached.shape, arr.shape))
                         cached.astype(arr.dtype).copyto(arr)
                 elif not allow_missing:
-                    raise RuntimeError("%s is not presented" % name)
+                    raise RuntimeError("init_params: %s is not presented (give it in the "
+                                       "parameters, or allow_missing=True to initialize it)" % name)
                 elif initializer is not None:
                     initializer(name, arr)
             else:
@@ -269,8 +270,7 @@ class Module(BaseModule):
         self._exec_group = ExecutorGroup(
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
-            fixed_param_names=self._fixed_param_names, grad_req=grad_req,
-            state_names=self._state_names)
+            fixed_param_names=self._fixed_param_names, grad_req=grad_req)
         self.binded = True
         if self.params_initialized:
             # Parameters set before binding (Module.load) go to the new executors.
@@ -364,25 +364,19 @@ class Module(BaseModule):
         self._updater = shared_module._updater
         self.optimizer_initialized = True
 
-    def save_optimizer_states(self, fname):
-        """Writes the optimizer's states (the kvstore's when it updates)."""
+    def _states_updater(self, what):
+        """The Updater holding the optimizer's states: the kvstore's when it updates."""
         if not self.optimizer_initialized:
-            raise RuntimeError("save_optimizer_states: call init_optimizer first")
-        if self._update_on_kvstore:
-            self._kvstore.save_optimizer_states(fname)
-        else:
-            with open(fname, 'wb') as fout:
-                fout.write(self._updater.get_states())
+            raise RuntimeError("%s: call init_optimizer first" % what)
+        return self._kvstore._updater if self._update_on_kvstore else self._updater
+
+    def save_optimizer_states(self, fname):
+        """Writes the optimizer's states to `fname`."""
+        self._states_updater("save_optimizer_states").save_states(fname)
 
     def load_optimizer_states(self, fname):
         """Restores states written by save_optimizer_states."""
-        if not self.optimizer_initialized:
-            raise RuntimeError("load_optimizer_states: call init_optimizer first")
-        if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
-        else:
-            with open(fname, 'rb') as fin:
-                self._updater.set_states(fin.read())
+        self._states_updater("load_optimizer_states").load_states(fname)
 
     # ---- Computing ---------------------------------------------------------------------------
 
