@@ -10,6 +10,7 @@ packages=(
   # core and plugins
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libdlpack-dev
   libboost-dev libboost-filesystem-dev nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
+  libturbojpeg0-dev libpng-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # Python package (Debian's /usr/bin/python3 is the project's interpreter)

@@ -2,9 +2,9 @@
 # Builds if needed, installs into <build>/install, then runs every test: ctest (C++) and pytest
 # (the CLI, Python and the out-of-tree plugin example, against the installed tree); then the C++
 # tests again under AddressSanitizer and UndefinedBehaviorSanitizer (<build>-asan), and the engine
-# and NDArray tests under ThreadSanitizer (<build>-tsan), then fuzzes the .params and the symbol
-# JSON loaders for 30 s each (libFuzzer, <build>-fuzz, MXPLUG_FUZZ_SECONDS). Skip all three with
-# MXPLUG_TEST_SANITIZERS=0.
+# and NDArray tests under ThreadSanitizer (<build>-tsan), then fuzzes the .params and symbol
+# JSON loaders and the RecordIO and image readers for 30 s each (libFuzzer, <build>-fuzz,
+# MXPLUG_FUZZ_SECONDS). Skip all three with MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${MXPLUG_BUILD_DIR:-build}"
@@ -45,8 +45,9 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   [[ -f "$fuzz/CMakeCache.txt" ]] ||
     tools/configure.sh "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF
-  # target (its seeds, MXNet 1.9.1's own files, in tests/fuzz/corpus/<target>), largest input
-  for fuzzer in "ndarray_file 4096" "symbol_json 16384"; do
+  # Each: target, largest input. Seeds in tests/fuzz/corpus/<target>: MXNet 1.9.1's own files;
+  # for recordio, files in the format tests/python/test_recordio.py checks against MXNet's.
+  for fuzzer in "ndarray_file 4096" "symbol_json 16384" "recordio 4096"; do
     read -r target max_len <<<"$fuzzer"
     echo "== Fuzzing the $target loader (libFuzzer under ASan and UBSan, ${MXPLUG_FUZZ_SECONDS:-30} s) =="
     cmake --build "$fuzz" --target "mxplug_fuzz_$target"

@@ -32,6 +32,7 @@ from . import metric  # noqa: E402
 from . import model  # noqa: E402
 from . import callback  # noqa: E402
 from . import io  # noqa: E402
+from . import recordio  # noqa: E402
 from . import module  # noqa: E402
 from . import module as mod  # noqa: E402
 

@@ -34,6 +34,10 @@ void DefineSymbol(pybind11::module_& m);
 void DefineKVStore(pybind11::module_& m);
 /*! \brief DataIter and list_data_iters (io_bindings.cc). */
 void DefineDataIter(pybind11::module_& m);
+/*! \brief RecordWriter and RecordReader (recordio_bindings.cc). */
+void DefineRecordIO(pybind11::module_& m);
+/*! \brief imdecode, imencode, imresize (image_bindings.cc). */
+void DefineImage(pybind11::module_& m);
 
 }  // namespace mxplug::python
 

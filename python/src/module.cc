@@ -46,6 +46,8 @@ PYBIND11_MODULE(_core, m) {
   mxplug::python::DefineSymbol(m);
   mxplug::python::DefineKVStore(m);
   mxplug::python::DefineDataIter(m);
+  mxplug::python::DefineRecordIO(m);
+  mxplug::python::DefineImage(m);
 
   m.def("load_default_plugins", [] {
     mxplug::LoadOptions options;

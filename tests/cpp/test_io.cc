@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -15,7 +17,9 @@
 
 #include "io/prefetcher.h"
 #include "mxplug/error.h"
+#include "mxplug/image.h"
 #include "mxplug/io.h"
+#include "mxplug/recordio.h"
 #include "mxplug/runtime.h"
 #include "test_paths.h"
 
@@ -171,7 +175,7 @@ TEST_F(DataIterTest, ErrorsNameTheIteratorArgumentAndFile) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("JPEGIter", {}), "no data iterator named 'JPEGIter'; there are CSVIter, MNISTIter");
+  EXPECT_EQ(message("JPEGIter", {}), "no data iterator named 'JPEGIter'; there are CSVIter, ImageRecordIter, MNISTIter");
   EXPECT_EQ(message("CSVIter", {{"data_csv", bad}, {"data_shape", "(2,)"}, {"batch_size", "1"}}),
             "CSVIter: data_csv '" + bad + "' line 2 field 2: 'x' is not a number");
   EXPECT_EQ(message("CSVIter", {{"data_csv", good}, {"data_shape", "(3,)"}, {"batch_size", "1"}}),
@@ -183,6 +187,86 @@ TEST_F(DataIterTest, ErrorsNameTheIteratorArgumentAndFile) {
             "CSVIter: part_index 2 is not below num_parts 2");
   EXPECT_EQ(message("MNISTIter", {{"image", test::kScratchDir + "/none"}}),
             "MNISTIter: cannot open '" + test::kScratchDir + "/none': No such file or directory");
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(RecordIOTest, SplitsARecordWhereTheMagicIsAlignedAndReadsItBack) {
+  const std::string magic("\x0a\x23\xd7\xce", 4);  // 0xced7230a, little-endian
+  const std::string record = std::string("ab\0\0", 4) + magic + "cd" + magic.substr(0, 2);  // 2nd copy unaligned
+  const std::string path = test::kScratchDir + "/split.rec";
+  std::filesystem::create_directories(test::kScratchDir);
+  {
+    RecordWriter writer(path);
+    writer.Write(record.data(), record.size());
+    writer.Write("xyz", 3);
+    EXPECT_EQ(writer.Tell(), 8u + 4 + 8 + 4 + 8 + 4);
+  }
+  // Part 1 (flag 1, 4 bytes), part 2 (flag 3, the 4 bytes after the magic), then "xyz" padded.
+  const std::string want = magic + std::string("\x04\0\0\x20", 4) + std::string("ab\0\0", 4) + magic +
+                           std::string("\x04\0\0\x60", 4) + "cd" + magic.substr(0, 2) + magic +
+                           std::string("\x03\0\0\0", 4) + std::string("xyz\0", 4);
+  EXPECT_EQ(ReadBytes(path), want);
+  RecordReader reader(path);
+  std::string got;
+  ASSERT_TRUE(reader.Next(&got));
+  EXPECT_EQ(got, record);
+  ASSERT_TRUE(reader.Next(&got));
+  EXPECT_EQ(got, "xyz");
+  EXPECT_FALSE(reader.Next(&got));
+  EXPECT_EQ(reader.SkipAt(0), 24u);
+}
+
+// Pixel c of (y, x) in image i of the ImageRecordIter test: a pattern each image has its own.
+uint8_t Pixel(int i, int y, int x, int c) { return static_cast<uint8_t>(i * 29 + y * 7 + x * 3 + c * 50); }
+
+TEST_F(DataIterTest, ImageRecordIterDecodesInManyThreads) {
+  const std::string path = test::kScratchDir + "/images.rec";
+  std::filesystem::create_directories(test::kScratchDir);
+  constexpr int kImages = 9, kSize = 6;
+  {
+    RecordWriter writer(path);
+    for (int i = 0; i < kImages; ++i) {
+      Image image;
+      image.height = image.width = kSize;
+      image.channels = 3;
+      for (int y = 0; y < kSize; ++y)
+        for (int x = 0; x < kSize; ++x)
+          for (int c = 0; c < 3; ++c) image.pixels.push_back(Pixel(i, y, x, c));
+      std::string record(24, '\0');  // MXNet's IRHeader: flag 0, the label, the id
+      const float label = static_cast<float>(i);
+      const uint64_t id = 1000 + static_cast<uint64_t>(i);
+      std::memcpy(record.data() + 4, &label, 4);
+      std::memcpy(record.data() + 8, &id, 8);
+      record += EncodeImage(image, ".png", 6, ChannelOrder::kRGB);  // lossless
+      writer.Write(record.data(), record.size());
+    }
+  }
+  auto it = DataIter::Create("ImageRecordIter", {{"path_imgrec", path}, {"data_shape", "(3, 4, 4)"},
+                                                 {"batch_size", "2"}, {"preprocess_threads", "3"},
+                                                 {"prefetch_buffer", "2"}, {"round_batch", "False"}});
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    int seen = 0;
+    while (it->Next()) {
+      const DataBatch& batch = it->Value();
+      std::vector<float> data(static_cast<size_t>(batch.data[0].size())), label(2);
+      batch.data[0].SyncCopyToCPU(data.data(), data.size() * sizeof(float));
+      batch.label[0].SyncCopyToCPU(label.data(), label.size() * sizeof(float));
+      for (int row = 0; row < 2 - batch.pad; ++row, ++seen) {
+        EXPECT_EQ(label[static_cast<size_t>(row)], static_cast<float>(seen));
+        EXPECT_EQ(batch.index[static_cast<size_t>(row)], 1000u + static_cast<uint64_t>(seen));
+        for (int c = 0; c < 3; ++c)
+          for (int y = 0; y < 4; ++y)
+            for (int x = 0; x < 4; ++x)  // the centre crop: rows and columns 1..4
+              ASSERT_EQ(data[static_cast<size_t>(((row * 3 + c) * 4 + y) * 4 + x)], Pixel(seen, y + 1, x + 1, c));
+      }
+    }
+    EXPECT_EQ(seen, kImages);
+    it->BeforeFirst();
+  }
 }
 
 }  // namespace

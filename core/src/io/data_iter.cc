@@ -12,6 +12,7 @@ using Maker = std::unique_ptr<DataIter> (*)(io::IterArgs&);
 const std::vector<std::pair<std::string, Maker>>& Iterators() {
   static const std::vector<std::pair<std::string, Maker>> iterators = {
       {"CSVIter", io::MakeCSVIter},
+      {"ImageRecordIter", io::MakeImageRecordIter},
       {"MNISTIter", io::MakeMNISTIter},
   };
   return iterators;

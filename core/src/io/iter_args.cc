@@ -1,6 +1,7 @@
 #include "io/iter_args.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <utility>
 
@@ -40,6 +41,15 @@ int IterArgs::TakeInt(const std::string& name, int fallback, int min_value) {
   if (text.empty() || *end != '\0' || value < min_value || value > 0x7fffffff)
     Bad(name, text, "an integer >= " + std::to_string(min_value));
   return static_cast<int>(value);
+}
+
+float IterArgs::TakeFloat(const std::string& name, float fallback) {
+  std::string text;
+  if (!Find(name, &text)) return fallback;
+  char* end = nullptr;
+  const float value = std::strtof(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value)) Bad(name, text, "a finite number");
+  return value;
 }
 
 bool IterArgs::TakeBool(const std::string& name, bool fallback) {

@@ -22,6 +22,7 @@ class IterArgs {
   /*! \brief A required string argument. */
   std::string TakeString(const std::string& name);
   int TakeInt(const std::string& name, int fallback, int min_value);
+  float TakeFloat(const std::string& name, float fallback);
   bool TakeBool(const std::string& name, bool fallback);
   TShape TakeShape(const std::string& name, const TShape& fallback);
   /*! \brief Takes and ignores arguments MXNet has that change nothing here (e.g. `silent`). */

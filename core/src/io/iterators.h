@@ -11,6 +11,7 @@ namespace mxplug::io {
 
 std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args);
 std::unique_ptr<DataIter> MakeCSVIter(IterArgs& args);
+std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args);
 
 }  // namespace mxplug::io
 
