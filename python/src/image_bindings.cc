@@ -31,7 +31,8 @@ py::array ToArray(Image image) {
 Image FromArray(const Pixels& array, const char* who) {
   if (array.ndim() != 2 && array.ndim() != 3)
     throw Error(std::string(who) + ": the image has " + std::to_string(array.ndim()) +
-                " dimensions, expected (height, width) or (height, width, channels)", kMXPInvalidArgument);
+                    " dimensions, expected (height, width) or (height, width, channels)",
+                kMXPInvalidArgument);
   Image image;
   image.height = static_cast<int>(array.shape(0));
   image.width = static_cast<int>(array.shape(1));
@@ -43,34 +44,47 @@ Image FromArray(const Pixels& array, const char* who) {
 }  // namespace
 
 void DefineImage(py::module_& m) {
-  m.def("imdecode", [](const py::bytes& encoded, int channels, bool bgr) {
-    const std::string_view bytes = encoded;
-    Image image;
-    {
-      py::gil_scoped_release release;
-      image = DecodeImage(bytes.data(), bytes.size(), channels, Order(bgr));
-    }
-    return ToArray(std::move(image));
-  }, py::arg("buf"), py::arg("channels"), py::arg("bgr"), "Decodes a JPEG or PNG (channels 0: as stored).");
-  m.def("imencode", [](const Pixels& array, const std::string& format, int quality, bool bgr) {
-    const Image image = FromArray(array, "imencode");
-    std::string bytes;
-    {
-      py::gil_scoped_release release;
-      bytes = EncodeImage(image, format, quality, Order(bgr));
-    }
-    return py::bytes(bytes);
-  }, py::arg("img"), py::arg("format"), py::arg("quality"), py::arg("bgr"), "Encodes as '.jpg' or '.png'.");
-  m.def("imresize", [](const Pixels& array, int height, int width) {
-    const Image image = FromArray(array, "imresize");
-    Image out;
-    {
-      py::gil_scoped_release release;
-      out = ResizeImage(image, height, width);
-    }
-    py::array result = ToArray(std::move(out));
-    return array.ndim() == 3 ? result.reshape({height, width, static_cast<int>(array.shape(2))}) : result;
-  }, py::arg("img"), py::arg("height"), py::arg("width"), "Bilinear resize (OpenCV's INTER_LINEAR centres).");
+  m.def(
+      "imdecode",
+      [](const py::bytes& encoded, int channels, bool bgr) {
+        const std::string_view bytes = encoded;
+        Image image;
+        {
+          py::gil_scoped_release release;
+          image = DecodeImage(bytes.data(), bytes.size(), channels, Order(bgr));
+        }
+        return ToArray(std::move(image));
+      },
+      py::arg("buf"), py::arg("channels"), py::arg("bgr"),
+      "Decodes a JPEG or PNG (channels 0: as stored).");
+  m.def(
+      "imencode",
+      [](const Pixels& array, const std::string& format, int quality, bool bgr) {
+        const Image image = FromArray(array, "imencode");
+        std::string bytes;
+        {
+          py::gil_scoped_release release;
+          bytes = EncodeImage(image, format, quality, Order(bgr));
+        }
+        return py::bytes(bytes);
+      },
+      py::arg("img"), py::arg("format"), py::arg("quality"), py::arg("bgr"),
+      "Encodes as '.jpg' or '.png'.");
+  m.def(
+      "imresize",
+      [](const Pixels& array, int height, int width) {
+        const Image image = FromArray(array, "imresize");
+        Image out;
+        {
+          py::gil_scoped_release release;
+          out = ResizeImage(image, height, width);
+        }
+        py::array result = ToArray(std::move(out));
+        return array.ndim() == 3 ? result.reshape({height, width, static_cast<int>(array.shape(2))})
+                                 : result;
+      },
+      py::arg("img"), py::arg("height"), py::arg("width"),
+      "Bilinear resize (OpenCV's INTER_LINEAR centres).");
 }
 
 }  // namespace mxplug::python

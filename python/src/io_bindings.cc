@@ -22,7 +22,7 @@ py::list Shapes(const std::vector<DataShape>& shapes) {
 }  // namespace
 
 void DefineDataIter(py::module_& m) {
-  py::class_<DataIter, std::unique_ptr<DataIter>>(m, "DataIter", "A core data iterator (MNISTIter, CSVIter).")
+  py::class_<DataIter, std::unique_ptr<DataIter>>(m, "DataIter", "A core data iterator (MNISTIter, CSVIter, ImageRecordIter).")
       .def(py::init([](const std::string& name, const py::dict& kwargs) {
         std::map<std::string, std::string> args;
         for (const auto& [key, value] : kwargs) {

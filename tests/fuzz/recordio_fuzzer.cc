@@ -13,7 +13,8 @@
 #include "mxplug/recordio.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/mxplug-fuzz-recordio-" + std::to_string(::getpid()) + ".rec";
+  static const std::string path =
+      "/tmp/mxplug-fuzz-recordio-" + std::to_string(::getpid()) + ".rec";
   {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (!f) return 0;
@@ -27,10 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (reader.Next(&record)) {
       if (record.size() < kImageRecordHeader) continue;
       try {
-        const mxplug::Image image = mxplug::DecodeImage(record.data() + kImageRecordHeader,
-                                                        record.size() - kImageRecordHeader, 0,
-                                                        mxplug::ChannelOrder::kRGB);
-        if (image.pixels.size() != static_cast<size_t>(image.height) * image.width * image.channels) __builtin_trap();
+        const mxplug::Image image =
+            mxplug::DecodeImage(record.data() + kImageRecordHeader,
+                                record.size() - kImageRecordHeader, 0, mxplug::ChannelOrder::kRGB);
+        if (image.pixels.size() != static_cast<size_t>(image.height) * image.width * image.channels)
+          __builtin_trap();
       } catch (const mxplug::Error&) {
       }
     }

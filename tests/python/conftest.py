@@ -89,6 +89,28 @@ def run_mxnet(code, extra_env=None):
     return p.stdout
 
 
+def run_mxnet_script(script, argv):
+    """Runs `script` (which imports nothing of mxnet itself: `mx` is given) under MXNet 1.9.1 with
+    `argv` as sys.argv[1:]; returns the JSON of its last printed line."""
+    out = run_mxnet("import sys; sys.argv[1:] = %r\nimport mxnet as mx\n" % list(argv) + script)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_here(mx, script, argv):
+    """The same script run in this interpreter with mxplug as `mx`: what run_mxnet_script
+    returns for MXNet."""
+    import contextlib
+    import io
+    printed, saved = io.StringIO(), sys.argv
+    sys.argv = ["script"] + list(argv)
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(script, {"mx": mx})  # noqa: S102 - a test's shared script
+    finally:
+        sys.argv = saved
+    return json.loads(printed.getvalue().strip().splitlines()[-1])
+
+
 def write_idx(image_path, label_path, images, labels, gz=False):
     """MNIST's IDX files of uint8 images (n, rows, cols) and labels (n,), gzip-compressed when gz."""
     import gzip

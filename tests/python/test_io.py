@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import run_mxnet, write_idx
+from conftest import run_here, run_mxnet_script, write_idx
 
 # Runs under MXNet 1.9.1 and under mxplug (``mx`` is whichever is imported); prints one JSON line
 # with every batch's data, label and pad over two epochs of each set-up.
@@ -35,19 +35,8 @@ print(json.dumps(out))
 """
 
 
-def _ours(mx):
-    scope = {"mx": mx}
-    import contextlib
-    import io
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(ITERATE, scope)  # noqa: S102 - the shared script above
-    return json.loads(printed.getvalue().strip().splitlines()[-1])
-
-
 def test_ndarray_iter_matches_mxnet(mx):
-    want = json.loads(run_mxnet("import mxnet as mx\n" + ITERATE).strip().splitlines()[-1])
-    assert _ours(mx) == want
+    assert run_here(mx, ITERATE, []) == run_mxnet_script(ITERATE, [])
 
 
 def test_ndarray_iter_rules_against_numpy(mx):
@@ -209,29 +198,14 @@ print(json.dumps(out))
 """
 
 
-def _run_here(mx, script, argv):
-    import contextlib
-    import io
-    import sys
-    printed, saved = io.StringIO(), sys.argv
-    sys.argv = ["script"] + argv
-    try:
-        with contextlib.redirect_stdout(printed):
-            exec(script, {"mx": mx})  # noqa: S102 - the shared script above
-    finally:
-        sys.argv = saved
-    return json.loads(printed.getvalue().strip().splitlines()[-1])
-
-
 def test_mnist_iter_matches_mxnet_and_reads_gzip(mx, tmp_path):
     image, label, images, labels = _write_idx(tmp_path, n=11)
     argv = [image, label, json.dumps(MNIST_SETUPS)]
-    want = json.loads(run_mxnet("import sys; sys.argv[1:] = %r\nimport mxnet as mx\n" % argv + MNIST_READ)
-                      .strip().splitlines()[-1])
-    assert _run_here(mx, MNIST_READ, argv) == want
+    want = run_mxnet_script(MNIST_READ, argv)
+    assert run_here(mx, MNIST_READ, argv) == want
     (tmp_path / "gz").mkdir()
     gz_image, gz_label, _, _ = _write_idx(tmp_path / "gz", n=11, gz=True)
-    assert _run_here(mx, MNIST_READ, [gz_image, gz_label, json.dumps(MNIST_SETUPS)]) == want
+    assert run_here(mx, MNIST_READ, [gz_image, gz_label, json.dumps(MNIST_SETUPS)]) == want
     # Against the files' bytes: pixels / 256, labels as floats, batch b holds examples 3b..3b+2.
     batches = list(mx.io.MNISTIter(image=gz_image, label=gz_label, batch_size=3, shuffle=False))
     assert len(batches) == 3
@@ -319,9 +293,8 @@ def test_csv_iter_matches_mxnet(mx, tmp_path):
     np.savetxt(data, np.arange(20).reshape(10, 2) * 0.5, delimiter=",", fmt="%g")
     np.savetxt(label, np.arange(10), delimiter=",", fmt="%g")
     argv = [str(data), str(label)]
-    want = json.loads(run_mxnet("import sys; sys.argv[1:] = %r\nimport mxnet as mx\n" % argv + CSV_READ)
-                      .strip().splitlines()[-1])
-    assert _run_here(mx, CSV_READ, argv) == want
+    want = run_mxnet_script(CSV_READ, argv)
+    assert run_here(mx, CSV_READ, argv) == want
 
 
 def test_csv_iter_labels_and_errors(mx, tmp_path):

@@ -36,7 +36,8 @@ Image DecodeImage(const void* data, size_t size, int channels, ChannelOrder orde
  * (`quality` is the zlib level 0-9; 0-3 ask libpng for its fast setting). \throws Error for another
  * format, a quality out of range, or an image with no pixels or 2 channels.
  */
-std::string EncodeImage(const Image& image, const std::string& format, int quality, ChannelOrder order);
+std::string EncodeImage(const Image& image, const std::string& format, int quality,
+                        ChannelOrder order);
 
 /*! \brief Bilinear resize with OpenCV's INTER_LINEAR pixel centres (x_src = (x + 0.5) * w_src /
  * w - 0.5, clamped at the borders), rounded to the nearest 8-bit value. */

@@ -1,7 +1,7 @@
 /*!
  * \file mxplug/io.h
- * \brief The core's data iterators (MXNet's MNISTIter, CSVIter): batches of NDArrays on the CPU,
- * made ahead of the caller by background threads into a bounded queue.
+ * \brief The core's data iterators (MXNet's MNISTIter, CSVIter, ImageRecordIter): batches of
+ * NDArrays on the CPU, made ahead of the caller by background threads into a bounded queue.
  */
 #ifndef MXPLUG_IO_H_
 #define MXPLUG_IO_H_

@@ -83,8 +83,7 @@ std::unique_ptr<DataIter> MakeCSVIter(IterArgs& args) {
   const std::string label_csv = args.TakeString("label_csv", "NULL");
   const TShape label_shape = args.TakeShape("label_shape", TShape{1});
   Batching batching;
-  batching.batch_size = args.TakeInt("batch_size", 0, 1);
-  if (batching.batch_size == 0) throw Error("CSVIter: argument 'batch_size' is required", kMXPInvalidArgument);
+  batching.batch_size = args.TakeInt("batch_size", 1);
   batching.last_batch = args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
   batching.TakeCommon(&args);
   const std::string dtype = args.TakeString("dtype", "float32");

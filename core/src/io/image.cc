@@ -13,7 +13,9 @@
 namespace mxplug {
 namespace {
 
-bool IsJpeg(const unsigned char* p, size_t size) { return size >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF; }
+bool IsJpeg(const unsigned char* p, size_t size) {
+  return size >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF;
+}
 bool IsPng(const unsigned char* p, size_t size) { return size >= 8 && png_sig_cmp(p, 0, 8) == 0; }
 
 using TjHandle = std::unique_ptr<void, int (*)(tjhandle)>;
@@ -32,21 +34,25 @@ png_uint_32 PngFormat(int channels, ChannelOrder order) {
 
 Image DecodeJpeg(const unsigned char* data, size_t size, int channels, ChannelOrder order) {
   TjHandle tj(tjInitDecompress(), tjDestroy);
-  if (!tj) throw Error(std::string("cannot start a JPEG decoder: ") + tjGetErrorStr2(nullptr), kMXPInternal);
+  if (!tj)
+    throw Error(std::string("cannot start a JPEG decoder: ") + tjGetErrorStr2(nullptr),
+                kMXPInternal);
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj.get(), data, static_cast<unsigned long>(size), &width, &height, &subsampling,
-                          &colorspace) != 0)
-    throw Error(std::string("the JPEG does not decode: ") + tjGetErrorStr2(tj.get()), kMXPInvalidArgument);
+  if (tjDecompressHeader3(tj.get(), data, static_cast<unsigned long>(size), &width, &height,
+                          &subsampling, &colorspace) != 0)
+    throw Error(std::string("the JPEG does not decode: ") + tjGetErrorStr2(tj.get()),
+                kMXPInvalidArgument);
   Image image;
   image.height = height;
   image.width = width;
   image.channels = channels != 0 ? channels : (colorspace == TJCS_GRAY ? 1 : 3);
   image.pixels.resize(static_cast<size_t>(width) * height * image.channels);
   // A warning (a stream that ends early, say) still gives an image, as OpenCV's decoder does.
-  if (tjDecompress2(tj.get(), data, static_cast<unsigned long>(size), image.pixels.data(), width, 0, height,
-                    TjFormat(image.channels, order), 0) != 0 &&
+  if (tjDecompress2(tj.get(), data, static_cast<unsigned long>(size), image.pixels.data(), width, 0,
+                    height, TjFormat(image.channels, order), 0) != 0 &&
       tjGetErrorCode(tj.get()) != TJERR_WARNING)
-    throw Error(std::string("the JPEG does not decode: ") + tjGetErrorStr2(tj.get()), kMXPInvalidArgument);
+    throw Error(std::string("the JPEG does not decode: ") + tjGetErrorStr2(tj.get()),
+                kMXPInvalidArgument);
   return image;
 }
 
@@ -73,16 +79,20 @@ Image DecodePng(const unsigned char* data, size_t size, int channels, ChannelOrd
 
 std::string EncodeJpeg(const Image& image, int quality, ChannelOrder order) {
   if (quality < 1 || quality > 100)
-    throw Error("JPEG quality " + std::to_string(quality) + " is not in 1..100", kMXPInvalidArgument);
+    throw Error("JPEG quality " + std::to_string(quality) + " is not in 1..100",
+                kMXPInvalidArgument);
   if (image.channels != 1 && image.channels != 3)
-    throw Error("a JPEG holds 1 or 3 channels, the image has " + std::to_string(image.channels), kMXPInvalidArgument);
+    throw Error("a JPEG holds 1 or 3 channels, the image has " + std::to_string(image.channels),
+                kMXPInvalidArgument);
   TjHandle tj(tjInitCompress(), tjDestroy);
-  if (!tj) throw Error(std::string("cannot start a JPEG encoder: ") + tjGetErrorStr2(nullptr), kMXPInternal);
+  if (!tj)
+    throw Error(std::string("cannot start a JPEG encoder: ") + tjGetErrorStr2(nullptr),
+                kMXPInternal);
   unsigned char* out = nullptr;
   unsigned long size = 0;
   const int subsampling = image.channels == 1 ? TJSAMP_GRAY : TJSAMP_420;
-  if (tjCompress2(tj.get(), image.pixels.data(), image.width, 0, image.height, TjFormat(image.channels, order), &out,
-                  &size, subsampling, quality, 0) != 0) {
+  if (tjCompress2(tj.get(), image.pixels.data(), image.width, 0, image.height,
+                  TjFormat(image.channels, order), &out, &size, subsampling, quality, 0) != 0) {
     tjFree(out);
     throw Error(std::string("cannot encode the JPEG: ") + tjGetErrorStr2(tj.get()), kMXPInternal);
   }
@@ -93,7 +103,8 @@ std::string EncodeJpeg(const Image& image, int quality, ChannelOrder order) {
 
 std::string EncodePng(const Image& image, int level, ChannelOrder order) {
   if (level < 0 || level > 9)
-    throw Error("PNG compression " + std::to_string(level) + " is not in 0..9", kMXPInvalidArgument);
+    throw Error("PNG compression " + std::to_string(level) + " is not in 0..9",
+                kMXPInvalidArgument);
   if (image.channels == 2)
     throw Error("a PNG is written from 1, 3 or 4 channels, the image has 2", kMXPInvalidArgument);
   png_image png;
@@ -137,26 +148,32 @@ std::vector<Tap> Taps(int source, int target) {
 
 Image DecodeImage(const void* data, size_t size, int channels, ChannelOrder order) {
   if (channels != 0 && channels != 1 && channels != 3)
-    throw Error("cannot decode an image to " + std::to_string(channels) + " channels: 0 (as stored), 1 or 3",
+    throw Error("cannot decode an image to " + std::to_string(channels) +
+                    " channels: 0 (as stored), 1 or 3",
                 kMXPInvalidArgument);
   const auto* bytes = static_cast<const unsigned char*>(data);
   if (IsJpeg(bytes, size)) return DecodeJpeg(bytes, size, channels, order);
   if (IsPng(bytes, size)) return DecodePng(bytes, size, channels, order);
-  throw Error("the " + std::to_string(size) + " bytes are not an image: neither a JPEG nor a PNG by their first bytes",
+  throw Error("the " + std::to_string(size) +
+                  " bytes are not an image: neither a JPEG nor a PNG by their first bytes",
               kMXPInvalidArgument);
 }
 
-std::string EncodeImage(const Image& image, const std::string& format, int quality, ChannelOrder order) {
+std::string EncodeImage(const Image& image, const std::string& format, int quality,
+                        ChannelOrder order) {
   if (image.height < 1 || image.width < 1 || image.channels < 1 || image.channels > 4 ||
       image.pixels.size() != static_cast<size_t>(image.height) * image.width * image.channels)
-    throw Error("cannot encode an image of " + std::to_string(image.height) + "x" + std::to_string(image.width) + "x" +
-                std::to_string(image.channels) + " with " + std::to_string(image.pixels.size()) + " pixel bytes",
+    throw Error("cannot encode an image of " + std::to_string(image.height) + "x" +
+                    std::to_string(image.width) + "x" + std::to_string(image.channels) + " with " +
+                    std::to_string(image.pixels.size()) + " pixel bytes",
                 kMXPInvalidArgument);
   std::string lower = format;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (lower == ".jpg" || lower == ".jpeg") return EncodeJpeg(image, quality, order);
   if (lower == ".png") return EncodePng(image, quality, order);
-  throw Error("cannot encode an image as '" + format + "': the formats are '.jpg' and '.png'", kMXPInvalidArgument);
+  throw Error("cannot encode an image as '" + format + "': the formats are '.jpg' and '.png'",
+              kMXPInvalidArgument);
 }
 
 Image ResizeImage(const Image& image, int height, int width) {
@@ -169,7 +186,8 @@ Image ResizeImage(const Image& image, int height, int width) {
   out.channels = image.channels;
   out.pixels.resize(static_cast<size_t>(height) * width * image.channels);
   const std::vector<Tap> rows = Taps(image.height, height), cols = Taps(image.width, width);
-  const size_t c = static_cast<size_t>(image.channels), in_row = static_cast<size_t>(image.width) * c;
+  const size_t c = static_cast<size_t>(image.channels),
+               in_row = static_cast<size_t>(image.width) * c;
   for (int y = 0; y < height; ++y) {
     const Tap ty = rows[static_cast<size_t>(y)];
     const uint8_t* top = image.pixels.data() + static_cast<size_t>(ty.lower) * in_row;
@@ -177,12 +195,15 @@ Image ResizeImage(const Image& image, int height, int width) {
     uint8_t* dst = out.pixels.data() + static_cast<size_t>(y) * width * c;
     for (int x = 0; x < width; ++x) {
       const Tap tx = cols[static_cast<size_t>(x)];
-      const size_t left = static_cast<size_t>(tx.lower) * c, right = tx.upper_weight > 0.f ? left + c : left;
+      const size_t left = static_cast<size_t>(tx.lower) * c,
+                   right = tx.upper_weight > 0.f ? left + c : left;
       for (size_t k = 0; k < c; ++k) {
         const float upper = top[left + k] + tx.upper_weight * (top[right + k] - top[left + k]);
-        const float lower = bottom[left + k] + tx.upper_weight * (bottom[right + k] - bottom[left + k]);
+        const float lower =
+            bottom[left + k] + tx.upper_weight * (bottom[right + k] - bottom[left + k]);
         const float value = upper + ty.upper_weight * (lower - upper);
-        dst[static_cast<size_t>(x) * c + k] = static_cast<uint8_t>(std::clamp(std::lround(value), 0L, 255L));
+        dst[static_cast<size_t>(x) * c + k] =
+            static_cast<uint8_t>(std::clamp(std::lround(value), 0L, 255L));
       }
     }
   }

@@ -3,15 +3,16 @@
 // normalized into float32 (channel, height, width) batches in RGB order by the prefetcher's
 // threads (preprocess_threads of them), at most prefetch_buffer batches ahead.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <utility>
 
 #include "io/batched_iter.h"
+#include "io/bytes.h"
 #include "io/iterators.h"
 #include "mxplug/error.h"
 #include "mxplug/image.h"
@@ -32,13 +33,16 @@ struct Augment {
 
 class ImageRecordSource : public ExampleSource {
  public:
-  ImageRecordSource(std::unique_ptr<RecordReader> reader, std::vector<uint64_t> offsets, TShape shape,
-                    int label_width, Augment augment)
-      : reader_(std::move(reader)), offsets_(std::move(offsets)), shape_(std::move(shape)),
-        label_width_(label_width), augment_(augment) {}
+  ImageRecordSource(std::unique_ptr<RecordReader> reader, std::vector<uint64_t> offsets,
+                    TShape shape, int label_width, Augment augment)
+      : reader_(std::move(reader)),
+        offsets_(std::move(offsets)),
+        shape_(std::move(shape)),
+        label_width_(label_width),
+        augment_(augment) {}
 
   void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
-    const std::vector<uint64_t> records = ids;  // batch->index becomes the records' ids
+    const std::vector<uint64_t> records = ids;  // batch->index becomes the records' IRHeader ids
     std::mt19937 rng(std::random_device{}());
     const size_t image_size = static_cast<size_t>(shape_.Size());
     auto* data = static_cast<float*>(batch->data[0].data());
@@ -47,12 +51,12 @@ class ImageRecordSource : public ExampleSource {
     for (size_t row = 0; row < records.size(); ++row) {
       const uint64_t offset = offsets_[records[row]];
       reader_->ReadAt(offset, &bytes);
-      batch->index[row] = Unpack(bytes, offset, label + row * static_cast<size_t>(label_width_));
+      const size_t image_begin = Unpack(
+          bytes, offset, label + row * static_cast<size_t>(label_width_), &batch->index[row]);
       Image image;
       try {
-        const size_t flag = ReadLE<uint32_t>(bytes, 0);
-        const size_t skip = kHeaderBytes + 4 * flag;
-        image = DecodeImage(bytes.data() + skip, bytes.size() - skip, static_cast<int>(shape_[0]), ChannelOrder::kRGB);
+        image = DecodeImage(bytes.data() + image_begin, bytes.size() - image_begin,
+                            static_cast<int>(shape_[0]), ChannelOrder::kRGB);
       } catch (const Error& e) {
         throw Error(Where(offset) + ": " + e.what(), kMXPInvalidArgument);
       }
@@ -61,37 +65,37 @@ class ImageRecordSource : public ExampleSource {
   }
 
  private:
-  template <typename T>
-  static T ReadLE(const std::string& bytes, size_t at) {
-    T value;
-    std::memcpy(&value, bytes.data() + at, sizeof(T));  // the format is little-endian, as x86 and ARM
-    return value;
-  }
-
   std::string Where(uint64_t offset) const {
-    return "ImageRecordIter: the record at offset " + std::to_string(offset) + " of '" + reader_->path() + "'";
+    return "ImageRecordIter: the record at offset " + std::to_string(offset) + " of '" +
+           reader_->path() + "'";
   }
 
-  // Reads the IRHeader and the labels; returns the record's id.
-  uint64_t Unpack(const std::string& bytes, uint64_t offset, float* label) const {
+  // Reads the IRHeader (flag: the number of float labels after it, or 0 for the one in the
+  // header) into `label` and `id`; returns where the encoded image starts.
+  size_t Unpack(const std::string& bytes, uint64_t offset, float* label, uint64_t* id) const {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
     if (bytes.size() < kHeaderBytes)
-      throw Error(Where(offset) + " has " + std::to_string(bytes.size()) + " bytes, fewer than the " +
-                  std::to_string(kHeaderBytes) + "-byte image record header", kMXPInvalidArgument);
-    const uint32_t flag = ReadLE<uint32_t>(bytes, 0);
-    if (flag == 0) {
-      if (label_width_ != 1)
-        throw Error(Where(offset) + " has one label but label_width is " + std::to_string(label_width_),
-                    kMXPInvalidArgument);
-      label[0] = ReadLE<float>(bytes, 4);
-    } else {
-      if (static_cast<int>(flag) != label_width_)
-        throw Error(Where(offset) + " has " + std::to_string(flag) + " labels but label_width is " +
-                    std::to_string(label_width_), kMXPInvalidArgument);
-      if (bytes.size() < kHeaderBytes + 4 * size_t{flag})
-        throw Error(Where(offset) + " is too short for its " + std::to_string(flag) + " labels", kMXPInvalidArgument);
-      std::memcpy(label, bytes.data() + kHeaderBytes, 4 * size_t{flag});
-    }
-    return ReadLE<uint64_t>(bytes, 8);
+      throw Error(Where(offset) + " has " + std::to_string(bytes.size()) +
+                      " bytes, fewer than the " + std::to_string(kHeaderBytes) +
+                      "-byte image record header",
+                  kMXPInvalidArgument);
+    const uint32_t flag = LittleEndian32(p);
+    const size_t labels = flag == 0 ? 1 : flag;
+    if (labels != static_cast<size_t>(label_width_))
+      throw Error(Where(offset) + " has " + std::to_string(labels) +
+                      (labels == 1 ? " label" : " labels") + " but label_width is " +
+                      std::to_string(label_width_),
+                  kMXPInvalidArgument);
+    const size_t image_begin = kHeaderBytes + 4 * size_t{flag};
+    if (bytes.size() < image_begin)
+      throw Error(Where(offset) + " has " + std::to_string(bytes.size()) +
+                      " bytes, fewer than its header and " + std::to_string(flag) +
+                      " labels need (" + std::to_string(image_begin) + ")",
+                  kMXPInvalidArgument);
+    if (flag == 0) label[0] = LittleEndianFloat(p + 4);
+    for (size_t i = 0; i < flag; ++i) label[i] = LittleEndianFloat(p + kHeaderBytes + 4 * i);
+    *id = LittleEndian64(p + 8);
+    return image_begin;
   }
 
   // Resizes, crops and mirrors `image` as MXNet's default augmenter does and writes it
@@ -101,14 +105,17 @@ class ImageRecordSource : public ExampleSource {
     if (augment_.resize > 0) {
       // The shorter edge becomes `resize`, the other keeps the aspect ratio (rounded down).
       const int r = augment_.resize;
-      image = image.height > image.width
-                  ? ResizeImage(image, static_cast<int>(int64_t{r} * image.height / image.width), r)
-                  : ResizeImage(image, r, static_cast<int>(int64_t{r} * image.width / image.height));
+      image =
+          image.height > image.width
+              ? ResizeImage(image, static_cast<int>(int64_t{r} * image.height / image.width), r)
+              : ResizeImage(image, r, static_cast<int>(int64_t{r} * image.width / image.height));
     }
     if (image.height < height || image.width < width)
       throw Error(Where(offset) + " is an image of " + std::to_string(image.height) + "x" +
-                  std::to_string(image.width) + (augment_.resize > 0 ? " after resize" : "") +
-                  ", smaller than data_shape " + shape_.ToString() + "; resize= scales images up", kMXPInvalidArgument);
+                      std::to_string(image.width) + (augment_.resize > 0 ? " after resize" : "") +
+                      ", smaller than data_shape " + shape_.ToString() +
+                      "; resize= scales images up",
+                  kMXPInvalidArgument);
     int y = image.height - height, x = image.width - width;
     if (augment_.rand_crop) {
       y = std::uniform_int_distribution<int>(0, y)(rng);
@@ -123,10 +130,12 @@ class ImageRecordSource : public ExampleSource {
     for (int c = 0; c < channels; ++c) {
       const float mean = augment_.mean[c], factor = augment_.scale / augment_.std[c];
       for (int i = 0; i < height; ++i) {
-        const uint8_t* src = image.pixels.data() + (static_cast<size_t>(y + i) * image.width + x) * channels + c;
+        const uint8_t* src =
+            image.pixels.data() + (static_cast<size_t>(y + i) * image.width + x) * channels + c;
         float* dst = out + c * plane + static_cast<size_t>(i) * width;
         for (int j = 0; j < width; ++j) {
-          const float value = (static_cast<float>(src[static_cast<size_t>(j) * channels]) - mean) * factor;
+          const float value =
+              (static_cast<float>(src[static_cast<size_t>(j) * channels]) - mean) * factor;
           dst[mirror ? width - 1 - j : j] = value;
         }
       }
@@ -144,7 +153,9 @@ class ImageRecordSource : public ExampleSource {
 // in file order.
 std::vector<uint64_t> ReadIndex(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error("ImageRecordIter: cannot open the index file '" + path + "'", kMXPInvalidArgument);
+  if (!in)
+    throw Error("ImageRecordIter: cannot open the index file '" + path + "': " + std::strerror(errno),
+                kMXPInvalidArgument);
   std::vector<uint64_t> offsets;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -154,8 +165,9 @@ std::vector<uint64_t> ReadIndex(const std::string& path) {
     const char* text = tab == std::string::npos ? nullptr : line.c_str() + tab + 1;
     const unsigned long long offset = text ? std::strtoull(text, &end, 10) : 0;
     if (!text || end == text || (*end != '\0' && *end != '\r'))
-      throw Error("ImageRecordIter: line " + std::to_string(number) + " of the index file '" + path + "' is '" + line +
-                  "', expected 'key<TAB>offset'", kMXPInvalidArgument);
+      throw Error("ImageRecordIter: line " + std::to_string(number) + " of the index file '" +
+                      path + "' is '" + line + "', expected 'key<TAB>offset'",
+                  kMXPInvalidArgument);
     offsets.push_back(offset);
   }
   std::sort(offsets.begin(), offsets.end());
@@ -169,20 +181,24 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
   const std::string index = args.TakeString("path_imgidx", "");
   const TShape shape = args.TakeShape("data_shape", TShape());
   if (shape.ndim() != 3 || (shape[0] != 1 && shape[0] != 3))
-    throw Error("ImageRecordIter: argument 'data_shape' is " + (shape.ndim() < 0 ? "required" : "'" + shape.ToString() + "'") +
-                ", expected (channels, height, width) with 1 or 3 channels", kMXPInvalidArgument);
+    throw Error("ImageRecordIter: argument 'data_shape' is " +
+                    (shape.ndim() < 0 ? "required" : "'" + shape.ToString() + "'") +
+                    ", expected (channels, height, width) with 1 or 3 channels",
+                kMXPInvalidArgument);
   Batching batching;
-  batching.batch_size = args.TakeInt("batch_size", 0, 1);
-  if (batching.batch_size == 0) throw Error("ImageRecordIter: argument 'batch_size' is required", kMXPInvalidArgument);
+  batching.batch_size = args.TakeInt("batch_size", 1);
   const int label_width = args.TakeInt("label_width", 1, 1);
   batching.shuffle = args.TakeBool("shuffle", false);
   batching.seed = args.TakeInt("seed", 0, 0);
-  batching.last_batch = args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
+  batching.last_batch =
+      args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
   batching.threads = args.TakeInt("preprocess_threads", 4, 1);
   batching.TakeCommon(&args);
   Augment augment;
   augment.resize = args.TakeInt("resize", -1, -1);
-  if (augment.resize == 0) throw Error("ImageRecordIter: argument 'resize' is 0, expected -1 or a size", kMXPInvalidArgument);
+  if (augment.resize == 0)
+    throw Error("ImageRecordIter: argument 'resize' is 0, expected -1 or a size",
+                kMXPInvalidArgument);
   augment.rand_crop = args.TakeBool("rand_crop", false);
   augment.rand_mirror = args.TakeBool("rand_mirror", false);
   const char* channel_names[] = {"r", "g", "b", "a"};
@@ -190,16 +206,19 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
     augment.mean[c] = args.TakeFloat(std::string("mean_") + channel_names[c], 0.f);
     augment.std[c] = args.TakeFloat(std::string("std_") + channel_names[c], 1.f);
     if (augment.std[c] == 0.f)
-      throw Error(std::string("ImageRecordIter: argument 'std_") + channel_names[c] + "' is 0", kMXPInvalidArgument);
+      throw Error(std::string("ImageRecordIter: argument 'std_") + channel_names[c] + "' is 0",
+                  kMXPInvalidArgument);
   }
   augment.scale = args.TakeFloat("scale", 1.f);
   const int inter_method = args.TakeInt("inter_method", 1, 0);
   if (inter_method != 1)
     throw Error("ImageRecordIter: argument 'inter_method' is " + std::to_string(inter_method) +
-                ", only 1 (bilinear) is supported", kMXPInvalidArgument);
+                    ", only 1 (bilinear) is supported",
+                kMXPInvalidArgument);
   const std::string dtype = args.TakeString("dtype", "float32");
   if (dtype != "float32" && dtype != "None")
-    throw Error("ImageRecordIter: argument 'dtype' is '" + dtype + "', only float32 is supported", kMXPInvalidArgument);
+    throw Error("ImageRecordIter: argument 'dtype' is '" + dtype + "', only float32 is supported",
+                kMXPInvalidArgument);
   args.Ignore({"verbose", "silent"});
   args.CheckAllTaken();
 
@@ -210,14 +229,17 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
   } else {
     for (uint64_t at = 0; at < reader->size(); at = reader->SkipAt(at)) offsets.push_back(at);
   }
-  if (offsets.empty()) throw Error("ImageRecordIter: '" + path + "' holds no records", kMXPInvalidArgument);
+  if (offsets.empty())
+    throw Error("ImageRecordIter: '" + path + "' holds no records", kMXPInvalidArgument);
   const int64_t n = batching.batch_size;
   const TShape label_shape = label_width == 1 ? TShape{n} : TShape{n, label_width};
   const size_t num = offsets.size();
-  auto source = std::make_unique<ImageRecordSource>(std::move(reader), std::move(offsets), shape, label_width, augment);
-  return std::make_unique<BatchedIter>("ImageRecordIter", batching, std::move(source), num,
-                                       std::vector<DataShape>{{"data", TShape{n, shape[0], shape[1], shape[2]}}},
-                                       std::vector<DataShape>{{"softmax_label", label_shape}});
+  auto source = std::make_unique<ImageRecordSource>(std::move(reader), std::move(offsets), shape,
+                                                    label_width, augment);
+  return std::make_unique<BatchedIter>(
+      "ImageRecordIter", batching, std::move(source), num,
+      std::vector<DataShape>{{"data", TShape{n, shape[0], shape[1], shape[2]}}},
+      std::vector<DataShape>{{"softmax_label", label_shape}});
 }
 
 }  // namespace mxplug::io

@@ -22,6 +22,10 @@ void IterArgs::Bad(const std::string& name, const std::string& text, const std::
   throw Error(iter_ + ": argument '" + name + "' is '" + text + "', expected " + expected, kMXPInvalidArgument);
 }
 
+void IterArgs::Missing(const std::string& name) const {
+  throw Error(iter_ + ": argument '" + name + "' is required", kMXPInvalidArgument);
+}
+
 std::string IterArgs::TakeString(const std::string& name, const std::string& fallback) {
   std::string text;
   return Find(name, &text) ? text : fallback;
@@ -29,7 +33,7 @@ std::string IterArgs::TakeString(const std::string& name, const std::string& fal
 
 std::string IterArgs::TakeString(const std::string& name) {
   std::string text;
-  if (!Find(name, &text)) throw Error(iter_ + ": argument '" + name + "' is required", kMXPInvalidArgument);
+  if (!Find(name, &text)) Missing(name);
   return text;
 }
 
@@ -50,6 +54,11 @@ float IterArgs::TakeFloat(const std::string& name, float fallback) {
   const float value = std::strtof(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !std::isfinite(value)) Bad(name, text, "a finite number");
   return value;
+}
+
+int IterArgs::TakeInt(const std::string& name, int min_value) {
+  if (kwargs_.count(name) == 0) Missing(name);
+  return TakeInt(name, 0, min_value);
 }
 
 bool IterArgs::TakeBool(const std::string& name, bool fallback) {

@@ -22,6 +22,8 @@ class IterArgs {
   /*! \brief A required string argument. */
   std::string TakeString(const std::string& name);
   int TakeInt(const std::string& name, int fallback, int min_value);
+  /*! \brief A required int argument. */
+  int TakeInt(const std::string& name, int min_value);
   float TakeFloat(const std::string& name, float fallback);
   bool TakeBool(const std::string& name, bool fallback);
   TShape TakeShape(const std::string& name, const TShape& fallback);
@@ -32,6 +34,7 @@ class IterArgs {
 
  private:
   bool Find(const std::string& name, std::string* text);
+  [[noreturn]] void Missing(const std::string& name) const;
   [[noreturn]] void Bad(const std::string& name, const std::string& text, const std::string& expected) const;
 
   std::string iter_;

@@ -1,12 +1,12 @@
 // MNISTIter: the images and labels of MNIST's IDX files (raw or gzip-compressed), pixels scaled
 // by 1/256 as MXNet does, labels as float32; only full batches.
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "io/batched_iter.h"
+#include "io/bytes.h"
 #include "io/read_file.h"
 #include "io/iterators.h"
 #include "mxplug/error.h"
@@ -18,14 +18,7 @@ constexpr uint32_t kImageMagic = 0x00000803;
 constexpr uint32_t kLabelMagic = 0x00000801;
 
 uint32_t BigEndian32(const std::string& bytes, size_t offset) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + offset;
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
-std::string Hex(uint32_t v) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "0x%08x", v);
-  return text;
+  return io::BigEndian32(reinterpret_cast<const unsigned char*>(bytes.data()) + offset);
 }
 
 // Reads an IDX file's header (magic and `dims` sizes) and checks that its body is complete.
@@ -36,8 +29,8 @@ std::vector<uint32_t> ReadIdx(const std::string& bytes, const std::string& path,
     throw Error("MNISTIter: '" + path + "' ends at offset " + std::to_string(bytes.size()) + ", inside the " +
                 std::to_string(header) + "-byte IDX header of " + what, kMXPInvalidArgument);
   if (BigEndian32(bytes, 0) != magic)
-    throw Error("MNISTIter: '" + path + "' is not an IDX file of " + what + ": magic " + Hex(BigEndian32(bytes, 0)) +
-                " at offset 0, expected " + Hex(magic), kMXPInvalidArgument);
+    throw Error("MNISTIter: '" + path + "' is not an IDX file of " + what + ": magic " + Hex32(BigEndian32(bytes, 0)) +
+                " at offset 0, expected " + Hex32(magic), kMXPInvalidArgument);
   std::vector<uint32_t> sizes;
   uint64_t body = 1;
   for (int i = 0; i < dims; ++i) {

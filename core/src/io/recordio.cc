@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/bytes.h"
 #include "mxplug/error.h"
 
 namespace mxplug {
@@ -18,26 +19,15 @@ enum PartFlag : uint32_t { kWhole = 0, kFirst = 1, kMiddle = 2, kLast = 3 };
 
 uint32_t Aligned(uint32_t n) { return (n + 3u) & ~3u; }
 
-void PutLE32(uint32_t v, unsigned char* out) {
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-uint32_t GetLE32(const unsigned char* p) {
-  return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
-}
-
-std::string Hex(uint32_t v) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "0x%08x", v);
-  return text;
-}
-
 std::string FileError(const std::string& path) { return "RecordIO file '" + path + "'"; }
 
 }  // namespace
 
-RecordWriter::RecordWriter(const std::string& path) : path_(path), file_(std::fopen(path.c_str(), "wb")) {
-  if (!file_) throw Error("cannot create " + FileError(path) + ": " + std::strerror(errno), kMXPInvalidArgument);
+RecordWriter::RecordWriter(const std::string& path)
+    : path_(path), file_(std::fopen(path.c_str(), "wb")) {
+  if (!file_)
+    throw Error("cannot create " + FileError(path) + ": " + std::strerror(errno),
+                kMXPInvalidArgument);
 }
 
 RecordWriter::~RecordWriter() {
@@ -47,22 +37,25 @@ RecordWriter::~RecordWriter() {
 void RecordWriter::Put(const void* data, size_t size) {
   if (size == 0) return;
   if (std::fwrite(data, 1, size, file_) != size)
-    throw Error("cannot write " + FileError(path_) + " at offset " + std::to_string(written_) + ": " +
-                std::strerror(errno), kMXPInvalidArgument);
+    throw Error("cannot write " + FileError(path_) + " at offset " + std::to_string(written_) +
+                    ": " + std::strerror(errno),
+                kMXPInvalidArgument);
   written_ += size;
 }
 
 void RecordWriter::Write(const void* data, size_t size) {
   if (!file_) throw Error(FileError(path_) + " is closed", kMXPInvalidArgument);
   if (size > kMaxLength)
-    throw Error("cannot write a record of " + std::to_string(size) + " bytes to " + FileError(path_) +
-                ": RecordIO records hold at most " + std::to_string(kMaxLength) + " bytes", kMXPInvalidArgument);
+    throw Error("cannot write a record of " + std::to_string(size) + " bytes to " +
+                    FileError(path_) + ": RecordIO records hold at most " +
+                    std::to_string(kMaxLength) + " bytes",
+                kMXPInvalidArgument);
   const auto* bytes = static_cast<const unsigned char*>(data);
   const uint32_t length = static_cast<uint32_t>(size);
   unsigned char header[8];
-  PutLE32(kMagic, header);
+  io::PutLittleEndian32(kMagic, header);
   auto put_part = [&](uint32_t flag, uint32_t begin, uint32_t end) {
-    PutLE32((flag << 29) | (end - begin), header + 4);
+    io::PutLittleEndian32((flag << 29) | (end - begin), header + 4);
     Put(header, sizeof(header));
     Put(bytes + begin, end - begin);
   };
@@ -70,7 +63,7 @@ void RecordWriter::Write(const void* data, size_t size) {
   // reader puts it back, so a reader that lost its place can find record starts by the magic.
   uint32_t part_begin = 0;
   for (uint32_t i = 0; i + 4 <= length; i += 4) {
-    if (GetLE32(bytes + i) != kMagic) continue;
+    if (io::LittleEndian32(bytes + i) != kMagic) continue;
     put_part(part_begin == 0 ? kFirst : kMiddle, part_begin, i);
     part_begin = i + 4;
   }
@@ -83,11 +76,16 @@ void RecordWriter::Close() {
   if (!file_) return;
   const int failed = std::fclose(file_);
   file_ = nullptr;
-  if (failed != 0) throw Error("cannot write " + FileError(path_) + ": " + std::strerror(errno), kMXPInvalidArgument);
+  if (failed != 0)
+    throw Error("cannot write " + FileError(path_) + ": " + std::strerror(errno),
+                kMXPInvalidArgument);
 }
 
-RecordReader::RecordReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-  if (fd_ < 0) throw Error("cannot open " + FileError(path) + ": " + std::strerror(errno), kMXPInvalidArgument);
+RecordReader::RecordReader(const std::string& path)
+    : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  if (fd_ < 0)
+    throw Error("cannot open " + FileError(path) + ": " + std::strerror(errno),
+                kMXPInvalidArgument);
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd_);
@@ -114,8 +112,9 @@ uint64_t RecordReader::SkipAt(uint64_t offset) const { return Read(offset, nullp
 void RecordReader::CheckInFile(uint64_t offset, uint64_t size, uint64_t record) const {
   if (offset + size > size_)
     throw Error(FileError(path_) + " is cut short: the record at offset " + std::to_string(record) +
-                " needs bytes up to offset " + std::to_string(offset + size) + ", the file ends at offset " +
-                std::to_string(size_), kMXPInvalidArgument);
+                    " needs bytes up to offset " + std::to_string(offset + size) +
+                    ", the file ends at offset " + std::to_string(size_),
+                kMXPInvalidArgument);
 }
 
 void RecordReader::ReadBytes(uint64_t offset, void* into, size_t size, uint64_t record) const {
@@ -125,8 +124,9 @@ void RecordReader::ReadBytes(uint64_t offset, void* into, size_t size, uint64_t 
     const ssize_t got = ::pread(fd_, p, size, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0)
-      throw Error("cannot read " + FileError(path_) + " at offset " + std::to_string(offset) + ": " +
-                  (got < 0 ? std::strerror(errno) : "the file shrank"), kMXPInvalidArgument);
+      throw Error("cannot read " + FileError(path_) + " at offset " + std::to_string(offset) +
+                      ": " + (got < 0 ? std::strerror(errno) : "the file shrank"),
+                  kMXPInvalidArgument);
     p += got;
     offset += static_cast<uint64_t>(got);
     size -= static_cast<size_t>(got);
@@ -138,17 +138,20 @@ uint64_t RecordReader::Read(uint64_t offset, std::string* out) const {
   for (bool first = true;; first = false) {
     unsigned char header[8];
     ReadBytes(offset, header, sizeof(header), record);
-    const uint32_t magic = GetLE32(header), word = GetLE32(header + 4);
+    const uint32_t magic = io::LittleEndian32(header), word = io::LittleEndian32(header + 4);
     if (magic != kMagic)
-      throw Error(FileError(path_) + " has no record at offset " + std::to_string(offset) + ": it holds " +
-                  Hex(magic) + " where a record starts with the magic " + Hex(kMagic) +
-                  (offset == 0 ? " (not a RecordIO file?)" : ""), kMXPInvalidArgument);
+      throw Error(FileError(path_) + " has no record at offset " + std::to_string(offset) +
+                      ": it holds " + io::Hex32(magic) + " where a record starts with the magic " +
+                      io::Hex32(kMagic) + (offset == 0 ? " (not a RecordIO file?)" : ""),
+                  kMXPInvalidArgument);
     const uint32_t flag = word >> 29, length = word & kMaxLength;
     const bool starts = flag == kWhole || flag == kFirst;
     if (flag > kLast || starts != first)
-      throw Error(FileError(path_) + " is malformed: the record at offset " + std::to_string(record) +
-                  " has a part with flag " + std::to_string(flag) + " at offset " + std::to_string(offset) +
-                  (first ? ", expected 0 (whole) or 1 (first part)" : ", expected 2 (middle) or 3 (last part)"),
+      throw Error(FileError(path_) + " is malformed: the record at offset " +
+                      std::to_string(record) + " has a part with flag " + std::to_string(flag) +
+                      " at offset " + std::to_string(offset) +
+                      (first ? ", expected 0 (whole) or 1 (first part)"
+                             : ", expected 2 (middle) or 3 (last part)"),
                   kMXPInvalidArgument);
     offset += sizeof(header);
     CheckInFile(offset, Aligned(length), record);
@@ -161,7 +164,7 @@ uint64_t RecordReader::Read(uint64_t offset, std::string* out) const {
     if (flag == kWhole || flag == kLast) return offset;
     if (out) {
       unsigned char magic_bytes[4];
-      PutLE32(kMagic, magic_bytes);
+      io::PutLittleEndian32(kMagic, magic_bytes);
       out->append(reinterpret_cast<const char*>(magic_bytes), 4);
     }
   }

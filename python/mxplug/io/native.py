@@ -1,5 +1,6 @@
-"""The core's C++ iterators (MXNet's MXDataIter): MNISTIter and CSVIter, made by background
-threads ahead of the caller. Keyword arguments are MXNet's; an unknown one is an error."""
+"""The core's C++ iterators (MXNet's MXDataIter): MNISTIter, CSVIter and ImageRecordIter, made
+by background threads ahead of the caller. Keyword arguments are MXNet's; an unknown one is an
+error."""
 import numpy as np
 
 from .. import _core

@@ -125,15 +125,19 @@ class PrefetchingIter(_CurrentBatch):
         renames = self.rename_label or [None] * len(self.iters)
         return sum((_renamed(it.provide_label, r) for r, it in zip(renames, self.iters)), [])
 
+    def _read_next(self):
+        """Lets every reading thread read its next batch."""
+        for ready in self._ready:
+            ready.clear()
+        for taken in self._taken:
+            taken.set()
+
     def reset(self):
         for ready in self._ready:
             ready.wait()
         for it in self.iters:
             it.reset()
-        for ready in self._ready:
-            ready.clear()
-        for taken in self._taken:
-            taken.set()
+        self._read_next()
 
     def iter_next(self):
         for ready in self._ready:
@@ -141,10 +145,7 @@ class PrefetchingIter(_CurrentBatch):
         batches = list(self._next)
         for batch in batches:
             if isinstance(batch, Exception):
-                for ready in self._ready:  # the next call reads again
-                    ready.clear()
-                for taken in self._taken:
-                    taken.set()
+                self._read_next()  # the next call reads again
                 raise batch
         ended = [b is None for b in batches]
         if any(ended) and not all(ended):
@@ -161,10 +162,7 @@ class PrefetchingIter(_CurrentBatch):
                                        batches[0].pad, batches[0].index,
                                        provide_data=self.provide_data,
                                        provide_label=self.provide_label)
-        for ready in self._ready:
-            ready.clear()
-        for taken in self._taken:
-            taken.set()
+        self._read_next()
         return True
 
     def next(self):
