@@ -208,7 +208,7 @@ class ConvolutionOp : public mxplug::Operator {
     const Window w = MakeWindow(param_, in_data[0].shape_);
     const Dims d = GetDims(in_data[0].shape_);
     if constexpr (!kDeconv) {
-      const mxplug_nn::onednn::ConvGrads grads{&in_grad[0], &in_grad[1], param_.no_bias ? nullptr : &in_grad[2],
+      const mxplug_nn::onednn::LayerGrads grads{&in_grad[0], &in_grad[1], param_.no_bias ? nullptr : &in_grad[2],
                                                req[0], req[1], param_.no_bias ? mxplug::kNullOp : req[2]};
       if (mxplug_nn::onednn::ConvolutionBackward(ctx, OneDnnShape(w, d), out_grad[0], in_data[0], in_data[1], grads))
         return;

@@ -1,9 +1,12 @@
-// FullyConnected: out = data * weight^T + bias, on OpenBLAS GEMM (MXNet's parameters:
-// num_hidden, no_bias, flatten).
+// FullyConnected: out = data * weight^T + bias (MXNet's parameters: num_hidden, no_bias,
+// flatten). float32 runs on oneDNN's inner product where the plugin has oneDNN, so a network of
+// FullyConnected and oneDNN ops runs on one OpenMP thread pool; float64, and float32 without
+// oneDNN, run on OpenBLAS's GEMM.
 #include <stdexcept>
 #include <string>
 
 #include "blas.h"
+#include "onednn/onednn.h"
 #include "mxplug/plugin.hpp"
 
 namespace {
@@ -30,13 +33,16 @@ class FullyConnectedOp : public mxplug::Operator {
  public:
   explicit FullyConnectedOp(const FullyConnectedParam& p) : param_(p) {}
 
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const int n = param_.num_hidden;
     const int k = static_cast<int>(in[1].shape_[1]);
     const int m = static_cast<int>(in[0].Size() / k);
+    if (mxplug_nn::onednn::InnerProductForward(ctx, OneDnnShape(m, k), in[0], in[1],
+                                               param_.no_bias ? nullptr : &in[2], out[0], req[0]))
+      return;
     mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       T* o = out[0].dptr<T>();
@@ -50,13 +56,20 @@ class FullyConnectedOp : public mxplug::Operator {
     });
   }
 
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad,
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& out_grad,
                 const std::vector<TBlob>& in_data, const std::vector<TBlob>&,
                 const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& in_grad,
                 const std::vector<TBlob>&) override {
     const int n = param_.num_hidden;
     const int k = static_cast<int>(in_data[1].shape_[1]);
     const int m = static_cast<int>(in_data[0].Size() / k);
+    const mxplug_nn::onednn::LayerGrads grads{&in_grad[0], &in_grad[1],
+                                              param_.no_bias ? nullptr : &in_grad[2],
+                                              req[0],      req[1],
+                                              param_.no_bias ? mxplug::kNullOp : req[2]};
+    if (mxplug_nn::onednn::InnerProductBackward(ctx, OneDnnShape(m, k), out_grad[0], in_data[0],
+                                                in_data[1], grads))
+      return;
     mxplug::RealTypeSwitch(out_grad[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* og = out_grad[0].dptr<T>();
@@ -79,6 +92,10 @@ class FullyConnectedOp : public mxplug::Operator {
   }
 
  private:
+  mxplug_nn::onednn::InnerProductShape OneDnnShape(int m, int k) const {
+    return {m, k, param_.num_hidden, !param_.no_bias};
+  }
+
   FullyConnectedParam param_;
 };
 
@@ -127,6 +144,13 @@ class FullyConnectedProp : public mxplug::OperatorProperty {
                                              const std::vector<int>& in_data,
                                              const std::vector<int>&) const override {
     return {out_grad[0], in_data[0], in_data[1]};
+  }
+
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return mxplug_nn::onednn::Resources();
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
+    return mxplug_nn::onednn::Resources();
   }
 
   mxplug::Operator* CreateOperator(mxplug::Context) const override {

@@ -13,7 +13,9 @@ EXAMPLE = BUILD / "bin" / "mxplug-engine-example"
 
 def trace_of(engine, tmp_path):
     trace = tmp_path / ("%s.json" % engine)
-    env = dict(os.environ, MXPLUG_PROFILER=str(trace), MXPLUG_ENGINE=engine)
+    # Two CPU workers, so the readers of A can overlap (the default is one, as in MXNet).
+    env = dict(os.environ, MXPLUG_PROFILER=str(trace), MXPLUG_ENGINE=engine,
+               MXPLUG_CPU_WORKER_NTHREADS="2")
     run = subprocess.run([str(EXAMPLE)], capture_output=True, text=True, env=env, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("B = 4, C = 4 (%s engine" % engine)

@@ -5,7 +5,7 @@
 #   tools/bench/run.sh engine [--quick] [--workers=N]
 #   tools/bench/run.sh ops [--quick] [--threads=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
 #   tools/bench/run.sh executor [--quick] [--threads=N]   (networks against PyTorch, MXNet 1.9.1)
-#   tools/bench/run.sh train [--quick] [--threads=N]   (Module.fit against PyTorch, MXNet 1.9.1)
+#   tools/bench/run.sh train [--quick] [--threads=N] [--rounds=N]   (Module.fit against PyTorch, MXNet 1.9.1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 name="${1:-}"

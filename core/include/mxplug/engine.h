@@ -88,7 +88,7 @@ using AsyncFn = std::function<void(RunContext, CallbackOnComplete)>;
 enum class EngineType { kThreaded, kNaive };
 
 struct EngineOptions {
-  int cpu_workers = 0;       // 0: MXPLUG_CPU_WORKER_NTHREADS, else the number of cores
+  int cpu_workers = 0;       // 0: MXPLUG_CPU_WORKER_NTHREADS, else 1 (as MXNet)
   int priority_workers = 1;  // for FnProperty::kCPUPrioritized
   int device_compute_workers = 2;  // per accelerator device, each with its own stream
   int device_copy_workers = 1;     // per accelerator device, each with its own stream

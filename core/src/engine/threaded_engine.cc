@@ -91,11 +91,14 @@ class TaskQueue {
 class ThreadedEngine : public EngineCore {
  public:
   explicit ThreadedEngine(const EngineOptions& options) : options_(options) {
+    // One CPU worker unless asked, as MXNet's MXNET_CPU_WORKER_NTHREADS: the kernels spread
+    // over the cores with OpenMP, and a second worker running another op's OpenMP team at the
+    // same time oversubscribes the cores (LeNet training ran at half the speed with one worker
+    // per core on 2 cores, docs/performance.md).
     if (options_.cpu_workers <= 0) {
       const char* env = std::getenv("MXPLUG_CPU_WORKER_NTHREADS");
-      options_.cpu_workers = env ? std::atoi(env) : 0;
-      if (options_.cpu_workers <= 0)
-        options_.cpu_workers = std::max(1u, std::thread::hardware_concurrency());
+      if (!env) env = std::getenv("MXNET_CPU_WORKER_NTHREADS");  // MXNet users' habit
+      options_.cpu_workers = std::max(1, env ? std::atoi(env) : 1);
     }
     cpu_ = MakePool(Context::CPU(), options_.cpu_workers, /*device=*/nullptr);
   }

@@ -1,6 +1,5 @@
 // Convolution forward and backward (data, weight and bias gradients) on oneDNN.
-#include "call.h"
-#include "onednn.h"
+#include "layer.h"
 
 namespace mxplug_nn::onednn {
 namespace {
@@ -14,11 +13,10 @@ using dnnl::prop_kind;
 // oneDNN's view of a convolution: the dims of each tensor and the window, with padding on both
 // sides (the right side is what makes the output size come out: the floor convention's dropped
 // rows make it smaller than the left).
-struct ConvDims {
-  memory::dims src, weights, bias, dst, strides, dilates, pad_l, pad_r;
-  bool with_bias;
+struct ConvDims : LayerDims {
+  memory::dims strides, dilates, pad_l, pad_r;
 
-  explicit ConvDims(const ConvShape& s) : with_bias(s.bias) {
+  explicit ConvDims(const ConvShape& s) : LayerDims{{}, {}, {}, {}, s.bias} {
     const Window& w = s.window;
     src = {s.batch, s.in_channels};
     dst = {s.batch, s.filters};
@@ -82,42 +80,19 @@ bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const 
   const ConvDims d(s);
   auto p = GetForward(d);
   if (!p) return false;
-  Call call(ctx);
-  std::vector<std::pair<int, Call::Handle>> args = {
-      {DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
-      {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
-      {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}};
-  if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, call.Input(d.bias, bias->dptr<float>())});
-  call.Step(*p, std::move(args));
-  call.Run();
+  RunLayerForward(ctx, *p, d, data, weight, bias, out, req);
   return true;
 }
 
 bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& out_grad,
-                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const ConvGrads& g) {
+                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const LayerGrads& g) {
   if (!Enabled(data.type_flag_)) return false;
   const ConvDims d(s);
   auto f = GetForward(d);
   if (!f) return false;
   auto p = Cached<BackwardPrimitives>(d.CacheKey("conv_bwd"), [&] { return BackwardPrimitives(d, f->pd); });
   if (!p) return false;
-  Call call(ctx);
-  const Call::Handle og = call.Input(d.dst, out_grad.dptr<float>());
-  if (g.data_req != mxplug::kNullOp)
-    call.Step(p->data,
-              {{DNNL_ARG_DIFF_DST, og},
-               {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
-               {DNNL_ARG_DIFF_SRC, call.Output(d.src, g.data->dptr<float>(), g.data_req)}});
-  const bool bias_wanted = s.bias && g.bias_req != mxplug::kNullOp;
-  if (g.weight_req != mxplug::kNullOp || bias_wanted) {
-    std::vector<std::pair<int, Call::Handle>> args = {
-        {DNNL_ARG_DIFF_DST, og},
-        {DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
-        {DNNL_ARG_DIFF_WEIGHTS, call.Output(d.weights, g.weight->dptr<float>(), g.weight_req)}};
-    if (s.bias) args.push_back({DNNL_ARG_DIFF_BIAS, call.Output(d.bias, g.bias->dptr<float>(), g.bias_req)});
-    call.Step(p->weights, std::move(args));
-  }
-  call.Run();
+  RunLayerBackward(ctx, p->data, p->weights, d, out_grad, data, weight, g);
   return true;
 }
 

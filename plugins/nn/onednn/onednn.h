@@ -21,8 +21,15 @@ struct ConvShape {
   bool bias;
 };
 
-// The data gradient, weight gradient and bias gradient of a convolution, each with its request.
-struct ConvGrads {
+// A FullyConnected call's sizes: data (rows, inputs), weight (outputs, inputs).
+struct InnerProductShape {
+  int64_t rows, inputs, outputs;
+  bool bias;
+};
+
+// The data gradient, weight gradient and bias gradient of a convolution or a FullyConnected, each
+// with its request.
+struct LayerGrads {
   const mxplug::TBlob *data, *weight, *bias;
   mxplug::OpReqType data_req, weight_req, bias_req;
 };
@@ -58,7 +65,12 @@ bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const 
                         const mxplug::TBlob& weight, const mxplug::TBlob* bias, const mxplug::TBlob& out,
                         mxplug::OpReqType req);
 bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& out_grad,
-                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const ConvGrads& grads);
+                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const LayerGrads& grads);
+bool InnerProductForward(const mxplug::OpContext& ctx, const InnerProductShape& s, const mxplug::TBlob& data,
+                         const mxplug::TBlob& weight, const mxplug::TBlob* bias, const mxplug::TBlob& out,
+                         mxplug::OpReqType req);
+bool InnerProductBackward(const mxplug::OpContext& ctx, const InnerProductShape& s, const mxplug::TBlob& out_grad,
+                          const mxplug::TBlob& data, const mxplug::TBlob& weight, const LayerGrads& grads);
 bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& data,
                     const mxplug::TBlob& out, mxplug::OpReqType req);
 bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& out_grad,
@@ -92,7 +104,16 @@ inline bool ConvolutionForward(const mxplug::OpContext&, const ConvShape&, const
   return false;
 }
 inline bool ConvolutionBackward(const mxplug::OpContext&, const ConvShape&, const mxplug::TBlob&,
-                                const mxplug::TBlob&, const mxplug::TBlob&, const ConvGrads&) {
+                                const mxplug::TBlob&, const mxplug::TBlob&, const LayerGrads&) {
+  return false;
+}
+inline bool InnerProductForward(const mxplug::OpContext&, const InnerProductShape&, const mxplug::TBlob&,
+                                const mxplug::TBlob&, const mxplug::TBlob*, const mxplug::TBlob&,
+                                mxplug::OpReqType) {
+  return false;
+}
+inline bool InnerProductBackward(const mxplug::OpContext&, const InnerProductShape&, const mxplug::TBlob&,
+                                 const mxplug::TBlob&, const mxplug::TBlob&, const LayerGrads&) {
   return false;
 }
 inline bool PoolingForward(const mxplug::OpContext&, const Window&, PoolKind, const mxplug::TBlob&,
