@@ -3,6 +3,7 @@
 // 1 / sqrt(var + eps); fix_gamma uses gamma = 1 and gives gamma a zero gradient; the moving
 // statistics are updated in backward of a training pass, from the saved batch statistics.
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,16 @@ class BatchNormOp : public mxplug::Operator {
     const Split s(in_data[kData].shape_, Axis(in_data[kData].shape_));
     const bool batch_stats = ctx.is_train && !param_.use_global_stats;
     const double m = double(s.count());
+    if (batch_stats) UpdateMovingStats(out_data, aux);
+    if (batch_stats && Axis(in_data[kData].shape_) == 1 &&
+        mxplug_nn::onednn::BatchNormTrainingBackward(
+            ctx, {&in_data[kData], &in_data[kGamma], &in_data[kBeta], &out_data[kMean], &out_data[kInvStd], &out_grad[kOut],
+                  &in_grad[kData], &in_grad[kGamma], &in_grad[kBeta], static_cast<float>(param_.eps),
+                  param_.fix_gamma, req[kData], req[kGamma], req[kBeta]})) {
+      if (param_.fix_gamma && req[kGamma] != mxplug::kNullOp && req[kGamma] != mxplug::kAddTo)
+        std::memset(in_grad[kGamma].dptr<float>(), 0, sizeof(float) * s.channels);
+      return;
+    }
     mxplug::RealTypeSwitch(in_data[kData].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* x = in_data[kData].dptr<T>();
@@ -122,11 +133,6 @@ class BatchNormOp : public mxplug::Operator {
         if (batch_stats) {
           mean = double(out_data[kMean].dptr<T>()[c]);
           invstd = double(out_data[kInvStd].dptr<T>()[c]);
-          T& mm = aux[kMovingMean].dptr<T>()[c];
-          T& mv = aux[kMovingVar].dptr<T>()[c];
-          const double var = 1.0 / (invstd * invstd) - param_.eps, mom = param_.momentum;
-          mm = static_cast<T>(double(mm) * mom + mean * (1 - mom));
-          mv = static_cast<T>(double(mv) * mom + var * (1 - mom));
         } else {
           mean = double(aux[kMovingMean].dptr<T>()[c]);
           invstd = 1.0 / std::sqrt(double(aux[kMovingVar].dptr<T>()[c]) + param_.eps);
@@ -155,6 +161,24 @@ class BatchNormOp : public mxplug::Operator {
 
  private:
   int Axis(const TShape& s) const { return param_.axis < 0 ? param_.axis + s.ndim() : param_.axis; }
+
+  // moving = moving * momentum + batch * (1 - momentum), the batch variance recovered from the
+  // saved inverse standard deviation.
+  void UpdateMovingStats(const std::vector<TBlob>& out_data, const std::vector<TBlob>& aux) const {
+    mxplug::RealTypeSwitch(out_data[kMean].type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      const double mom = param_.momentum;
+      for (int64_t c = 0; c < out_data[kMean].shape_[0]; ++c) {
+        const double mean = double(out_data[kMean].dptr<T>()[c]);
+        const double invstd = double(out_data[kInvStd].dptr<T>()[c]);
+        const double var = 1.0 / (invstd * invstd) - param_.eps;
+        T& mm = aux[kMovingMean].dptr<T>()[c];
+        T& mv = aux[kMovingVar].dptr<T>()[c];
+        mm = static_cast<T>(double(mm) * mom + mean * (1 - mom));
+        mv = static_cast<T>(double(mv) * mom + var * (1 - mom));
+      }
+    });
+  }
 
   template <typename T>
   double Gamma(const std::vector<TBlob>& in, int64_t c) const {
@@ -198,9 +222,13 @@ class BatchNormProp : public mxplug::OperatorProperty {
 
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>& in_data,
                                              const std::vector<int>& out_data) const override {
-    return {out_grad[kOut], in_data[kData], in_data[kGamma], out_data[kMean], out_data[kInvStd]};
+    return {out_grad[kOut], in_data[kData], in_data[kGamma], in_data[kBeta], out_data[kMean],
+            out_data[kInvStd]};
   }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return mxplug_nn::onednn::Resources();
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
     return mxplug_nn::onednn::Resources();
   }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BatchNormOp(param_); }

@@ -85,6 +85,11 @@ CASES = [
     ("Pooling", dict(kernel=(2, 2), pool_type="lp", p_value=2, stride=(2, 2)), [(2, 3, 6, 4)],
      lambda x: F.lp_pool2d(x, 2, 2)),
     ("Pooling", dict(kernel=(2, 2, 2), stride=(2, 2, 2)), [(1, 2, 4, 4, 4)], lambda x: F.max_pool3d(x, 2)),
+    # Max pooling's 2-d backward has unrolled loops for 2x2 and 3x3 windows inside the image.
+    ("Pooling", dict(kernel=(2, 2), stride=(2, 2)), [(2, 3, 6, 8)], lambda x: F.max_pool2d(x, 2, 2)),
+    ("Pooling", dict(kernel=(3, 3)), [(2, 2, 5, 6)], lambda x: F.max_pool2d(x, 3, 1)),
+    ("Pooling", dict(kernel=(2, 3), stride=(1, 2)), [(1, 2, 5, 7)], lambda x: F.max_pool2d(x, (2, 3), (1, 2))),
+    ("Pooling", dict(global_pool=True), [(2, 3, 4, 5)], lambda x: F.adaptive_max_pool2d(x, 1)),
     ("LRN", dict(nsize=3, alpha=0.001, beta=0.75, knorm=2), [(2, 5, 3, 3)],
      lambda x: F.local_response_norm(x, 3, 0.001, 0.75, 2)),
     ("UpSampling", dict(scale=2, sample_type="nearest", num_args=1), [(2, 3, 3, 4)],
@@ -106,6 +111,25 @@ def test_forward_and_backward_match_torch(mx, op, kwargs, shapes, fn):
     np.testing.assert_allclose(out, ref_out, rtol=tol, atol=1e-10)
     for i, (g, r) in enumerate(zip(grads, ref_grads)):
         np.testing.assert_allclose(g, r, rtol=tol, atol=1e-9, err_msg="gradient of input %d" % i)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs,fn", [
+    (dict(kernel=(2, 2), stride=(2, 2)), lambda x: F.max_pool2d(x, 2, 2)),
+    (dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), lambda x: F.max_pool2d(x, 3, 2, 1)),
+    (dict(kernel=(3, 3), stride=(1, 1)), lambda x: F.max_pool2d(x, 3, 1)),
+])
+def test_max_pooling_gradient_goes_to_the_first_maximum_of_a_window(mx, dtype, kwargs, fn):
+    # Few distinct values, so most windows hold their maximum more than once: MXNet and PyTorch
+    # give the gradient to the first in row-major order.
+    x = rng.integers(0, 3, (2, 3, 7, 8)).astype(dtype)
+    inputs = [mx.nd.array(x, dtype=dtype)]
+    outputs = mx._core.invoke_train("Pooling", inputs, kwargs)
+    og = rng.standard_normal(outputs[0].shape).astype(dtype)
+    grad = mx._core.invoke_backward("Pooling", kwargs, inputs, outputs, [mx.nd.array(og, dtype=dtype)])[0]
+    ref_out, (ref_grad,) = theirs(fn, [x.astype(np.float64)], og.astype(np.float64))
+    np.testing.assert_array_equal(outputs[0].asnumpy(), ref_out)
+    np.testing.assert_allclose(grad.asnumpy(), ref_grad, rtol=1e-6)
 
 
 def test_softmax_output_gradient_is_cross_entropy(mx):
@@ -205,8 +229,9 @@ def test_batch_norm_training_matches_torch_and_finite_differences(mx, axis, fix_
     batch_mean, batch_var = channels_last.mean(0), channels_last.var(0)
     np.testing.assert_allclose(mean.asnumpy(), batch_mean, rtol=1e-12)
     np.testing.assert_allclose(invstd.asnumpy(), 1 / np.sqrt(batch_var + 1e-5), rtol=1e-12)
-    np.testing.assert_allclose(inputs[3].asnumpy(), 0.8 * mean0 + 0.2 * batch_mean, rtol=1e-7)
-    np.testing.assert_allclose(inputs[4].asnumpy(), 0.8 * var0 + 0.2 * batch_var, rtol=1e-7)
+    mom = float(np.float32(0.8))
+    np.testing.assert_allclose(inputs[3].asnumpy(), mom * mean0 + (1 - mom) * batch_mean, rtol=1e-12)
+    np.testing.assert_allclose(inputs[4].asnumpy(), mom * var0 + (1 - mom) * batch_var, rtol=1e-12)
 
 
 def test_batch_norm_prediction_and_global_stats_use_moving_statistics(mx):

@@ -48,6 +48,16 @@ struct BatchNormArgs {
   mxplug::OpReqType out_req, mean_req, invstd_req;
 };
 
+// A BatchNorm training backward with the batch statistics (channels on axis 1), from the mean
+// and inverse standard deviation the forward wrote: the data gradient, and the gamma (unless
+// fix_gamma) and beta gradients.
+struct BatchNormGradArgs {
+  const mxplug::TBlob *data, *gamma, *beta, *mean, *invstd, *out_grad, *data_grad, *gamma_grad, *beta_grad;
+  float eps;
+  bool fix_gamma;
+  mxplug::OpReqType data_req, gamma_req, beta_req;
+};
+
 // The resources an op asks for where its kernel may run on oneDNN: temp space for Call's
 // reorders and oneDNN's scratchpad, and nothing in a build without oneDNN.
 inline std::vector<mxplug::ResourceRequest> Resources() {
@@ -76,6 +86,7 @@ bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind
 bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& out_grad,
                      const mxplug::TBlob& data, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
 bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs& a);
+bool BatchNormTrainingBackward(const mxplug::OpContext& ctx, const BatchNormGradArgs& a);
 bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int axis, bool log,
                     const mxplug::TBlob& out, mxplug::OpReqType req);
 // LRN on oneDNN writes the output only: the op's hidden tmp_norm output stays unwritten, and the
@@ -125,6 +136,7 @@ inline bool PoolingBackward(const mxplug::OpContext&, const Window&, PoolKind, c
   return false;
 }
 inline bool BatchNormTrainingForward(const mxplug::OpContext&, const BatchNormArgs&) { return false; }
+inline bool BatchNormTrainingBackward(const mxplug::OpContext&, const BatchNormGradArgs&) { return false; }
 inline bool SoftmaxForward(const mxplug::OpContext&, const mxplug::TBlob&, int, bool, const mxplug::TBlob&,
                            mxplug::OpReqType) {
   return false;

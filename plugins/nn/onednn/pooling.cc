@@ -1,7 +1,8 @@
 // Pooling (max and average) forward and backward on oneDNN. Max pooling's backward needs a
 // training forward's workspace (where each maximum was), which is not kept between the calls:
 // the backward runs that forward again into scratch first, so the op's own forward is always
-// the cheaper inference one.
+// the cheaper inference one. That makes it slower than a direct loop, so 2-d max pooling's
+// backward runs MaxPool2dBackward in ../pooling.cc instead; 1-d and 3-d come here.
 #include "call.h"
 #include "onednn.h"
 
