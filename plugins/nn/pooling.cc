@@ -115,7 +115,7 @@ double PowP(double x, int p) { return p == 1 ? x : p == 2 ? x * x : x * x * x; }
 // layout must first run a training forward for its workspace (LeNet's first pooling, 2x2 over
 // 64x20x24x24: 0.8 ms against 3 ms).
 template <int kKernel, class T>
-void MaxPool2dBackward(const Window& w, int64_t planes, const T* x, const T* og, T* dx) {
+void MaxPool2dBackwardWindows(const Window& w, int64_t planes, const T* x, const T* og, T* dx) {
   const int64_t ih = w.image[0], iw = w.image[1], oh = w.positions[0], ow = w.positions[1];
   for (int64_t c = 0; c < planes; ++c, x += ih * iw, dx += ih * iw, og += oh * ow) {
     for (int64_t py = 0; py < oh; ++py) {
@@ -147,9 +147,9 @@ void MaxPool2dBackward(const Window& w, int64_t planes, const T* x, const T* og,
   for (int a = 0; a < 2; ++a)
     inside = inside && w.pad[a] == 0 && (w.positions[a] - 1) * w.stride[a] + w.kernel[a] <= w.image[a];
   const bool square = w.kernel[0] == w.kernel[1];
-  if (inside && square && w.kernel[0] == 2) return MaxPool2dBackward<2>(w, planes, x, og, dx);
-  if (inside && square && w.kernel[0] == 3) return MaxPool2dBackward<3>(w, planes, x, og, dx);
-  MaxPool2dBackward<0>(w, planes, x, og, dx);
+  if (inside && square && w.kernel[0] == 2) return MaxPool2dBackwardWindows<2>(w, planes, x, og, dx);
+  if (inside && square && w.kernel[0] == 3) return MaxPool2dBackwardWindows<3>(w, planes, x, og, dx);
+  MaxPool2dBackwardWindows<0>(w, planes, x, og, dx);
 }
 
 class PoolingOp : public mxplug::Operator {
@@ -195,23 +195,18 @@ class PoolingOp : public mxplug::Operator {
     const TShape& shape = in_grad[0].shape_;
     const Window w = MakeWindow(param_, shape);
     const int64_t planes = shape[0] * shape[1], np = w.PositionCount(), nk = w.KernelSize(), ni = w.ImageSize();
-    if (param_.pool_type == kMax && w.axes() == 2) {
-      mxplug::RealTypeSwitch(in_grad[0].type_flag_, "", [&](auto zero) {
-        using T = decltype(zero);
-        if (req[0] != mxplug::kAddTo) std::memset(in_grad[0].dptr<T>(), 0, sizeof(T) * in_grad[0].Size());
-        MaxPool2dBackward(w, planes, in_data[0].dptr<T>(), out_grad[0].dptr<T>(), in_grad[0].dptr<T>());
-      });
-      return;
-    }
-    if (OneDnnKind() &&
+    const bool max_2d = param_.pool_type == kMax && w.axes() == 2;  // MaxPool2dBackward's case
+    if (!max_2d && OneDnnKind() &&
         mxplug_nn::onednn::PoolingBackward(ctx, w, *OneDnnKind(), out_grad[0], in_data[0], in_grad[0], req[0]))
       return;
-    const std::vector<int64_t> map = mxplug_nn::TapMap(w);
+    const std::vector<int64_t> map = max_2d ? std::vector<int64_t>{} : mxplug_nn::TapMap(w);
     const std::vector<int64_t> div = Divisors(w, map);
     const int p = param_.p_value.value_or(1);
     mxplug::RealTypeSwitch(in_grad[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       if (req[0] != mxplug::kAddTo) std::memset(in_grad[0].dptr<T>(), 0, sizeof(T) * in_grad[0].Size());
+      if (max_2d)
+        return MaxPool2dBackward(w, planes, in_data[0].dptr<T>(), out_grad[0].dptr<T>(), in_grad[0].dptr<T>());
       for (int64_t c = 0; c < planes; ++c) {
         const T* og = out_grad[0].dptr<T>() + c * np;
         T* dx = in_grad[0].dptr<T>() + c * ni;
