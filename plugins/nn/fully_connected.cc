@@ -1,7 +1,7 @@
-// FullyConnected: out = data * weight^T + bias (MXNet's parameters: num_hidden, no_bias,
-// flatten). float32 runs on oneDNN's inner product where the plugin has oneDNN, so a network of
-// FullyConnected and oneDNN ops runs on one OpenMP thread pool; float64, and float32 without
-// oneDNN, run on OpenBLAS's GEMM.
+// FullyConnected: out = data * weight^T + bias (MXNet's parameters: num_hidden, no_bias, flatten).
+// float32 runs on oneDNN (a matmul forward, inner product backward) where the plugin has oneDNN, so
+// a network of FullyConnected and oneDNN ops runs on one OpenMP thread pool; float64, and float32
+// without oneDNN, run on OpenBLAS's GEMM.
 #include <stdexcept>
 #include <string>
 

@@ -1,11 +1,11 @@
 // Note [oneDNN]
-// Convolution, FullyConnected (inner product), Pooling (max and avg; 2-d max pooling's backward
-// is a loop in ../pooling.cc), BatchNorm (training forward and backward), softmax/log_softmax
-// (forward), LRN and Activation (relu, sigmoid, tanh) run on oneDNN when the plugin is built with
-// it (Debian's libdnnl-dev; CMake's MXPLUG_WITH_ONEDNN) and the data is float32. Everything else,
-// float64 included, runs the plain loops beside each op, which are the reference the oneDNN path is tested against (tests
-// run both; MXPLUG_ONEDNN=0 switches oneDNN off for a process, as MXNET_MKLDNN_ENABLED=0 does in
-// MXNet).
+// Convolution, FullyConnected (matmul forward, inner product backward), Pooling (max and avg; 2-d
+// max pooling's backward is a loop in ../pooling.cc), BatchNorm (training forward and backward),
+// softmax/log_softmax (forward), LRN and Activation (relu, sigmoid, tanh) run on oneDNN when the
+// plugin is built with it (Debian's libdnnl-dev; CMake's MXPLUG_WITH_ONEDNN) and the data is
+// float32. Everything else, float64 included, runs the plain loops beside each op, which are the
+// reference the oneDNN path is tested against (tests run both; MXPLUG_ONEDNN=0 switches oneDNN off
+// for a process, as MXNET_MKLDNN_ENABLED=0 does in MXNet).
 //
 // Tensors stay in mxplug's row-major layout between ops: a primitive is made for the layout it
 // runs fastest in (format "any"), and Call reorders inputs into it and outputs back, within the
@@ -83,8 +83,10 @@ std::shared_ptr<void> CachedErased(const std::string& key, const std::function<s
   return cache.emplace(key, std::move(entry)).first->second;
 }
 
-Call::Handle Call::Input(const memory::dims& dims, const void* data) {
-  tensors_.push_back({Role::kInput, Plain(dims), const_cast<void*>(data), mxplug::kWriteTo});
+Call::Handle Call::Input(const memory::dims& dims, const void* data) { return Input(Plain(dims), data); }
+
+Call::Handle Call::Input(const memory::desc& desc, const void* data) {
+  tensors_.push_back({Role::kInput, desc, const_cast<void*>(data), mxplug::kWriteTo});
   return static_cast<Handle>(tensors_.size() - 1);
 }
 
@@ -117,7 +119,7 @@ void Call::Run() {
   auto want = [](const StepArgs& s, int arg) { return s.pd->query_md(dnnl::query::exec_arg_md, arg); };
   auto in_place = [this](Handle h, const memory::desc& d) {
     const Tensor& t = tensors_[h];
-    if (t.role == Role::kTemp || d != t.plain) return false;
+    if (t.role == Role::kTemp || d != t.layout) return false;
     return t.role == Role::kInput || t.req == mxplug::kWriteTo || t.req == mxplug::kWriteInplace;
   };
   auto find = [&copies](Handle h, const std::optional<memory::desc>& d) -> Copy* {
@@ -157,13 +159,13 @@ void Call::Run() {
       const Tensor& t = tensors_[h];
       const memory::desc d = want(s, arg);
       if (in_place(h, d)) {
-        args[arg] = memory(t.plain, Engine(), t.data);
+        args[arg] = memory(t.layout, Engine(), t.data);
         continue;
       }
       Copy* c = find(h, t.role == Role::kTemp ? std::nullopt : std::optional<memory::desc>(d));
       memory m(c->desc, Engine(), base + c->offset);
       if (t.role == Role::kInput && !c->filled) {
-        memory user(t.plain, Engine(), t.data);
+        memory user(t.layout, Engine(), t.data);
         dnnl::reorder(user, m).execute(stream, user, m);
         c->filled = true;
       }
@@ -176,7 +178,7 @@ void Call::Run() {
     for (auto& [m, h] : results) {
       const Tensor& t = tensors_[h];
       if (t.req == mxplug::kNullOp) continue;
-      memory user(t.plain, Engine(), t.data);
+      memory user(t.layout, Engine(), t.data);
       dnnl::primitive_attr attr;
       if (t.req == mxplug::kAddTo) {
         dnnl::post_ops sum;

@@ -71,6 +71,8 @@ class Call {
   explicit Call(const mxplug::OpContext& ctx) : ctx_(ctx) {}
 
   Handle Input(const memory::dims& dims, const void* data);
+  // An input whose layout is not row-major (a transposed view of the op's buffer).
+  Handle Input(const memory::desc& desc, const void* data);
   Handle Output(const memory::dims& dims, void* data, mxplug::OpReqType req);
   // A buffer only primitives see (a workspace, an unused output), laid out as the first step
   // that uses it wants.
@@ -85,7 +87,7 @@ class Call {
   enum class Role { kInput, kOutput, kTemp };
   struct Tensor {
     Role role;
-    memory::desc plain;
+    memory::desc layout;  // of the op's buffer: row-major, or as Input(desc, ...) gave it
     void* data;
     mxplug::OpReqType req;
   };

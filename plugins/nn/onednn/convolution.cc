@@ -80,7 +80,7 @@ bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const 
   const ConvDims d(s);
   auto p = GetForward(d);
   if (!p) return false;
-  RunLayerForward(ctx, *p, d, data, weight, bias, out, req);
+  RunLayerForward(ctx, *p, d, Plain(d.weights), Plain(d.bias), data, weight, bias, out, req);
   return true;
 }
 

@@ -1,7 +1,12 @@
-// FullyConnected forward and backward (data, weight and bias gradients) on oneDNN's inner
-// product. Every tensor keeps mxplug's row-major layout (data (m, k), weight (n, k), output
-// (m, n)): oneDNN then runs its GEMM on the op's own buffers with no reorder, and the weights,
-// which change every training step, are never copied into a blocked layout.
+// FullyConnected on oneDNN: the forward as a matmul (data (m, k) times the transposed weight
+// (n, k), plus the bias), the backward (data, weight and bias gradients) on the inner product.
+// Every tensor keeps mxplug's row-major layout: oneDNN runs on the op's own buffers with no
+// reorder, and the weights, which change every training step, are never copied into a blocked
+// layout. The forward is a matmul because oneDNN 2.6 gives a plain-layout matmul its brgemm
+// kernels, where a plain-layout inner product gets the older GEMM: at batch 128 on one
+// AVX-512 core, 784 -> 128 takes about 270 us against 320-520 us, and 64 -> 10 4 us against 8.
+// The backward primitives are no faster as matmuls, and the bias gradient would need a
+// reduction.
 #include "layer.h"
 
 namespace mxplug_nn::onednn {
@@ -10,6 +15,7 @@ namespace {
 using dnnl::inner_product_backward_data;
 using dnnl::inner_product_backward_weights;
 using dnnl::inner_product_forward;
+using dnnl::matmul;
 using dnnl::prop_kind;
 
 struct InnerDims : LayerDims {
@@ -24,7 +30,16 @@ struct InnerDims : LayerDims {
   memory::desc Bias() const { return with_bias ? Plain(bias) : memory::desc(); }
 };
 
-using ForwardPrimitive = Primitive<inner_product_forward>;
+// The weight (n, k) as the (k, n) matrix the matmul multiplies by: a transposed view, no copy.
+memory::desc TransposedWeight(const InnerDims& d) {
+  return memory::desc({d.weights[1], d.weights[0]}, memory::data_type::f32, {1, d.weights[1]});
+}
+
+// The bias as a row broadcast over the output's rows.
+memory::desc BiasRow(const InnerDims& d) { return Plain({1, d.bias[0]}); }
+
+using MatmulPrimitive = Primitive<matmul>;
+using ForwardPrimitive = Primitive<inner_product_forward>;  // the backward's hint
 
 struct BackwardPrimitives {
   Primitive<inner_product_backward_data> data;
@@ -54,9 +69,13 @@ bool InnerProductForward(const mxplug::OpContext& ctx, const InnerProductShape& 
                          mxplug::OpReqType req) {
   if (!Enabled(data.type_flag_)) return false;
   const InnerDims d(s);
-  auto p = GetForward(d);
+  auto p = Cached<MatmulPrimitive>(d.CacheKey("fc_matmul"), [&] {
+    return MatmulPrimitive({matmul::desc(Plain(d.src), TransposedWeight(d),
+                                         d.with_bias ? BiasRow(d) : memory::desc(), Plain(d.dst)),
+                            Attr(), Engine()});
+  });
   if (!p) return false;
-  RunLayerForward(ctx, *p, d, data, weight, bias, out, req);
+  RunLayerForward(ctx, *p, d, TransposedWeight(d), BiasRow(d), data, weight, bias, out, req);
   return true;
 }
 

@@ -19,16 +19,19 @@ struct LayerDims {
   bool with_bias;
 };
 
+// `weight_layout` and `bias_layout` describe the op's weight and bias buffers as the primitive
+// takes them (the inner product's matmul takes the weight transposed and the bias as a row).
 template <class P>
 void RunLayerForward(const mxplug::OpContext& ctx, const Primitive<P>& p, const LayerDims& d,
+                     const memory::desc& weight_layout, const memory::desc& bias_layout,
                      const mxplug::TBlob& data, const mxplug::TBlob& weight,
                      const mxplug::TBlob* bias, const mxplug::TBlob& out, mxplug::OpReqType req) {
   Call call(ctx);
   std::vector<std::pair<int, Call::Handle>> args = {
       {DNNL_ARG_SRC, call.Input(d.src, data.dptr<float>())},
-      {DNNL_ARG_WEIGHTS, call.Input(d.weights, weight.dptr<float>())},
+      {DNNL_ARG_WEIGHTS, call.Input(weight_layout, weight.dptr<float>())},
       {DNNL_ARG_DST, call.Output(d.dst, out.dptr<float>(), req)}};
-  if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, call.Input(d.bias, bias->dptr<float>())});
+  if (bias != nullptr) args.push_back({DNNL_ARG_BIAS, call.Input(bias_layout, bias->dptr<float>())});
   call.Step(p, std::move(args));
   call.Run();
 }
