@@ -36,6 +36,9 @@ CASES = [
      lambda x, w: F.linear(x, w), "matmul inner_product"),
     ("FullyConnected", dict(num_hidden=4, flatten=False), [(2, 3, 5), (4, 5), (4,)],
      lambda x, w, b: F.linear(x, w, b), "matmul inner_product"),
+    # 8.4 MFLOP, above kSerialFlops: made and run on the whole OpenMP team (Note [Serial primitives])
+    ("FullyConnected", dict(num_hidden=256), [(64, 256), (256, 256), (256,)],
+     lambda x, w, b: F.linear(x, w, b), "matmul inner_product"),
     ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), [(2, 3, 7, 6)],
      lambda x: F.max_pool2d(x, 3, 2, 1), "pooling"),
     ("Pooling", dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), [(2, 3, 7, 7)],
@@ -61,6 +64,7 @@ CASES = [
     # Activation's backward reads its output only (oneDNN's *_use_dst_for_bwd algorithms); softrelu
     # and softsign have no such algorithm and run the loops.
     ("Activation", dict(act_type="relu"), [(3, 4, 5)], torch.relu, "eltwise"),
+    ("Activation", dict(act_type="relu"), [(4, 128, 130)], torch.relu, "eltwise"),  # above kSerialElements
     ("Activation", dict(act_type="sigmoid"), [(2, 7)], torch.sigmoid, "eltwise"),
     ("Activation", dict(act_type="tanh"), [(2, 3, 2, 2)], torch.tanh, "eltwise"),
     ("Activation", dict(act_type="softrelu"), [(4, 5)], F.softplus, None),

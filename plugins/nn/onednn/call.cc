@@ -19,6 +19,8 @@
 // oneDNN threads with OpenMP: OMP_NUM_THREADS sets its thread count.
 #include "call.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +51,20 @@ const dnnl::primitive_attr& Attr() {
     return a;
   }();
   return attr;
+}
+
+SerialScope::SerialScope(bool serial) {
+  if (!serial) return;
+  saved_ = omp_get_max_threads();
+  if (saved_ > 1) {
+    omp_set_num_threads(1);
+  } else {
+    saved_ = 0;  // already one thread: nothing to change, and the same primitive as before
+  }
+}
+
+SerialScope::~SerialScope() {
+  if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
 memory::dims Dims(const mxplug::TShape& shape) { return memory::dims(shape.begin(), shape.end()); }

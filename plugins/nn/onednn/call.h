@@ -31,6 +31,32 @@ memory::dims Dims(const mxplug::TShape& shape);
 memory::desc Plain(const memory::dims& dims);  // float32, row-major: how mxplug stores tensors
 memory::desc Any(const memory::dims& dims);    // float32, the layout the primitive prefers
 
+// Note [Serial primitives]
+// A primitive whose work is small runs on the calling engine thread alone rather than on the
+// OpenMP team: forking the team and meeting at its barriers then cost more than the work, and
+// the team's helpers, spinning between regions, take the cores that the Python thread and the
+// data iterator's threads need (MXNet's operator tuning makes the same choice for its loops).
+// oneDNN fixes a primitive's thread count when it is made, so a SerialScope is open both when
+// the primitive is made and when it runs, and its key names it. Measured on 2 cores at batch
+// 128: FullyConnected 128 -> 64 and 64 -> 10 and relu on 128 x 128 take as long or longer on
+// two threads than on one; 784 -> 128 takes 190 us against 290.
+constexpr double kSerialFlops = 8e6;     // a matmul or inner product below this runs serially
+constexpr double kSerialElements = 1 << 16;  // an elementwise primitive below this runs serially
+
+// Sets the calling thread's OpenMP thread count to 1 for its lifetime when `serial`.
+class SerialScope {
+ public:
+  explicit SerialScope(bool serial);
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+  // What a cache key adds: a serial primitive is another primitive.
+  const char* KeySuffix() const { return saved_ > 0 ? "|serial" : ""; }
+
+ private:
+  int saved_ = 0;  // the thread count to restore; 0 when nothing was changed
+};
+
 // A cache key: the kernel's name and the numbers that pick its primitive.
 template <class... Lists>
 std::string Key(const char* kernel, const Lists&... lists) {

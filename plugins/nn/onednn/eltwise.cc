@@ -29,15 +29,18 @@ struct EltwisePrimitives {
         bwd({{alg, Plain(dims), Plain(dims), 0.f, 0.f}, Attr(), Engine(), fwd.pd}) {}
 };
 
+bool Serial(const mxplug::TBlob& t) { return static_cast<double>(t.Size()) < kSerialElements; }
+
 // The primitives for a call on `t`, or nullptr where the op's loops take it. oneDNN sees the
 // tensor as one flat vector (*dims): an activation is elementwise, whatever the shape.
 std::shared_ptr<const EltwisePrimitives> Get(EltwiseKind kind, const mxplug::TBlob& t, mxplug::OpReqType req,
-                                             memory::dims* dims) {
+                                             const SerialScope& scope, memory::dims* dims) {
   algorithm alg;
   if (!Enabled(t.type_flag_) || req == mxplug::kNullOp || !Algorithm(kind, &alg) || t.Size() == 0) return nullptr;
   *dims = {static_cast<memory::dim>(t.Size())};
-  return Cached<EltwisePrimitives>(Key("eltwise", *dims, memory::dims{static_cast<int64_t>(alg)}),
-                                   [&] { return EltwisePrimitives(alg, *dims); });
+  return Cached<EltwisePrimitives>(
+      Key("eltwise", *dims, memory::dims{static_cast<int64_t>(alg)}) + scope.KeySuffix(),
+      [&] { return EltwisePrimitives(alg, *dims); });
 }
 
 }  // namespace
@@ -45,7 +48,8 @@ std::shared_ptr<const EltwisePrimitives> Get(EltwiseKind kind, const mxplug::TBl
 bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& data,
                     const mxplug::TBlob& out, mxplug::OpReqType req) {
   memory::dims dims;
-  auto p = Get(kind, data, req, &dims);
+  const SerialScope scope(Serial(data));
+  auto p = Get(kind, data, req, scope, &dims);
   if (!p) return false;
   RunSrcToDst(ctx, p->fwd, dims, data.dptr<float>(), dims, out.dptr<float>(), req);
   return true;
@@ -54,7 +58,8 @@ bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug
 bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& out_grad,
                      const mxplug::TBlob& out, const mxplug::TBlob& data_grad, mxplug::OpReqType req) {
   memory::dims dims;
-  auto p = Get(kind, out_grad, req, &dims);
+  const SerialScope scope(Serial(out_grad));
+  auto p = Get(kind, out_grad, req, scope, &dims);
   if (!p) return false;
   Call call(ctx);
   call.Step(p->bwd, {{DNNL_ARG_DIFF_DST, call.Input(dims, out_grad.dptr<float>())},

@@ -23,9 +23,11 @@ struct InnerDims : LayerDims {
       : LayerDims{{s.rows, s.inputs}, {s.outputs, s.inputs}, {s.outputs}, {s.rows, s.outputs},
                   s.bias} {}
 
-  std::string CacheKey(const char* kernel) const {
-    return Key(kernel, src, weights, memory::dims{with_bias});
+  std::string CacheKey(const char* kernel, const SerialScope& scope) const {
+    return Key(kernel, src, weights, memory::dims{with_bias}) + scope.KeySuffix();
   }
+
+  bool Serial() const { return 2.0 * src[0] * src[1] * weights[0] < kSerialFlops; }
 
   memory::desc Bias() const { return with_bias ? Plain(bias) : memory::desc(); }
 };
@@ -53,8 +55,8 @@ struct BackwardPrimitives {
                  Attr(), Engine(), hint}) {}
 };
 
-std::shared_ptr<const ForwardPrimitive> GetForward(const InnerDims& d) {
-  return Cached<ForwardPrimitive>(d.CacheKey("ip_fwd"), [&] {
+std::shared_ptr<const ForwardPrimitive> GetForward(const InnerDims& d, const SerialScope& scope) {
+  return Cached<ForwardPrimitive>(d.CacheKey("ip_fwd", scope), [&] {
     return ForwardPrimitive({inner_product_forward::desc(prop_kind::forward_training, Plain(d.src),
                                                          Plain(d.weights), d.Bias(), Plain(d.dst)),
                              Attr(), Engine()});
@@ -69,7 +71,8 @@ bool InnerProductForward(const mxplug::OpContext& ctx, const InnerProductShape& 
                          mxplug::OpReqType req) {
   if (!Enabled(data.type_flag_)) return false;
   const InnerDims d(s);
-  auto p = Cached<MatmulPrimitive>(d.CacheKey("fc_matmul"), [&] {
+  const SerialScope scope(d.Serial());
+  auto p = Cached<MatmulPrimitive>(d.CacheKey("fc_matmul", scope), [&] {
     return MatmulPrimitive({matmul::desc(Plain(d.src), TransposedWeight(d),
                                          d.with_bias ? BiasRow(d) : memory::desc(), Plain(d.dst)),
                             Attr(), Engine()});
@@ -84,9 +87,10 @@ bool InnerProductBackward(const mxplug::OpContext& ctx, const InnerProductShape&
                           const mxplug::TBlob& weight, const LayerGrads& g) {
   if (!Enabled(data.type_flag_)) return false;
   const InnerDims d(s);
-  auto f = GetForward(d);
+  const SerialScope scope(d.Serial());
+  auto f = GetForward(d, scope);
   if (!f) return false;
-  auto p = Cached<BackwardPrimitives>(d.CacheKey("ip_bwd"),
+  auto p = Cached<BackwardPrimitives>(d.CacheKey("ip_bwd", scope),
                                       [&] { return BackwardPrimitives(d, f->pd); });
   if (!p) return false;
   RunLayerBackward(ctx, p->data, p->weights, d, out_grad, data, weight, g);
