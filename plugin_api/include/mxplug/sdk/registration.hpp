@@ -17,7 +17,9 @@
 #define MXPLUG_SDK_REGISTRATION_HPP_
 
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -235,11 +237,18 @@ KernelRecord& RegisterKernel(const char* op_name, DLDeviceType device_type) {
 
 // ---- Section: devices ----
 
+// The host calls device_count on every allocation, from any thread, and keeps the strings it is
+// given ("borrowed, static" in abi/device.h): so the count and its reason are asked of the
+// backend once (again after a call that threw), and each description once per device id, kept
+// where later calls do not move it.
 struct DeviceRecord {
   std::string name;
   std::unique_ptr<DeviceBackend> backend;
-  std::string reason;                       // why DeviceCount is zero
-  std::vector<std::string> descriptions;    // borrowed by the host, one per device id
+  std::once_flag counted;
+  int32_t count = 0;
+  std::string reason;                                // why the count is zero
+  std::mutex describe_mutex;
+  std::map<int32_t, std::string> descriptions;       // by device id
   MXPDeviceDef def{};
 
   static DeviceRecord* Self(void* user) { return static_cast<DeviceRecord*>(user); }
@@ -253,19 +262,22 @@ struct DeviceRecord {
     def.device_count = [](void* u, int32_t* count, const char** reason) {
       return Guard([&] {
         DeviceRecord* self = Self(u);
-        self->reason.clear();
-        *count = self->backend->DeviceCount(&self->reason);
-        *reason = *count == 0 ? self->reason.c_str() : nullptr;
-        if (self->descriptions.size() < static_cast<size_t>(*count)) self->descriptions.resize(*count);
+        std::call_once(self->counted, [self] {
+          self->reason.clear();  // from a call that threw
+          self->count = self->backend->DeviceCount(&self->reason);
+        });
+        *count = self->count;
+        *reason = self->count == 0 ? self->reason.c_str() : nullptr;
       });
     };
     def.describe = [](void* u, int32_t id, const char** text) {
       return Guard([&] {
         DeviceRecord* self = Self(u);
         if (id < 0) throw std::out_of_range("device id " + std::to_string(id));
-        if (self->descriptions.size() <= static_cast<size_t>(id)) self->descriptions.resize(id + 1);
-        self->descriptions[id] = self->backend->Describe(id);
-        *text = self->descriptions[id].c_str();
+        std::lock_guard<std::mutex> lock(self->describe_mutex);
+        auto it = self->descriptions.find(id);
+        if (it == self->descriptions.end()) it = self->descriptions.emplace(id, self->backend->Describe(id)).first;
+        *text = it->second.c_str();
       });
     };
     def.allocate = [](void* u, int32_t id, size_t bytes, size_t align, void** ptr) {
