@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "mxplug/error.h"
@@ -184,6 +185,31 @@ TEST_F(NDArrayTest, FreedStorageIsReusedForTheSameSizeClass) {
   EXPECT_NE(c->data(), b->data());
   std::shared_ptr<Storage> small = Storage::Alloc(0, Context::CPU());
   EXPECT_NE(small->data(), nullptr);
+}
+
+// Every allocation asks the device backend for its device count, from whichever thread allocates
+// (the iterators' decode threads, say). Under ThreadSanitizer (tools/test.sh) this catches a
+// backend or SDK that writes shared state in that call; everywhere it checks that each thread's
+// arrays keep their own values.
+TEST_F(NDArrayTest, ArraysAreMadeFromManyThreadsAtOnce) {
+  constexpr int kThreads = 8, kArrays = 200;
+  std::vector<std::vector<float>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, &seen] {
+      for (int i = 0; i < kArrays; ++i) {
+        const float value = static_cast<float>(t * kArrays + i);
+        NDArray a = FromVector({value, value + 0.5f}, TShape{2});
+        const std::vector<float> back = ToVector(a);
+        seen[t].push_back(back[0] + back[1]);
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(seen[t].size(), static_cast<size_t>(kArrays));
+    for (int i = 0; i < kArrays; ++i)
+      EXPECT_EQ(seen[t][i], 2.0f * (t * kArrays + i) + 0.5f) << "thread " << t << ", array " << i;
+  }
 }
 
 }  // namespace

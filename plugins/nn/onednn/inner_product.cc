@@ -4,7 +4,7 @@
 // reorder, and the weights, which change every training step, are never copied into a blocked
 // layout. The forward is a matmul because oneDNN 2.6 gives a plain-layout matmul its brgemm
 // kernels, where a plain-layout inner product gets the older GEMM: at batch 128 on one
-// AVX-512 core, 784 -> 128 takes about 270 us against 320-520 us, and 64 -> 10 4 us against 8.
+// AVX-512 core, 784 -> 128 takes about 270 us against 280-520 us, and 64 -> 10 4 us against 8.
 // The backward primitives are no faster as matmuls, and the bias gradient would need a
 // reduction.
 #include "layer.h"

@@ -276,7 +276,8 @@ struct DeviceRecord {
         if (id < 0) throw std::out_of_range("device id " + std::to_string(id));
         std::lock_guard<std::mutex> lock(self->describe_mutex);
         auto it = self->descriptions.find(id);
-        if (it == self->descriptions.end()) it = self->descriptions.emplace(id, self->backend->Describe(id)).first;
+        if (it == self->descriptions.end())
+          it = self->descriptions.emplace(id, self->backend->Describe(id)).first;
         *text = it->second.c_str();
       });
     };
