@@ -76,7 +76,9 @@ class MXRecordIO(object):
             if allow_reset:
                 self.reset()
             else:
-                raise RuntimeError("Forbidden operation in multiple processes")
+                raise RuntimeError("Forbidden operation in multiple processes: '%s' was opened by "
+                                   "process %d; open it again in this one (an indexed reader's "
+                                   "seek and read_idx do that themselves)" % (self.uri, self.pid))
 
     def close(self):
         """Closes the file (a writer flushes it)."""

@@ -3,6 +3,7 @@ other byte for byte, images decode to MXNet's pixels, the iterator gives MXNet's
 broken files and images raise errors naming the file and the offset."""
 import json
 import pickle
+import re
 import struct
 
 import numpy as np
@@ -169,6 +170,39 @@ def test_recordio_errors_name_file_and_offset(mx, tmp_path):
         mx.recordio.pack_img((0, 1, 0, 0), smooth_image(4, 4, 0), img_fmt=".bmp")
     with pytest.raises(mx.MXNetError, match=r"not an image: neither a JPEG nor a PNG"):
         mx.recordio.unpack_img(mx.recordio.pack((0, 1, 0, 0), b"garbage bytes"))
+
+
+def test_records_stay_with_the_process_that_opened_them(mx, tmp_path):
+    """MXNet's rule for forked processes: writing, or reading in order, from another process
+    raises (naming the file); an indexed reader's read_idx reopens the file there."""
+    import multiprocessing
+    write_records(mx, tmp_path / "r.rec", RECORDS[:3], tmp_path / "r.idx")
+    reader = mx.recordio.MXIndexedRecordIO(str(tmp_path / "r.idx"), str(tmp_path / "r.rec"), "r")
+    assert reader.read() == RECORDS[0]
+    writer = mx.recordio.MXRecordIO(str(tmp_path / "w.rec"), "w")
+
+    def child(queue):
+        for attempt in (lambda: writer.write(b"from the child"), reader.read, lambda: reader.read_idx(2)):
+            try:
+                queue.put(("ok", attempt()))
+            except RuntimeError as e:
+                queue.put(("error", str(e)))
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    p = ctx.Process(target=child, args=(queue,))
+    p.start()
+    (write_kind, write_error), (read_kind, read_error), by_key = [queue.get(timeout=60) for _ in range(3)]
+    p.join(60)
+    assert write_kind == read_kind == "error"
+    assert re.match(r"Forbidden operation in multiple processes: '.*w.rec' was opened by process %d"
+                    % writer.pid, write_error), write_error
+    assert re.match(r"Forbidden operation in multiple processes: '.*r.rec'", read_error), read_error
+    assert by_key == ("ok", RECORDS[2])
+    assert reader.read() == RECORDS[1]  # the parent's reader kept its place
+    writer.write(b"parent")
+    writer.close()
+    assert mx.recordio.MXRecordIO(str(tmp_path / "w.rec"), "r").read() == b"parent"
 
 
 # ---- ImageRecordIter ----
