@@ -43,11 +43,12 @@ fi
 # removed np.bool, which MXNet 1.9.1 uses at import).
 venv="${MXPLUG_MXNET_VENV:-$HOME/.cache/mxplug/mxnet-venv}"
 if [[ "${MXPLUG_SKIP_MXNET:-0}" != 1 ]]; then
-  # graphviz (the Python package) lets MXNet's mx.viz.plot_network be the oracle of ours.
+  # graphviz (the Python package) lets MXNet's mx.viz.plot_network be the oracle of ours; pip
+  # takes the version MXNet 1.9.1 declares (>=0.8.1,<0.9), as a newer pin cannot be resolved.
   if ! "$venv/bin/python" -c 'import mxnet, graphviz' >/dev/null 2>&1; then
     echo "install-deps: creating the MXNet 1.9.1 reference environment in $venv"
     /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5' 'graphviz==0.20.1'
+    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5' 'graphviz<0.9'
   else
     echo "install-deps: MXNet reference environment present in $venv"
   fi
