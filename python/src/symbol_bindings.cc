@@ -130,10 +130,11 @@ void DefineSymbol(py::module_& m) {
            }),
            py::arg("symbol"), py::arg("ctx"), py::arg("args"), py::arg("args_grad"), py::arg("grad_req"),
            py::arg("aux_states"), py::arg("plan_memory") = true)
-      .def("forward", [](Executor& e, bool is_train) {
+      .def("forward", [](Executor& e, bool is_train, const py::list& reading) {
+        std::vector<NDArray> arrays = Arrays(reading);
         py::gil_scoped_release release;
-        e.Forward(is_train);
-      }, py::arg("is_train"))
+        e.Forward(is_train, arrays);
+      }, py::arg("is_train"), py::arg("reading") = py::list())
       .def("backward", [](Executor& e, const py::list& out_grads, bool is_train) {
         std::vector<NDArray> grads = Arrays(out_grads);
         py::gil_scoped_release release;

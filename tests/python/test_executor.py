@@ -333,3 +333,44 @@ def test_outputs_dicts_and_reshape(mx):
     np.testing.assert_allclose(small.outputs[0].asnumpy(), ex.outputs[0].asnumpy()[:4], rtol=1e-5)
     with pytest.raises(AssertionError, match="larger than original"):
         ex.reshape(data=(32, 784), softmax_label=(32,))
+
+
+def test_forward_reads_given_arrays_in_place_of_the_arguments(mx):
+    # Note [Reading in place]: what Module's inference loops use instead of copying each batch.
+    rs = np.random.RandomState(5)
+    x = mx.sym.Variable('x')
+    sym = mx.sym.FullyConnected(x, num_hidden=6, name='fc') * 2
+    ex = sym.simple_bind(mx.cpu(), x=(4, 5))
+    W, b = rs.randn(6, 5).astype(np.float32), rs.randn(6).astype(np.float32)
+    ex.arg_dict['fc_weight'][:] = W
+    ex.arg_dict['fc_bias'][:] = b
+    bound_x = rs.randn(4, 5).astype(np.float32)
+    ex.arg_dict['x'][:] = bound_x
+    names = sym.list_arguments()
+    for _ in range(3):  # a fresh batch each pass, as an iterator gives
+        batch = rs.randn(4, 5).astype(np.float32)
+        reading = [mx.nd.array(batch) if n == 'x' else None for n in names]
+        ex.handle.forward(False, reading)
+        np.testing.assert_allclose(ex.outputs[0].asnumpy(), (batch @ W.T + b) * 2, rtol=1e-5)
+        np.testing.assert_array_equal(ex.arg_dict['x'].asnumpy(), bound_x)  # kept as it was
+    # A wrong shape names the argument and pushes nothing.
+    before = ex.outputs[0].asnumpy()
+    with pytest.raises(mx.base.MXNetError, match="argument 'x' is bound to .*given"):
+        ex.handle.forward(False, [mx.nd.ones((3, 5)) if n == 'x' else None for n in names])
+    with pytest.raises(mx.base.MXNetError, match="one array or none per argument"):
+        ex.handle.forward(False, [None])
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy(), before)
+
+
+def test_forward_reading_its_own_output_copies_it_in(mx):
+    # An output fed back as the input shares storage with the executor's own arrays: it is copied
+    # into the argument first, so no step reads what a step of the same pass writes.
+    x = mx.sym.Variable('x')
+    ex = (mx.sym.relu(x) * 3).simple_bind(mx.cpu(), x=(2, 3))
+    start = np.array([[1, -2, 3], [-4, 5, 6]], np.float32)
+    ex.forward(x=mx.nd.array(start))
+    for step in range(3):
+        ex.handle.forward(False, [ex.outputs[0]])
+        start = np.maximum(start, 0) * 3
+        np.testing.assert_array_equal(ex.outputs[0].asnumpy(), np.maximum(start, 0) * 3)
+        np.testing.assert_array_equal(ex.arg_dict['x'].asnumpy(), start)

@@ -149,6 +149,46 @@ print(json.dumps(mod.predict(mx.io.NDArrayIter(X, batch_size=32)).asnumpy().toli
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+# What the executors' bound inputs hold after each inference loop: Module reads batches in place
+# (Note [Reading in place] in core/src/executor/executor.cc) and must leave what MXNet's copies do.
+BOUND_INPUTS = """
+import json, numpy as np
+rs = np.random.RandomState(4)
+X, y = rs.randn(50, 5).astype(np.float32), rs.randint(0, 3, 50).astype(np.float32)
+x = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=8, name='fc1')
+net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.relu(x), num_hidden=3, name='fc2'), name='softmax')
+params = {'fc1_weight': rs.randn(8, 5), 'fc1_bias': rs.randn(8), 'fc2_weight': rs.randn(3, 8),
+          'fc2_bias': rs.randn(3)}
+out = {}
+for ndev in (1, 2):
+    mod = mx.mod.Module(net, context=[mx.cpu(i) for i in range(ndev)])
+    mod.bind([('data', (16, 5))], [('softmax_label', (16,))], for_training=False)
+    mod.init_params(arg_params={k: mx.nd.array(v) for k, v in params.items()})
+    def bound():
+        return [v for e in mod._exec_group.execs for n in ('data', 'softmax_label')
+                for v in e.arg_dict[n].asnumpy().ravel().tolist()]
+    it = mx.io.NDArrayIter(X, y, batch_size=16)  # the last of 4 batches is padded
+    key = str(ndev)
+    out[key + ' predict'] = mod.predict(it).asnumpy().tolist()
+    out[key + ' after predict'] = bound()
+    out[key + ' score'] = mod.score(mx.io.NDArrayIter(X[:32], y[:32], batch_size=16), 'acc')[0][1]
+    out[key + ' after score'] = bound()
+    for outputs, nbatch, batch in mod.iter_predict(it):
+        if nbatch == 1:
+            break
+    out[key + ' after two of iter_predict'] = bound()
+print(json.dumps(out))
+"""
+
+
+def test_inference_loops_leave_the_last_batch_bound_as_mxnet_does(mx):
+    want = json.loads(run_mxnet("import mxnet as mx\n" + BOUND_INPUTS).strip().splitlines()[-1])
+    got = _run_here(mx, BOUND_INPUTS)
+    assert got.keys() == want.keys()
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-5, err_msg=key)
+
+
 def test_input_gradients_against_softmax_formula(mx):
     rs = np.random.RandomState(2)
     X, y = rs.randn(6, 4).astype(np.float32), np.array([0, 2, 1, 1, 0, 2], np.float32)

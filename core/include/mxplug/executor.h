@@ -49,8 +49,14 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  /*! \brief Pushes every forward step; is_train as the ops see it (Dropout, BatchNorm). */
-  void Forward(bool is_train);
+  /*!
+   * \brief Pushes every forward step; is_train as the ops see it (Dropout, BatchNorm).
+   * \param reading empty, or one entry per argument: a given array is read in this pass where
+   * the bound argument would be, which keeps its contents (Note [Reading in place] in
+   * executor.cc); it must have the argument's shape, dtype and context.
+   * \throws Error naming the argument when a given array does not fit; nothing is pushed.
+   */
+  void Forward(bool is_train, const std::vector<NDArray>& reading = {});
   /*!
    * \brief Pushes the gradient steps. `out_grads` has one array per output, or is empty when every
    * output comes from a loss op (an op whose backward does not read its output gradient).

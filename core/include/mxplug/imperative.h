@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mxplug/kernel.h"
@@ -90,6 +91,14 @@ class ImperativeOp {
                                               const std::vector<NDArray>& outputs,
                                               const std::vector<NDArray>& in_grads,
                                               const std::vector<OpReqType>& req, bool is_train = true) const;
+  /*!
+   * \brief `call` reading other arrays as some of its inputs: (input index, array) pairs, each
+   * array of the shape, dtype and device of the input it replaces (the caller checks). What an
+   * executor pushes to read a batch where its bound argument would be read.
+   */
+  static std::shared_ptr<const Call> WithInputs(
+      const std::shared_ptr<const Call>& call,
+      const std::vector<std::pair<size_t, NDArray>>& inputs);
   /*! \brief Pushes a prepared call to the engine. */
   static void Push(const std::shared_ptr<const Call>& call);
 

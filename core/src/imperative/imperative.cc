@@ -10,9 +10,19 @@
 
 namespace mxplug {
 
+namespace {
+
+void AddVars(std::vector<VarHandle>* vars, const std::vector<NDArray>& arrays) {
+  for (const NDArray& a : arrays)
+    if (!a.is_none()) vars->push_back(a.var());
+}
+
+}  // namespace
+
 // Everything one pushed kernel call holds on to: the arrays (whose chunks keep the memory
 // alive until the call has run), the kernel, the resources it was granted, the engine variables
-// it reads and writes, and the kernel's views of the arrays (made once: the arrays are fixed).
+// it reads and writes, and the kernel's views of the arrays (made once: the arrays are fixed;
+// WithInputs makes a changed copy).
 struct ImperativeOp::Call {
   std::shared_ptr<const Kernel> kernel;
   Context ctx;
@@ -23,6 +33,20 @@ struct ImperativeOp::Call {
   std::vector<const MXPResource*> requested;
   std::vector<VarHandle> resource_vars, reads, writes;
   detail::KernelViews views;
+
+  // What it reads (the inputs; backward also the outputs and their gradients), and the kernel's
+  // views of its arrays. Absent tensors (what backward does not read, gradients not asked for)
+  // cross as empty views.
+  void SetReadsAndViews() {
+    reads.clear();
+    AddVars(&reads, in);
+    if (backward) {
+      AddVars(&reads, out);
+      AddVars(&reads, out_grad);
+    }
+    views = detail::KernelViews{detail::Views(in),       detail::Views(out),     detail::Views(aux),
+                                detail::Views(out_grad), detail::Views(in_grad), req};
+  }
 
   // The resources a MXPResourceKind mask asks for, on this call's device.
   void Grant(uint32_t mask) {
@@ -310,23 +334,22 @@ void ImperativeOp::Finish(Call* call, uint32_t resources) const {
   call->Grant(resources);
   call->kernel = KernelFor(call->ctx);
   call->name = name().c_str();
-  auto add = [](std::vector<VarHandle>* vars, const std::vector<NDArray>& arrays) {
-    for (const NDArray& a : arrays)
-      if (!a.is_none()) vars->push_back(a.var());
-  };
-  add(&call->reads, call->in);
-  add(&call->writes, call->aux);  // auxiliary states are updated in place (BatchNorm's moving stats)
-  if (call->backward) {
-    add(&call->reads, call->out);
-    add(&call->reads, call->out_grad);
-    add(&call->writes, call->in_grad);
-  } else {
-    add(&call->writes, call->out);
-  }
+  // Auxiliary states are updated in place (BatchNorm's moving statistics).
+  AddVars(&call->writes, call->aux);
+  AddVars(&call->writes, call->backward ? call->in_grad : call->out);
   call->writes.insert(call->writes.end(), call->resource_vars.begin(), call->resource_vars.end());
-  // Absent tensors (what backward does not read, gradients not asked for) cross as empty views.
-  call->views = detail::KernelViews{detail::Views(call->in), detail::Views(call->out), detail::Views(call->aux),
-                                    detail::Views(call->out_grad), detail::Views(call->in_grad), call->req};
+  call->SetReadsAndViews();
+}
+
+std::shared_ptr<const ImperativeOp::Call> ImperativeOp::WithInputs(
+    const std::shared_ptr<const Call>& call,
+    const std::vector<std::pair<size_t, NDArray>>& inputs) {
+  auto changed = std::make_shared<Call>(*call);
+  for (const auto& [i, array] : inputs) changed->in.at(i) = array;
+  // Every view again, not only the changed ones: a view points into its array's shape, and the
+  // copied arrays are this call's own.
+  changed->SetReadsAndViews();
+  return changed;
 }
 
 void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {

@@ -71,6 +71,15 @@ class BaseModule(object):
 
     # ---- The high-level interface ------------------------------------------------------------
 
+    def _forward_reading(self, data_batch):
+        """forward(data_batch, is_train=False) for the module's own loops (score, predict,
+        iter_predict), which may read the batch without copying it into the bound inputs until
+        _finish_reading (Note [Reading in place] in core/src/executor/executor.cc)."""
+        self.forward(data_batch, is_train=False)
+
+    def _finish_reading(self):
+        """Ends a loop of _forward_reading: the bound inputs hold its last batch."""
+
     def forward_backward(self, data_batch):
         """A training step's forward and backward passes."""
         self.forward(data_batch, is_train=True)
@@ -81,17 +90,12 @@ class BaseModule(object):
         """Runs the model over `eval_data` (inference mode) and returns the metric's
         [(name, value)] list. Padded examples count, as in MXNet."""
         self._check_ready("score")
-        if reset:
-            eval_data.reset()
         if not isinstance(eval_metric, metric.EvalMetric):
             eval_metric = metric.create(eval_metric)
         eval_metric.reset()
         actual_num_batch = 0
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        for nbatch, eval_batch in self._inference_batches(eval_data, num_batch, reset,
+                                                          sparse_row_id_fn):
             self.update_metric(eval_metric, eval_batch.label)
             _call_all(batch_end_callback, epoch, nbatch, eval_metric, locals())
             actual_num_batch += 1
@@ -101,16 +105,26 @@ class BaseModule(object):
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
         """Yields (outputs, batch number, batch) per batch, the padding cut off the outputs."""
         self._check_ready("iter_predict")
-        if reset:
-            eval_data.reset()
-        for nbatch, eval_batch in enumerate(eval_data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
+        for nbatch, eval_batch in self._inference_batches(eval_data, num_batch, reset,
+                                                          sparse_row_id_fn):
             pad = eval_batch.pad or 0
             outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
             yield (outputs, nbatch, eval_batch)
+
+    def _inference_batches(self, eval_data, num_batch, reset, sparse_row_id_fn):
+        """(batch number, batch) after each batch's inference forward pass, for score and
+        iter_predict; however the loop ends, the bound inputs then hold its last batch."""
+        if reset:
+            eval_data.reset()
+        try:
+            for nbatch, eval_batch in enumerate(eval_data):
+                if num_batch is not None and nbatch == num_batch:
+                    break
+                self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
+                self._forward_reading(eval_batch)
+                yield nbatch, eval_batch
+        finally:
+            self._finish_reading()
 
     def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
                 always_output_list=False, sparse_row_id_fn=None):

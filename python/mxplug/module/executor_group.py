@@ -69,6 +69,7 @@ class ExecutorGroup(object):
         self.grad_req = self._grad_reqs(grad_req)
         self.execs = []
         self._default_execs = None
+        self._read_in_place = {}  # (executor index, name): (the array read last, the argument)
         self.bind_exec(data_shapes, label_shapes)
 
     def _grad_reqs(self, grad_req):
@@ -131,11 +132,18 @@ class ExecutorGroup(object):
         """Re-binds for new input shapes, sharing the parameters."""
         if data_shapes == self.data_shapes and label_shapes == self.label_shapes:
             return
+        self.finish_reading()  # into the executors that read it
         if self._default_execs is None:
             self._default_execs = list(self.execs)
         self.bind_exec(data_shapes, label_shapes, reshape=True)
 
     def _collect_arrays(self):
+        self._arg_index = {name: i for i, name in enumerate(self.arg_names)}
+        # What loading a batch checks, read once per bind rather than per batch.
+        self._input_facts = {(k, name): (e.arg_dict[name].shape, e.arg_dict[name]._dtype_name)
+                             for k, e in enumerate(self.execs)
+                             for name in self.data_names + self.label_names}
+        self._input_ctx = [e._ctx._dl() for e in self.execs]
         self.param_arrays = [[e.arg_dict[name] for e in self.execs] for name in self.param_names]
         if self.for_training:
             self.grad_arrays = [[e.grad_dict[name] for e in self.execs] for name in self.param_names]
@@ -163,31 +171,57 @@ class ExecutorGroup(object):
 
     # ---- Running ---------------------------------------------------------------------------
 
-    def _load(self, arrays, names, layouts):
+    def _pieces(self, arrays, names, layouts):
+        """(executor index, argument name, its piece of the batch in the argument's dtype)."""
         for src, name, axis in zip(arrays, names, layouts):
             if not isinstance(src, NDArray):
                 src = nd.array(src)
-            for e, islice in zip(self.execs, self.slices):
-                target = e.arg_dict[name]
+            for k, islice in enumerate(self.slices):
+                shape, dtype_name = self._input_facts[k, name]
                 piece = src if len(self.execs) == 1 else _slice_along(src, axis, islice)
-                if piece.shape != target.shape:
+                if piece.shape != shape:
                     raise ValueError("%s: the batch gives shape %s, the module is bound to %s"
-                                     % (name, piece.shape, target.shape))
-                if piece.dtype != target.dtype:
-                    piece = piece.astype(target.dtype)
-                piece.copyto(target)
+                                     % (name, piece.shape, shape))
+                if piece._dtype_name != dtype_name:
+                    piece = piece.astype(dtype_name)
+                yield k, name, piece
+
+    def _batch_pieces(self, data_batch):
+        pieces = list(self._pieces(data_batch.data, self.data_names, self.data_layouts))
+        if self.label_names and data_batch.label:
+            label_of = dict(zip([d.name for d in self.label_shapes], data_batch.label))
+            pieces += self._pieces([label_of[n] for n in self.label_names], self.label_names,
+                                   self.label_layouts)
+        return pieces
 
     def forward(self, data_batch, is_train=None):
         """Loads the batch's slices into the executors and runs their forward passes."""
         if is_train is None:
             is_train = self.for_training
-        self._load(data_batch.data, self.data_names, self.data_layouts)
-        if self.label_names and data_batch.label:
-            label_of = dict(zip([d.name for d in self.label_shapes], data_batch.label))
-            self._load([label_of[n] for n in self.label_names], self.label_names,
-                       self.label_layouts)
+        self.finish_reading()
+        for k, name, piece in self._batch_pieces(data_batch):
+            piece.copyto(self.execs[k].arg_dict[name])
         for e in self.execs:
             e.forward(is_train=is_train)
+
+    def forward_reading(self, data_batch):
+        """Inference forward passes that read the batch's slices where the bound inputs would be
+        read, without copying them in (Note [Reading in place] in core/src/executor/executor.cc);
+        finish_reading copies the last batch in, leaving what forward would have left."""
+        reading = [[None] * len(e.arg_arrays) for e in self.execs]
+        for k, name, piece in self._batch_pieces(data_batch):
+            if piece._ctx != self._input_ctx[k]:
+                piece = piece.as_in_context(self.execs[k]._ctx)
+            reading[k][self._arg_index[name]] = piece
+            self._read_in_place[k, name] = (piece, self.execs[k].arg_dict[name])
+        for e, arrays in zip(self.execs, reading):
+            e.handle.forward(False, arrays)
+
+    def finish_reading(self):
+        """Copies the batch that forward_reading read last into the bound inputs."""
+        for piece, target in self._read_in_place.values():
+            piece.copyto(target)
+        self._read_in_place = {}
 
     def backward(self, out_grads=None):
         """Runs the backward passes, slicing `out_grads` as the batch was sliced."""

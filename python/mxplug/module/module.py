@@ -384,6 +384,20 @@ class Module(BaseModule):
         """Runs the forward pass on a batch (re-binding first when its shapes differ from the
         bound ones); is_train defaults to for_training."""
         self._check_ready("forward")
+        self._fit_to(data_batch)
+        self._exec_group.forward(data_batch, is_train)
+
+    def _forward_reading(self, data_batch):
+        self._check_ready("forward")
+        self._fit_to(data_batch)
+        self._exec_group.forward_reading(data_batch)
+
+    def _finish_reading(self):
+        if self.binded:
+            self._exec_group.finish_reading()
+
+    def _fit_to(self, data_batch):
+        """Re-binds when the batch's shapes differ from the bound ones."""
         curr = tuple(d.shape for d in self._data_shapes)
         new = tuple(d.shape for d in data_batch.data)
         if curr != new:
@@ -402,7 +416,6 @@ class Module(BaseModule):
                 # where MXNet would refuse the changed label shape.
                 new_lshape = _resized_batch(self._label_shapes, new_dshape)
             self.reshape(new_dshape, new_lshape)
-        self._exec_group.forward(data_batch, is_train)
 
     def backward(self, out_grads=None):
         """Runs the backward pass (out_grads for outputs that are not losses)."""
