@@ -1,5 +1,6 @@
 // mxplug._core.DataIter: the core's data iterators (python/mxplug/io/native.py gives them
 // MXNet's MXDataIter face). next() waits for a background thread without the GIL.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -37,7 +38,11 @@ void DefineDataIter(py::module_& m) {
       .def_property_readonly("data", [](const DataIter& it) { return it.Value().data; })
       .def_property_readonly("label", [](const DataIter& it) { return it.Value().label; })
       .def_property_readonly("pad", [](const DataIter& it) { return it.Value().pad; })
-      .def_property_readonly("index", [](const DataIter& it) { return it.Value().index; })
+      .def_property_readonly("index", [](const DataIter& it) {
+        // A NumPy array made here: the index of every batch, a list of ints would cost more.
+        const std::vector<uint64_t>& index = it.Value().index;
+        return py::array_t<uint64_t>(static_cast<py::ssize_t>(index.size()), index.data());
+      })
       .def_property_readonly("data_shapes", [](const DataIter& it) { return Shapes(it.DataShapes()); })
       .def_property_readonly("label_shapes", [](const DataIter& it) { return Shapes(it.LabelShapes()); });
   m.def("list_data_iters", &DataIter::List, "Names of the core's data iterators.");

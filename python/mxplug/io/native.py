@@ -41,7 +41,7 @@ class MXDataIter(DataIter):
         return self.handle.label[0]
 
     def getindex(self):
-        return np.asarray(self.handle.index, dtype=np.uint64)
+        return self.handle.index  # a uint64 NumPy array
 
     def getpad(self):
         return self.handle.pad

@@ -108,7 +108,9 @@ class BaseModule(object):
         for nbatch, eval_batch in self._inference_batches(eval_data, num_batch, reset,
                                                           sparse_row_id_fn):
             pad = eval_batch.pad or 0
-            outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
+            outputs = self.get_outputs()
+            if pad:
+                outputs = [out[0:out.shape[0] - pad] for out in outputs]
             yield (outputs, nbatch, eval_batch)
 
     def _inference_batches(self, eval_data, num_batch, reset, sparse_row_id_fn):
