@@ -9,8 +9,8 @@ ones).
 Rows, in samples per second (higher is better): the MLP trained at batch 128, the LeNet at batch
 64 (after a warm-up of a few batches, over a fixed number of batches read from the shuffled
 training set), and the MLP's inference over the test set at batch 128 (predict, outputs copied
-out). Single runs on a shared 2-core machine spread by 2x or more (docs/performance.md), so the
-systems are measured in --rounds interleaved rounds, each system in a fresh process per round,
+out; INFER_PASSES passes after one warm-up). Single runs on a shared 2-core machine spread by 2x
+or more (docs/performance.md), so the systems are measured in --rounds interleaved rounds, each system in a fresh process per round,
 and the table shows each system's median with its range; the ratios are of the medians.
 With --system=NAME it measures one system once and prints {metric: value} as JSON.
 """
@@ -37,6 +37,9 @@ FILES = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3
 CASES = [("mlp train b128", "mlp", 128, "train"), ("lenet train b64", "lenet", 64, "train"),
          ("mlp inference b128", "mlp", 128, "infer")]
 WARMUP = 5
+# Passes over the test set per inference measurement: a pass takes 10-20 ms, and single passes on
+# a shared 2-core machine vary by 2x (docs/performance.md), so a few would measure the luck.
+INFER_PASSES = 15
 
 
 def batches(quick, net):
@@ -82,7 +85,7 @@ def measure_symbolic(mx, files, quick):
             mod.bind(it.provide_data, it.provide_label, for_training=False)
             mod.init_params(mx.init.Xavier())
             mod.predict(it).asnumpy()
-            reps = 1 if quick else 3
+            reps = 1 if quick else INFER_PASSES
             t = time.perf_counter()
             for _ in range(reps):
                 samples = mod.predict(it).asnumpy().shape[0]
@@ -158,7 +161,7 @@ def measure_torch(files, quick):
                 with torch.no_grad():
                     return sum(net(test_x[b:b + batch]).numpy().shape[0] for b in range(0, usable, batch))
             infer()
-            reps = 1 if quick else 3
+            reps = 1 if quick else INFER_PASSES
             t = time.perf_counter()
             samples = sum(infer() for _ in range(reps))
             out[row] = samples / (time.perf_counter() - t)
