@@ -1,11 +1,14 @@
 // The threaded engine: per-device worker pools. CPU functions run on a CPU pool; prioritized CPU
 // work on a small pool of its own; on an accelerator, compute and copy functions run on separate
 // pools whose workers each own a stream from the device's plugin.
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -100,7 +103,7 @@ class ThreadedEngine : public EngineCore {
       if (!env) env = std::getenv("MXNET_CPU_WORKER_NTHREADS");  // MXNet users' habit
       options_.cpu_workers = std::max(1, env ? std::atoi(env) : 1);
     }
-    cpu_ = MakePool(Context::CPU(), options_.cpu_workers, /*device=*/nullptr);
+    cpu_ = MakePool(Context::CPU(), options_.cpu_workers, /*device=*/nullptr, "mxp cpu");
   }
 
   ~ThreadedEngine() override {
@@ -131,6 +134,7 @@ class ThreadedEngine : public EngineCore {
  private:
   struct Pool {
     Context ctx;
+    std::string thread_name;                    // for top -H, gdb and /proc: at most 15 characters
     std::shared_ptr<const DeviceEntry> device;  // null for CPU pools
     TaskQueue queue;
     std::vector<std::thread> threads;
@@ -140,9 +144,12 @@ class ThreadedEngine : public EngineCore {
     int started = 0;
   };
 
-  std::unique_ptr<Pool> MakePool(Context ctx, int workers, std::shared_ptr<const DeviceEntry> device) {
+  std::unique_ptr<Pool> MakePool(Context ctx, int workers,
+                                 std::shared_ptr<const DeviceEntry> device,
+                                 std::string thread_name) {
     auto pool = std::make_unique<Pool>();
     pool->ctx = ctx;
+    pool->thread_name = thread_name.substr(0, 15);
     pool->device = std::move(device);
     for (int i = 0; i < workers; ++i)
       pool->threads.emplace_back([this, p = pool.get()] { WorkerLoop(p); });
@@ -153,6 +160,7 @@ class ThreadedEngine : public EngineCore {
   }
 
   void WorkerLoop(Pool* pool) {
+    pthread_setname_np(pthread_self(), pool->thread_name.c_str());
     PrepareThread();
     void* stream = nullptr;
     if (pool->device) {
@@ -198,7 +206,11 @@ class ThreadedEngine : public EngineCore {
       device = Runtime::Get().GetDevice(ctx.dev_type);
       workers = kind == Kind::kCopy ? options_.device_copy_workers : options_.device_compute_workers;
     }
-    Pool* pool = (pools_[key] = MakePool(ctx, std::max(1, workers), device)).get();
+    // "mxp cpu prio", "mxp gpu(1)", "mxp gpu(1) copy".
+    std::string name = kind == Kind::kPriority
+                           ? "mxp cpu prio"
+                           : "mxp " + ctx.ToString() + (kind == Kind::kCopy ? " copy" : "");
+    Pool* pool = (pools_[key] = MakePool(ctx, std::max(1, workers), device, name)).get();
     return pool;
   }
 

@@ -1,5 +1,7 @@
 #include "io/prefetcher.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -33,6 +35,7 @@ void Prefetcher::Start(size_t num_batches, MakeBatch make) {
 }
 
 void Prefetcher::Work() {
+  pthread_setname_np(pthread_self(), "mxp prefetch");  // for top -H, gdb and /proc
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     changed_.wait(lock, [this] {
