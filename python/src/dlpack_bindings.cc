@@ -37,6 +37,8 @@ void DeleteExported(DLManagedTensor* t) { delete static_cast<Exported*>(t->manag
 
 py::capsule Export(const NDArray& a, bool for_write) {
   if (a.is_none()) throw Error("to_dlpack: the array is empty (none)", kMXPInvalidArgument);
+  // DLPack cannot say read-only, so a consumer could write (NumPy refuses __dlpack__ likewise).
+  if (for_write) a.CheckWritable("to_dlpack_for_write / __dlpack__: the array");
   {
     py::gil_scoped_release release;
     if (for_write) a.WaitToWrite();

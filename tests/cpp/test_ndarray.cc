@@ -97,6 +97,60 @@ TEST_F(NDArrayTest, CopyToAndFromCPU) {
   EXPECT_THROW(a.SyncCopyToCPU(small.data(), 8), Error);
 }
 
+// Expects `write` to throw an Error whose message holds every one of `parts`.
+template <typename F>
+void ExpectRefused(F write, const std::vector<std::string>& parts) {
+  try {
+    write();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    for (const std::string& p : parts)
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(NDArrayTest, ReadOnlyStorageRefusesEveryWriteAndKeepsItsContents) {
+  NDArray base = FromVector({1, 2, 3, 4, 5, 6}, TShape{3, 2});
+  NDArray view = base.Slice(1, 3).Reshape(TShape{4});
+  EXPECT_TRUE(view.writable());
+  base.SetReadOnly("the test's data set");
+  EXPECT_FALSE(view.writable());  // every view of the storage
+  const std::string owner = "the test's data set";
+  NDArray other = FromVector({9, 9, 9, 9}, TShape{4});
+  ExpectRefused(
+      [&] {
+        Call("_plus_scalar", {{"scalar", "1"}}, {other}, view);
+      },
+      {"_plus_scalar: output 'output'", "read-only", owner});
+  ExpectRefused([&] { NDArray::Copy(other, view); }, {"NDArray::Copy: the destination", owner});
+  std::vector<float> host(4, 0);
+  ExpectRefused([&] { view.SyncCopyFromCPU(host.data(), 16); }, {"SyncCopyFromCPU", owner});
+  // A gradient written by backward, and an auxiliary state (updated in place by BatchNorm).
+  std::vector<NDArray> grads = {view, other};
+  ExpectRefused(
+      [&] {
+        ImperativeOp::Get("elemwise_add", {})->Backward({other}, {other, other}, {other}, &grads);
+      },
+      {"elemwise_add backward: gradient of 'lhs'", owner});
+  NDArray data = FromVector({1, 2, 3, 4}, TShape{2, 2}), gamma = FromVector({1, 1}, TShape{2});
+  NDArray beta = FromVector({0, 0}, TShape{2}), var = FromVector({1, 1}, TShape{2});
+  NDArray stats = FromVector({0, 0, 0, 0}, TShape{2, 2});
+  stats.SetReadOnly(owner);
+  std::vector<NDArray> outs;
+  ExpectRefused(
+      [&] {
+        ImperativeOp::Get("BatchNorm", {})
+            ->Invoke({data, gamma, beta, stats.At(0), var}, &outs, true);
+      },
+      {"BatchNorm: auxiliary state 'moving_mean'", owner});
+  // Reading is as before, and nothing was written.
+  EXPECT_EQ(ToVector(Call("_plus_scalar", {{"scalar", "1"}}, {view})),
+            (std::vector<float>{4, 5, 6, 7}));
+  EXPECT_EQ(ToVector(base), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(ToVector(stats), (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_TRUE(view.CopyTo(Context::CPU()).writable());
+}
+
 TEST_F(NDArrayTest, BadCallsRaiseAtTheCallNamingOpAndArgument) {
   NDArray a = FromVector({1, 2, 3}, TShape{3});
   NDArray b = FromVector({1, 2}, TShape{2});

@@ -1,6 +1,7 @@
 """mx.io: the iterator protocol, NDArrayIter's batching, padding, roll-over and shuffling (against
 MXNet 1.9.1 and against the rules written out with NumPy), ResizeIter and PrefetchingIter."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -239,6 +240,44 @@ def test_mnist_iter_shuffles_each_epoch_by_seed(mx, tmp_path):
     for batch in it:
         np.testing.assert_array_equal(batch.label[0].asnumpy(), labels[batch.index.astype(int)])
         np.testing.assert_array_equal(batch.data[0].asnumpy()[:, 0] * 256, images[batch.index.astype(int)])
+
+
+def test_mnist_iter_batches_in_order_are_read_only_views(mx, tmp_path):
+    """Without shuffle, batches view the iterator's float32 copy of the set: writes into them are
+    refused, naming the file, and later epochs see the files' values."""
+    image, label, images, labels = _write_idx(tmp_path, n=12)
+    it = mx.io.MNISTIter(image=image, label=label, batch_size=4, shuffle=False)
+    first = next(iter(it))
+    data, lab = first.data[0], first.label[0]
+    assert not data.writable and not lab.writable
+    with pytest.raises(ValueError, match="read-only: it shares memory with MNISTIter's data set "
+                       "\\('%s'\\)" % re.escape(image)):
+        data[:] = 0
+    with pytest.raises(ValueError, match="read-only"):
+        lab[1] = 5
+    with pytest.raises(mx.MXNetError, match="relu: output 'output' is read-only"):
+        mx.nd.relu(data - 1, out=data)
+    with pytest.raises(mx.MXNetError, match="NDArray::Copy: the destination is read-only"):
+        mx.nd.zeros(data.shape).copyto(data)
+    kv = mx.kv.create("local")
+    kv.init(0, mx.nd.zeros(lab.shape))
+    with pytest.raises(mx.MXNetError, match="pull: the output for key '0' is read-only"):
+        kv.pull(0, out=lab)
+    with pytest.raises(mx.MXNetError, match="__dlpack__: the array is read-only"):
+        data.__dlpack__()
+    # Reading works everywhere, and a copy is the user's own.
+    assert np.array_equal(mx.nd.from_dlpack(data.to_dlpack_for_read()).asnumpy(), data.asnumpy())
+    mine = data.copy()
+    assert mine.writable
+    mine[:] = 0
+    it.reset()
+    for epoch in range(2):
+        for b, batch in enumerate(it):
+            np.testing.assert_array_equal(batch.data[0].asnumpy()[:, 0], images[4 * b:4 * b + 4] / 256.0)
+            np.testing.assert_array_equal(batch.label[0].asnumpy(), labels[4 * b:4 * b + 4])
+        it.reset()
+    # Shuffled batches are copies, the caller's to change.
+    assert next(iter(mx.io.MNISTIter(image=image, label=label, batch_size=4))).data[0].writable
 
 
 def test_mnist_iter_bad_files(mx, tmp_path):

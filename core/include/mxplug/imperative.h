@@ -111,6 +111,8 @@ class ImperativeOp {
   std::shared_ptr<Call> PrepareGradient(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
                                         const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
                                         const std::vector<OpReqType>& req, bool is_train) const;
+  /*! \brief \throws Error naming the state when an auxiliary state in `inputs` is read-only. */
+  void CheckAuxWritable(const std::vector<NDArray>& inputs) const;
   /*! \brief Fills the call's resources, kernel, engine read/write sets and kernel views. */
   void Finish(Call* call, uint32_t resources) const;
 

@@ -56,6 +56,18 @@ class NDArray {
   /*! \brief The owner of the memory, kept alive by whoever holds it (DLPack export). */
   std::shared_ptr<void> KeepAlive() const;
 
+  /*!
+   * \brief Makes the storage read-only through every view of it, for memory that others read as
+   * their own arrays (an iterator's data set, handed out as batches): a write then raises an
+   * Error naming `owner` ("MNISTIter's images") instead of changing what later readers see.
+   * Call before the array is shared.
+   */
+  void SetReadOnly(std::string owner);
+  /*! \brief False for read-only storage (MXNet's NDArray.writable). */
+  bool writable() const;
+  /*! \brief \throws Error "<what> is read-only: ..." unless writable; `what` names the write. */
+  void CheckWritable(const std::string& what) const;
+
   /*! \brief Waits for pending writes; rethrows (and clears) an error they left. */
   void WaitToRead() const;
   /*! \brief Waits for pending reads and writes. */

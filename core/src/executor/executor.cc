@@ -50,7 +50,7 @@ struct Executor::Plan {
   explicit Plan(const Symbol& symbol) : graph(symbol.outputs()) {}
 
   struct Step {
-    StepKind kind;
+    StepKind kind = StepKind::kForward;
     uint32_t node = kNone;  // the graph node (forward, backward)
     uint32_t head = kNone;  // the output whose given gradient it takes (head)
     std::shared_ptr<const ImperativeOp> op;
@@ -182,7 +182,8 @@ void Executor::Plan::AddForwardSteps() {
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const Node& node = *g[n].node;
     if (node.is_variable()) continue;
-    Step s{StepKind::kForward};
+    Step s;
+    s.kind = StepKind::kForward;
     s.node = n;
     s.op = ImperativeOp::Get(node.op->name, node.Params());
     const size_t nargs = node.num_arguments();
@@ -231,7 +232,8 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     if (!read) continue;  // a loss output: its op's backward does not read the gradient
     // The given gradient is the first thing written to the buffer, so Backward copies it straight
     // in; only an argument gradient with grad_req 'add' (or an output listed twice) adds a copy.
-    Step s{StepKind::kHead};
+    Step s;
+    s.kind = StepKind::kHead;
     s.head = static_cast<uint32_t>(h);
     s.out = {E + e};
     s.req = {contribute(e)};
@@ -250,7 +252,8 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     bool any = false;
     for (size_t i = 0; i < nargs; ++i) any = any || needs[g[n].inputs[i]];
     if (!any) continue;
-    Step s{StepKind::kBackward};
+    Step s;
+    s.kind = StepKind::kBackward;
     s.node = n;
     s.op = ImperativeOp::Get(node.op->name, node.Params());
     const BackwardDependency deps = s.op->property().DeclareBackwardDependency();
@@ -278,7 +281,8 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
         const uint32_t scratch = NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
         s.in_grad.push_back(scratch);
         s.req.push_back(kWriteTo);
-        Step sum{StepKind::kSum};
+        Step sum;
+        sum.kind = StepKind::kSum;
         sum.node = n;
         sum.op = copy();
         sum.in = {scratch};

@@ -174,6 +174,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
   for (size_t i = 0; i < nin; ++i)
     if (inputs[i].is_none())
       throw Error(name() + ": input '" + input_names_[i] + "' is missing", kMXPInvalidArgument);
+  CheckAuxWritable(inputs);
   if (outputs->empty()) outputs->resize(nout);
   if (outputs->size() != nout)
     throw Error(name() + ": expected " + std::to_string(nout) + " outputs (" + detail::JoinNames(output_names_) +
@@ -231,6 +232,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     if (o.is_none()) {
       o = NDArray(out_s[j], ctx, out_t[j]);
     } else {
+      o.CheckWritable(name() + ": output '" + output_names_[j] + "'");
       if (o.shape() != out_s[j])
         throw Error(name() + ": output '" + output_names_[j] + "' has shape " + o.shape().ToString() +
                     ", expected " + out_s[j].ToString(), kMXPInvalidArgument);
@@ -298,6 +300,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
   for (const auto* list : {&out_grads, &outputs, static_cast<const std::vector<NDArray>*>(in_grads)})
     all.insert(all.end(), list->begin(), list->end());
   const Context ctx = CommonContext(all, "array");
+  CheckAuxWritable(inputs);
   auto call = std::make_shared<Call>();
   call->ctx = ctx;
   call->is_train = is_train;
@@ -311,6 +314,8 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
                     "its input is given", kMXPInvalidArgument);
       g = NDArray(inputs[i].shape(), ctx, inputs[i].dtype());
     }
+    if (!g.is_none() && call->req[i] != kNullOp)
+      g.CheckWritable(name() + " backward: gradient of '" + input_names_[i] + "'");
     if (!g.is_none() && !inputs[i].is_none() && g.shape() != inputs[i].shape())
       throw Error(name() + " backward: gradient of '" + input_names_[i] + "' has shape " +
                   g.shape().ToString() + ", expected " + inputs[i].shape().ToString(), kMXPInvalidArgument);
@@ -328,6 +333,13 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
   call->backward = true;
   Finish(call.get(), resources);
   return call;
+}
+
+void ImperativeOp::CheckAuxWritable(const std::vector<NDArray>& inputs) const {
+  // Auxiliary states are updated in place (BatchNorm's moving statistics).
+  for (size_t i = num_arguments_; i < inputs.size(); ++i)
+    if (!inputs[i].is_none())
+      inputs[i].CheckWritable(name() + ": auxiliary state '" + input_names_[i] + "'");
 }
 
 void ImperativeOp::Finish(Call* call, uint32_t resources) const {

@@ -1,7 +1,8 @@
 // The part every core iterator shares: the examples of this part (num_parts / part_index,
 // contiguous slices), their order (shuffled at each epoch with `seed`), the epoch's batches
-// under a last-batch rule, and the Prefetcher that makes them in the background. A subclass
-// The data itself comes from an ExampleSource, which fills the arrays of a batch from example ids.
+// under a last-batch rule, and the Prefetcher that makes them in the background. The data itself
+// comes from an ExampleSource, which fills the arrays of a batch from example ids, or, when it
+// holds its examples in batch layout, hands out views (Note [Batches as views]).
 #ifndef MXPLUG_IO_BATCHED_ITER_H_
 #define MXPLUG_IO_BATCHED_ITER_H_
 
@@ -43,6 +44,12 @@ class ExampleSource {
   /*! \brief Writes the examples `ids` (global ids, one per row) into `batch`'s arrays, allocated
    * with the batch shapes. Called from several threads at once. */
   virtual void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const = 0;
+  /*! \brief Whether View can serve batches of consecutive examples. */
+  virtual bool HasViews() const { return false; }
+  /*! \brief The examples first .. first + n - 1 as read-only views of the source's arrays, in
+   * the batch shapes `data` and `label` (whose first axis is n). */
+  virtual void View(uint64_t /*first*/, const std::vector<DataShape>& /*data*/,
+                    const std::vector<DataShape>& /*label*/, DataBatch* /*batch*/) const {}
 };
 
 class BatchedIter final : public DataIter {
@@ -58,6 +65,9 @@ class BatchedIter final : public DataIter {
   const std::vector<DataShape>& LabelShapes() const override { return label_shapes_; }
 
  private:
+  /*! \brief Batch b of the epoch: a view where the source has them, else filled. */
+  void MakeBatch(size_t b, DataBatch* out) const;
+
   const Batching batching_;
   const std::unique_ptr<const ExampleSource> source_;
   std::vector<uint64_t> order_;  // this part's example ids in this epoch's order
@@ -67,6 +77,7 @@ class BatchedIter final : public DataIter {
   uint64_t num_batches_ = 0;
   uint64_t taken_ = 0;
   std::mt19937_64 rng_;
+  bool in_order_;  // batches made in Next itself, without the Prefetcher (Note [Batches as views])
   DataBatch value_;
   Prefetcher prefetcher_;  // last: its threads stop before the members they read go
 };

@@ -1,14 +1,17 @@
 // MNISTIter: the images and labels of MNIST's IDX files (raw or gzip-compressed), pixels scaled
-// by 1/256 as MXNet does, labels as float32; only full batches.
+// by 1/256 as MXNet does, labels as float32; only full batches. Without shuffle the whole set is
+// kept as float32, as MXNet keeps it, and batches are views of it (Note [Batches as views]);
+// with shuffle the file's bytes are kept and each batch is converted from them.
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "io/batched_iter.h"
 #include "io/bytes.h"
-#include "io/read_file.h"
 #include "io/iterators.h"
+#include "io/read_file.h"
 #include "mxplug/error.h"
 
 namespace mxplug::io {
@@ -58,23 +61,59 @@ void ScalePixels(const unsigned char* __restrict src, float* __restrict dst, siz
 
 class MNISTSource : public ExampleSource {
  public:
-  MNISTSource(std::string images, std::string labels, size_t pixels)
-      : images_(std::move(images)), labels_(std::move(labels)), pixels_(pixels) {}
+  /*! \brief `images` and `labels`: the files' bytes; `as_arrays`: convert them all now and hand
+   * out views (for an iterator without shuffle). */
+  MNISTSource(std::string images, std::string labels, int64_t count, size_t pixels, bool as_arrays,
+              const std::string& image_path)
+      : images_(std::move(images)), labels_(std::move(labels)), pixels_(pixels) {
+    if (!as_arrays) return;
+    all_images_ = NDArray(TShape{count, static_cast<int64_t>(pixels)}, Context::CPU(), kMXPFloat32);
+    all_labels_ = NDArray(TShape{count}, Context::CPU(), kMXPFloat32);
+    ScalePixels(ImageBytes(), static_cast<float*>(all_images_.data()),
+                static_cast<size_t>(count) * pixels);
+    auto* label_values = static_cast<float*>(all_labels_.data());
+    for (int64_t i = 0; i < count; ++i) label_values[i] = static_cast<float>(LabelBytes()[i]);
+    all_images_.SetReadOnly("MNISTIter's data set ('" + image_path + "')");
+    all_labels_.SetReadOnly("MNISTIter's labels ('" + image_path + "')");
+    images_ = labels_ = std::string();  // the arrays hold it all now
+  }
 
   void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
     auto* pixels = static_cast<float*>(batch->data[0].data());
     auto* labels = static_cast<float*>(batch->label[0].data());
-    const auto* image_bytes = reinterpret_cast<const unsigned char*>(images_.data()) + 16;
-    const auto* label_bytes = reinterpret_cast<const unsigned char*>(labels_.data()) + 8;
     for (size_t row = 0; row < ids.size(); ++row) {
-      ScalePixels(image_bytes + ids[row] * pixels_, pixels + row * pixels_, pixels_);
-      labels[row] = static_cast<float>(label_bytes[ids[row]]);
+      float* dst = pixels + row * pixels_;
+      if (HasViews()) {
+        std::memcpy(dst, static_cast<const float*>(all_images_.data()) + ids[row] * pixels_,
+                    pixels_ * sizeof(float));
+        labels[row] = static_cast<const float*>(all_labels_.data())[ids[row]];
+      } else {
+        ScalePixels(ImageBytes() + ids[row] * pixels_, dst, pixels_);
+        labels[row] = static_cast<float>(LabelBytes()[ids[row]]);
+      }
     }
   }
 
+  bool HasViews() const override { return !all_images_.is_none(); }
+
+  void View(uint64_t first, const std::vector<DataShape>& data, const std::vector<DataShape>& label,
+            DataBatch* batch) const override {
+    const auto begin = static_cast<int64_t>(first), end = begin + label[0].shape[0];
+    batch->data = {all_images_.Slice(begin, end).Reshape(data[0].shape)};
+    batch->label = {all_labels_.Slice(begin, end)};
+  }
+
  private:
-  std::string images_, labels_;  // the files' bytes
+  const unsigned char* ImageBytes() const {
+    return reinterpret_cast<const unsigned char*>(images_.data()) + 16;
+  }
+  const unsigned char* LabelBytes() const {
+    return reinterpret_cast<const unsigned char*>(labels_.data()) + 8;
+  }
+
+  std::string images_, labels_;  // the files' bytes, while batches are converted from them
   size_t pixels_;
+  NDArray all_images_, all_labels_;  // the whole set as float32, for views
 };
 
 }  // namespace
@@ -100,7 +139,9 @@ std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args) {
                 "' has " + std::to_string(label_sizes[0]) + " labels", kMXPInvalidArgument);
   const int64_t n = batching.batch_size, rows = image_sizes[1], cols = image_sizes[2];
   const TShape data_shape = flat ? TShape{n, rows * cols} : TShape{n, 1, rows, cols};
-  auto source = std::make_unique<MNISTSource>(std::move(images), std::move(labels), static_cast<size_t>(rows * cols));
+  auto source =
+      std::make_unique<MNISTSource>(std::move(images), std::move(labels), image_sizes[0],
+                                    static_cast<size_t>(rows * cols), !batching.shuffle, image);
   return std::make_unique<BatchedIter>("MNISTIter", batching, std::move(source), image_sizes[0],
                                        std::vector<DataShape>{{"data", data_shape}},
                                        std::vector<DataShape>{{"softmax_label", TShape{n}}});

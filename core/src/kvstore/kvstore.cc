@@ -59,6 +59,8 @@ class LocalStore : public KVStore {
   void Pull(const std::vector<std::string>& keys, const std::vector<NDArray>& outs, int) override {
     CheckSizes("pull", keys.size(), outs.size());
     for (size_t i = 0; i < keys.size(); ++i) CheckValue("pull", keys[i], outs[i]);
+    for (size_t i = 0; i < keys.size(); ++i)
+      outs[i].CheckWritable("pull: the output for key '" + keys[i] + "'");
     for (size_t i = 0; i < keys.size(); ++i) NDArray::Copy(store_.at(keys[i]).stored, outs[i]);
   }
 

@@ -26,6 +26,7 @@ struct NDArray::Chunk {
   Context ctx;
   std::shared_ptr<void> owner;
   VarHandle var;
+  std::string read_only_owner;  // empty: writable
 };
 
 namespace {
@@ -66,6 +67,19 @@ void* NDArray::data() const {
 }
 std::shared_ptr<void> NDArray::KeepAlive() const { return chunk_; }
 
+void NDArray::SetReadOnly(std::string owner) {
+  if (chunk_) chunk_->read_only_owner = std::move(owner);
+}
+
+bool NDArray::writable() const { return !chunk_ || chunk_->read_only_owner.empty(); }
+
+void NDArray::CheckWritable(const std::string& what) const {
+  if (!writable())
+    throw Error(what + " is read-only: it shares memory with " + chunk_->read_only_owner +
+                    ", which later reads would see changed; write into a copy (NDArray.copy())",
+                kMXPInvalidArgument);
+}
+
 DLTensor NDArray::ToDLTensor() const {
   DLTensor t{};
   t.data = chunk_ ? chunk_->data : nullptr;
@@ -98,6 +112,7 @@ void NDArray::WaitToWrite() const {
 
 void NDArray::SyncCopyFromCPU(const void* src, size_t n) const {
   CheckNotNone(*this, "NDArray::SyncCopyFromCPU");
+  CheckWritable("NDArray::SyncCopyFromCPU: the destination");
   if (n != bytes())
     throw Error("NDArray::SyncCopyFromCPU: " + std::to_string(n) + " bytes given, array of shape " +
                 shape_.ToString() + " and dtype " + DTypeName(dtype_) + " holds " +
@@ -132,6 +147,7 @@ void NDArray::Copy(const NDArray& from, const NDArray& to) {
     throw Error("NDArray::Copy: source " + from.Describe() + " does not fit destination " + to.Describe(),
                 kMXPInvalidArgument);
   if (from.SharesStorageWith(to) && from.byte_offset_ == to.byte_offset_) return;
+  to.CheckWritable("NDArray::Copy: the destination");
   const Context fc = from.ctx(), tc = to.ctx();
   // The accelerator side's backend copies (CPU to CPU: the CPU backend), on its copy workers.
   const bool to_device = tc.dev_type != kDLCPU;

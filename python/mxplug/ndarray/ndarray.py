@@ -351,6 +351,8 @@ def _take_axis(data, index, axis):
 
 def _setitem(self, key, value):
     """``x[key] = value`` for a scalar, an NDArray or a NumPy array (broadcast to the target)."""
+    if not self.writable:
+        self._check_writable("NDArray.__setitem__: the array")  # ValueError, as MXNet raises
     if isinstance(key, slice) and key == slice(None) or key is Ellipsis:
         target = self
     elif isinstance(key, numbers.Integral) and self.shape or (
