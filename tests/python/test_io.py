@@ -253,7 +253,8 @@ def test_mnist_iter_batches_in_order_are_read_only_views(mx, tmp_path):
     with pytest.raises(ValueError, match="read-only: it shares memory with MNISTIter's data set "
                        "\\('%s'\\)" % re.escape(image)):
         data[:] = 0
-    with pytest.raises(ValueError, match="read-only"):
+    with pytest.raises(ValueError, match="read-only: it shares memory with MNISTIter's labels "
+                       "\\('%s'\\)" % re.escape(label)):
         lab[1] = 5
     with pytest.raises(mx.MXNetError, match="relu: output 'output' is read-only"):
         mx.nd.relu(data - 1, out=data)

@@ -64,7 +64,7 @@ class MNISTSource : public ExampleSource {
   /*! \brief `images` and `labels`: the files' bytes; `as_arrays`: convert them all now and hand
    * out views (for an iterator without shuffle). */
   MNISTSource(std::string images, std::string labels, int64_t count, size_t pixels, bool as_arrays,
-              const std::string& image_path)
+              const std::string& image_path, const std::string& label_path)
       : images_(std::move(images)), labels_(std::move(labels)), pixels_(pixels) {
     if (!as_arrays) return;
     all_images_ = NDArray(TShape{count, static_cast<int64_t>(pixels)}, Context::CPU(), kMXPFloat32);
@@ -74,8 +74,10 @@ class MNISTSource : public ExampleSource {
     auto* label_values = static_cast<float*>(all_labels_.data());
     for (int64_t i = 0; i < count; ++i) label_values[i] = static_cast<float>(LabelBytes()[i]);
     all_images_.SetReadOnly("MNISTIter's data set ('" + image_path + "')");
-    all_labels_.SetReadOnly("MNISTIter's labels ('" + image_path + "')");
-    images_ = labels_ = std::string();  // the arrays hold it all now
+    all_labels_.SetReadOnly("MNISTIter's labels ('" + label_path + "')");
+    // The arrays hold it all now (move-assigned, so the buffers are freed).
+    images_ = std::string();
+    labels_ = std::string();
   }
 
   void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
@@ -139,9 +141,9 @@ std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args) {
                 "' has " + std::to_string(label_sizes[0]) + " labels", kMXPInvalidArgument);
   const int64_t n = batching.batch_size, rows = image_sizes[1], cols = image_sizes[2];
   const TShape data_shape = flat ? TShape{n, rows * cols} : TShape{n, 1, rows, cols};
-  auto source =
-      std::make_unique<MNISTSource>(std::move(images), std::move(labels), image_sizes[0],
-                                    static_cast<size_t>(rows * cols), !batching.shuffle, image);
+  auto source = std::make_unique<MNISTSource>(std::move(images), std::move(labels), image_sizes[0],
+                                              static_cast<size_t>(rows * cols), !batching.shuffle,
+                                              image, label);
   return std::make_unique<BatchedIter>("MNISTIter", batching, std::move(source), image_sizes[0],
                                        std::vector<DataShape>{{"data", data_shape}},
                                        std::vector<DataShape>{{"softmax_label", TShape{n}}});
