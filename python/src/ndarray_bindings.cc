@@ -264,39 +264,33 @@ void DefineNDArray(py::module_& m) {
       .def_property_readonly("size", [](const NDArray& a) { return a.size(); })
       .def_property_readonly("ndim", [](const NDArray& a) { return a.shape().ndim(); })
       .def_property_readonly("_dtype_name", [](const NDArray& a) { return DTypeName(a.dtype()); })
-      .def_property_readonly(
-          "_ctx", [](const NDArray& a) { return std::make_pair(a.ctx().dev_type, a.ctx().dev_id); })
+      .def_property_readonly("_ctx", [](const NDArray& a) {
+        return std::make_pair(a.ctx().dev_type, a.ctx().dev_id);
+      })
       .def("_is_none", &NDArray::is_none)
       .def_property_readonly("writable", &NDArray::writable,
                              "False for a read-only array (a view of an iterator's data set).")
-      .def("_check_writable",
-           [](const NDArray& a, const std::string& what) {
-             // MXNet raises ValueError for an assignment to a read-only NDArray.
-             try {
-               a.CheckWritable(what);
-             } catch (const Error& e) {
-               throw py::value_error(e.what());
-             }
-           })
-      .def(
-          "wait_to_read",
-          [](const NDArray& a) {
-            py::gil_scoped_release release;
-            a.WaitToRead();
-          },
-          "Waits until pending writes to this array have finished; raises their error, if any.")
-      .def("_wait_to_write",
-           [](const NDArray& a) {
-             py::gil_scoped_release release;
-             a.WaitToWrite();
-           })
+      .def("_check_writable", [](const NDArray& a, const std::string& what) {
+        // MXNet raises ValueError for an assignment to a read-only NDArray.
+        try {
+          a.CheckWritable(what);
+        } catch (const Error& e) {
+          throw py::value_error(e.what());
+        }
+      })
+      .def("wait_to_read", [](const NDArray& a) {
+        py::gil_scoped_release release;
+        a.WaitToRead();
+      }, "Waits until pending writes to this array have finished; raises their error, if any.")
+      .def("_wait_to_write", [](const NDArray& a) {
+        py::gil_scoped_release release;
+        a.WaitToWrite();
+      })
       .def("asnumpy", &AsNumPy, "A NumPy copy of the array (waits for pending writes).")
       .def("_sync_copyfrom", &CopyFromNumPy)
       .def("_copyto", [](const NDArray& a, const NDArray& to) { NDArray::Copy(a, to); })
-      .def("_copy_to_ctx",
-           [](const NDArray& a, const py::handle& ctx) { return a.CopyTo(ToContext(ctx)); })
-      .def("_reshape_view",
-           [](const NDArray& a, const py::handle& shape) { return a.Reshape(ToShape(shape)); })
+      .def("_copy_to_ctx", [](const NDArray& a, const py::handle& ctx) { return a.CopyTo(ToContext(ctx)); })
+      .def("_reshape_view", [](const NDArray& a, const py::handle& shape) { return a.Reshape(ToShape(shape)); })
       .def("_slice", &NDArray::Slice)
       .def("_at", &NDArray::At)
       .def("_shares_storage", &NDArray::SharesStorageWith)

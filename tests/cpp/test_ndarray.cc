@@ -97,11 +97,11 @@ TEST_F(NDArrayTest, CopyToAndFromCPU) {
   EXPECT_THROW(a.SyncCopyToCPU(small.data(), 8), Error);
 }
 
-// Expects `write` to throw an Error whose message holds every one of `parts`.
+// Expects `call` to throw an Error whose message holds every one of `parts`.
 template <typename F>
-void ExpectRefused(F write, const std::vector<std::string>& parts) {
+void ExpectErrorNaming(F call, const std::vector<std::string>& parts) {
   try {
-    write();
+    call();
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     for (const std::string& p : parts)
@@ -117,17 +117,17 @@ TEST_F(NDArrayTest, ReadOnlyStorageRefusesEveryWriteAndKeepsItsContents) {
   EXPECT_FALSE(view.writable());  // every view of the storage
   const std::string owner = "the test's data set";
   NDArray other = FromVector({9, 9, 9, 9}, TShape{4});
-  ExpectRefused(
+  ExpectErrorNaming(
       [&] {
         Call("_plus_scalar", {{"scalar", "1"}}, {other}, view);
       },
       {"_plus_scalar: output 'output'", "read-only", owner});
-  ExpectRefused([&] { NDArray::Copy(other, view); }, {"NDArray::Copy: the destination", owner});
+  ExpectErrorNaming([&] { NDArray::Copy(other, view); }, {"NDArray::Copy: the destination", owner});
   std::vector<float> host(4, 0);
-  ExpectRefused([&] { view.SyncCopyFromCPU(host.data(), 16); }, {"SyncCopyFromCPU", owner});
+  ExpectErrorNaming([&] { view.SyncCopyFromCPU(host.data(), 16); }, {"SyncCopyFromCPU", owner});
   // A gradient written by backward, and an auxiliary state (updated in place by BatchNorm).
   std::vector<NDArray> grads = {view, other};
-  ExpectRefused(
+  ExpectErrorNaming(
       [&] {
         ImperativeOp::Get("elemwise_add", {})->Backward({other}, {other, other}, {other}, &grads);
       },
@@ -137,7 +137,7 @@ TEST_F(NDArrayTest, ReadOnlyStorageRefusesEveryWriteAndKeepsItsContents) {
   NDArray stats = FromVector({0, 0, 0, 0}, TShape{2, 2});
   stats.SetReadOnly(owner);
   std::vector<NDArray> outs;
-  ExpectRefused(
+  ExpectErrorNaming(
       [&] {
         ImperativeOp::Get("BatchNorm", {})
             ->Invoke({data, gamma, beta, stats.At(0), var}, &outs, true);
@@ -154,13 +154,7 @@ TEST_F(NDArrayTest, ReadOnlyStorageRefusesEveryWriteAndKeepsItsContents) {
 TEST_F(NDArrayTest, BadCallsRaiseAtTheCallNamingOpAndArgument) {
   NDArray a = FromVector({1, 2, 3}, TShape{3});
   NDArray b = FromVector({1, 2}, TShape{2});
-  try {
-    Call("elemwise_add", {}, {a, b});
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("elemwise_add"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("rhs"), std::string::npos) << e.what();
-  }
+  ExpectErrorNaming([&] { Call("elemwise_add", {}, {a, b}); }, {"elemwise_add", "rhs"});
   EXPECT_THROW(Call("elemwise_add", {}, {a}), Error);
   EXPECT_THROW(Call("FullyConnected", {{"num_hidden", "0"}}, {a, a, a}), Error);
   NDArray wrong_out = FromVector({0, 0}, TShape{2});

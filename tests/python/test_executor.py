@@ -355,7 +355,8 @@ def test_forward_reads_given_arrays_in_place_of_the_arguments(mx):
         np.testing.assert_array_equal(ex.arg_dict['x'].asnumpy(), bound_x)  # kept as it was
     # A wrong shape names the argument and pushes nothing.
     before = ex.outputs[0].asnumpy()
-    with pytest.raises(mx.base.MXNetError, match="argument 'x' is bound to .*given"):
+    with pytest.raises(mx.base.MXNetError, match=r"argument 'x' is bound to \(4, 5\) float32 on "
+                       r"cpu\(0\), given \(3, 5\) float32 on cpu\(0\)"):
         ex.handle.forward(False, [mx.nd.ones((3, 5)) if n == 'x' else None for n in names])
     with pytest.raises(mx.base.MXNetError, match="one array or none per argument"):
         ex.handle.forward(False, [None])

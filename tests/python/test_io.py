@@ -274,7 +274,8 @@ def test_mnist_iter_batches_in_order_are_read_only_views(mx, tmp_path):
     it.reset()
     for epoch in range(2):
         for b, batch in enumerate(it):
-            np.testing.assert_array_equal(batch.data[0].asnumpy()[:, 0], images[4 * b:4 * b + 4] / 256.0)
+            np.testing.assert_array_equal(batch.data[0].asnumpy()[:, 0],
+                                          images[4 * b:4 * b + 4] / 256.0)
             np.testing.assert_array_equal(batch.label[0].asnumpy(), labels[4 * b:4 * b + 4])
         it.reset()
     # Shuffled batches are copies, the caller's to change.

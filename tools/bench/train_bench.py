@@ -10,8 +10,9 @@ Rows, in samples per second (higher is better): the MLP trained at batch 128, th
 64 (after a warm-up of a few batches, over a fixed number of batches read from the shuffled
 training set), and the MLP's inference over the test set at batch 128 (predict, outputs copied
 out; INFER_PASSES passes after one warm-up). Single runs on a shared 2-core machine spread by 2x
-or more (docs/performance.md), so the systems are measured in --rounds interleaved rounds, each system in a fresh process per round,
-and the table shows each system's median with its range; the ratios are of the medians.
+or more (docs/performance.md), so the systems are measured in --rounds interleaved rounds, each
+system in a fresh process per round, and the table shows each system's median with its range;
+the ratios are of the medians.
 With --system=NAME it measures one system once and prints {metric: value} as JSON.
 """
 import argparse

@@ -408,7 +408,8 @@ void Executor::Forward(bool is_train, const std::vector<NDArray>& reading) {
     if (!a.is_none() && (a.shape() != args_[i].shape() || a.dtype() != args_[i].dtype() ||
                          a.ctx() != args_[i].ctx()))
       throw Error("forward: argument '" + symbol_.ListArguments()[i] + "' is bound to " +
-                      args_[i].Describe() + ", given " + a.Describe(),
+                      args_[i].Describe() + " on " + args_[i].ctx().ToString() + ", given " +
+                      a.Describe() + " on " + a.ctx().ToString(),
                   kMXPInvalidArgument);
   }
   std::vector<std::pair<uint32_t, NDArray>> instead;  // (buffer, the array read in its place)
