@@ -15,6 +15,7 @@ using mxplug::Assign;
 using mxplug::ComputeType;
 using mxplug::OpReqType;
 using mxplug_tensor::InputDoc;
+using mxplug_tensor::IsNan;
 using mxplug_tensor::NoParam;
 using mxplug_tensor::ScalarParam;
 using mxplug_tensor::TBlob;
@@ -74,14 +75,15 @@ struct Power {
   template <class C> static C DB(C a, C, C y) { return static_cast<C>(y * std::log(a)); }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
+// A NaN on either side gives NaN, as MXNet 1.9.1 and NumPy's maximum and minimum.
 struct Maximum {
-  template <class C> static C F(C a, C b) { return a >= b ? a : b; }
+  template <class C> static C F(C a, C b) { return IsNan(a) || a >= b ? a : b; }
   template <class C> static C DA(C a, C b, C) { return a >= b ? C(1) : C(0); }
   template <class C> static C DB(C a, C b, C) { return a >= b ? C(0) : C(1); }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 struct Minimum {
-  template <class C> static C F(C a, C b) { return a <= b ? a : b; }
+  template <class C> static C F(C a, C b) { return IsNan(a) || a <= b ? a : b; }
   template <class C> static C DA(C a, C b, C) { return a <= b ? C(1) : C(0); }
   template <class C> static C DB(C a, C b, C) { return a <= b ? C(0) : C(1); }
   static constexpr bool kReadsInputs = true, kLogical = false;

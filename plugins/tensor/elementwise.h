@@ -5,11 +5,13 @@
 #define MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,6 +53,14 @@ class UnaryShapeProp : public ElementwiseProp {
  protected:
   Param param_;
 };
+
+/*! \brief NaN test for every element type (float16 through float; integers are never NaN). */
+template <class T>
+bool IsNan(T v) {
+  if constexpr (std::is_integral_v<T>) return false;
+  else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return std::isnan(static_cast<float>(v));
+}
 
 // What take and pick do with an index outside [0, n): the values of their `mode` parameter.
 enum IndexMode { kIndexClip = 0, kIndexWrap = 1, kIndexRaise = 2 };

@@ -143,8 +143,12 @@ class ReduceKernel : public mxplug::Operator {
   template <class A>
   static A Init() {
     if constexpr (K == Kind::kProd || K == Kind::kNanProd) return A(1);
-    else if constexpr (K == Kind::kMax) return std::numeric_limits<A>::lowest();
-    else if constexpr (K == Kind::kMin) return std::numeric_limits<A>::max();
+    // -inf / +inf for floats: lowest() would be the answer for a row of -inf in float64 (float32
+    // hid it by rounding the double's lowest() to -inf). Integers start at their extremes.
+    else if constexpr (K == Kind::kMax)
+      return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+    else if constexpr (K == Kind::kMin)
+      return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
     else return A(0);
   }
   template <class A>
@@ -211,7 +215,7 @@ class NormKernel : public mxplug::Operator {
     if (req[0] == mxplug::kNullOp) return;
     const TShape& is = in[0].shape_;
     const TShape kept = KeptShape(is, ReducedAxes(AsReduce(p_), is.ndim()));
-    mxplug::RealTypeSwitch(in[0].type_flag_, "norm", [&](auto zero) {
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
       const T* x = in[0].dptr<T>();
       T* o = out[0].dptr<T>();
@@ -230,17 +234,19 @@ class NormKernel : public mxplug::Operator {
     if (req[0] == mxplug::kNullOp) return;
     const TShape& is = ig[0].shape_;
     const TShape kept = KeptShape(is, ReducedAxes(AsReduce(p_), is.ndim()));
-    mxplug::RealTypeSwitch(og[0].type_flag_, "norm", [&](auto zero) {
+    mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;
       const T* g = og[0].dptr<T>();
       const T* x = in[0].dptr<T>();
       const T* y = out[0].dptr<T>();
       T* d = ig[0].dptr<T>();
       ForEachReduced(is, kept, [&](int64_t i, int64_t j) {
-        T v;
-        if (p_.ord == 1) v = g[j] * (x[i] > T(0) ? T(1) : x[i] < T(0) ? T(-1) : T(0));
-        else v = y[j] == T(0) ? T(0) : g[j] * x[i] / y[j];
-        Assign(d[i], req[0], v);
+        const C gj = C(g[j]), xi = C(x[i]), yj = C(y[j]);
+        C v;
+        if (p_.ord == 1) v = gj * (xi > C(0) ? C(1) : xi < C(0) ? C(-1) : C(0));
+        else v = yj == C(0) ? C(0) : gj * xi / yj;
+        Assign(d[i], req[0], T(v));
       });
     });
   }
@@ -322,10 +328,14 @@ class ArgProp : public mxplug::OperatorProperty {
           T* o = out[0].dptr<T>();
           for (int64_t a = 0; a < outer; ++a)
             for (int64_t b = 0; b < inner; ++b) {
+              // The first extreme wins, and a NaN is more extreme than any number (the first
+              // NaN's index, as MXNet 1.9.1, NumPy and PyTorch give).
               int64_t best = 0;
               for (int64_t k = 1; k < n; ++k) {
-                const T v = x[(a * n + k) * inner + b], w = x[(a * n + best) * inner + b];
-                if (kMax ? v > w : v < w) best = k;  // the first extreme wins, as NumPy
+                const T w = x[(a * n + best) * inner + b];
+                if (mxplug_tensor::IsNan(w)) break;
+                const T v = x[(a * n + k) * inner + b];
+                if (mxplug_tensor::IsNan(v) || (kMax ? v > w : v < w)) best = k;
               }
               Assign(o[a * inner + b], req[0], static_cast<T>(best));
             }

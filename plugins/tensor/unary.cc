@@ -51,7 +51,8 @@ MXPLUG_UNARY(Sinh, kX, std::sinh(x), std::cosh(x))
 MXPLUG_UNARY(Cosh, kX, std::cosh(x), std::sinh(x))
 MXPLUG_UNARY(Tanh, kY, std::tanh(x), C(1) - y * y)
 MXPLUG_UNARY(Sigmoid, kY, C(1) / (C(1) + std::exp(-x)), y * (C(1) - y))
-MXPLUG_UNARY(Relu, kX, x > C(0) ? x : C(0), x > C(0) ? C(1) : C(0))
+MXPLUG_UNARY(Relu, kX, !(x <= C(0)) ? x : C(0),  // NaN stays NaN, as MXNet
+             x > C(0) ? C(1) : C(0))
 MXPLUG_UNARY(Softsign, kX, x / (C(1) + (x < C(0) ? C(-x) : x)),
              C(1) / ((C(1) + (x < C(0) ? C(-x) : x)) * (C(1) + (x < C(0) ? C(-x) : x))))
 MXPLUG_UNARY(Round, kNone, std::round(x), 0)

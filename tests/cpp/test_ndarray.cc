@@ -175,7 +175,7 @@ TEST_F(NDArrayTest, KernelErrorsSurfaceAtTheNextSyncPointThenClear) {
     EXPECT_NE(std::string(e.what()).find("deliberate failure"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(after.WaitToRead());  // reported once, then cleared
-  EXPECT_THROW(bad.WaitToRead(), Error);  // the failed array itself still reports it once
+  EXPECT_NO_THROW(bad.WaitToRead());      // everywhere it reached, as in MXNet 1.9.1
   EXPECT_NO_THROW(Engine::Get()->WaitForAll());
 }
 

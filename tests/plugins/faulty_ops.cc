@@ -1,8 +1,11 @@
 // Good plugin with ops whose behaviour tests need to observe from outside:
-// test.FailForward (its kernel always throws: errors must surface at the next sync point) and
+// test.FailForward (its kernel always throws: errors must surface at the next sync point),
+// test.FailOnNegative (copies a float array, and throws when it holds a negative number: the same
+// executor must run again once its input is good) and
 // test.Reverse (reverses a 1-D float array; not safe in place, and it does not declare in-place,
 // so a call whose output aliases its input must go through a temporary).
 #include <stdexcept>
+#include <string>
 
 #include "mxplug/plugin.hpp"
 
@@ -35,6 +38,21 @@ class FailForward : public mxplug::Operator {
   }
 };
 
+class FailOnNegative : public mxplug::Operator {
+ public:
+  FailOnNegative(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    const float* x = in[0].dptr<float>();
+    float* y = out[0].dptr<float>();
+    for (int64_t i = 0; i < in[0].Size(); ++i) {
+      if (x[i] < 0) throw std::runtime_error("negative input at element " + std::to_string(i));
+      mxplug::Assign(y[i], req[0], x[i]);
+    }
+  }
+};
+
 class Reverse : public mxplug::Operator {
  public:
   Reverse(const mxplug::KwArgs&, mxplug::Context) {}
@@ -53,6 +71,9 @@ class Reverse : public mxplug::Operator {
 MXPLUG_REGISTER_OP_PROPERTY_AS(FailForwardOp, "test.FailForward", SameShapeProp)
     .describe("Always fails in its kernel.");
 MXPLUG_REGISTER_KERNEL_AS(FailForwardKernel, "test.FailForward", kDLCPU, FailForward);
+MXPLUG_REGISTER_OP_PROPERTY_AS(FailOnNegativeOp, "test.FailOnNegative", SameShapeProp)
+    .describe("Copies its input; fails in its kernel on a negative element.");
+MXPLUG_REGISTER_KERNEL_AS(FailOnNegativeKernel, "test.FailOnNegative", kDLCPU, FailOnNegative);
 MXPLUG_REGISTER_OP_PROPERTY_AS(ReverseOp, "test.Reverse", SameShapeProp)
     .describe("Reverses a 1-D array; not in-place safe.");
 MXPLUG_REGISTER_KERNEL_AS(ReverseKernel, "test.Reverse", kDLCPU, Reverse);

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MXNET_PYTHON, run_python
+from conftest import MXNET_PYTHON, TEST_PLUGINS, run_mxnet, run_python
 from nets import SHAPES, lenet, mlp, random_params, resnet18  # noqa: F401  (looked up by name)
 
 # The networks' text, run by MXNet 1.9.1 (import mxnet as mx) as by mxplug (import mxplug as mx).
@@ -375,3 +375,56 @@ def test_forward_reading_its_own_output_copies_it_in(mx):
         start = np.maximum(start, 0) * 3
         np.testing.assert_array_equal(ex.outputs[0].asnumpy(), np.maximum(start, 0) * 3)
         np.testing.assert_array_equal(ex.arg_dict['x'].asnumpy(), start)
+
+
+# A step fails in its kernel; the error surfaces once; then a new executor of another graph, a new
+# Module and the same executor with good input all run. `failing(x)` is an op that fails in its
+# kernel on the input `bad` (MXNet: a Cholesky of a matrix that is not positive definite; here
+# the test plugin's FailOnNegative), `good` an input it takes. Every graph holds a Convolution,
+# whose temp space the failed step also wrote: the failure used to stay on that shared resource
+# and fail every later executor in the process.
+RECOVERY = r"""
+import json
+import numpy as np
+def outcome(fn):
+    try:
+        return np.round(fn(), 4).ravel().tolist()
+    except mx.MXNetError:
+        return "error"
+x = mx.sym.Variable("x")
+conv = lambda s: mx.sym.Convolution(mx.sym.Reshape(s, shape=(1, 1, 2, 2)), num_filter=1, kernel=(1, 1), no_bias=True, name="c")
+ex = conv(failing(x)).simple_bind(mx.cpu(), x=(2, 2))
+ex.arg_dict["c_weight"][:] = 2
+def run_ex(value):
+    ex.arg_dict["x"][:] = value
+    return ex.forward(is_train=True)[0].asnumpy()
+steps = [outcome(lambda: run_ex(bad)), outcome(lambda: run_ex(bad))]
+other = conv(x * 3).simple_bind(mx.cpu(), x=(2, 2))
+other.arg_dict["c_weight"][:] = 1
+other.arg_dict["x"][:] = 1
+steps.append(outcome(lambda: other.forward()[0].asnumpy()))
+mod = mx.mod.Module(mx.sym.FullyConnected(x, num_hidden=1, name="fc"), data_names=["x"], label_names=None)
+mod.bind(data_shapes=[("x", (2, 2))])
+mod.init_params(mx.init.One())
+mod.forward(mx.io.DataBatch([mx.nd.ones((2, 2))]), is_train=False)
+steps.append(outcome(lambda: mod.get_outputs()[0].asnumpy()))
+steps.append(outcome(lambda: run_ex(good)))
+print(json.dumps(steps))
+"""
+
+
+def test_a_failed_step_does_not_poison_later_executors_as_in_mxnet(mx):
+    mx.library.load(str(TEST_PLUGINS / "faulty" / "libtest_faulty_ops.so"), verbose=False)
+    there = run_mxnet("import mxnet as mx\nfailing = mx.sym.linalg.potrf\nbad = [[1, 2], [2, 1]]\n"
+                      "good = [[4, 0], [0, 9]]\n" + RECOVERY)
+    import contextlib
+    import io
+    import json
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(RECOVERY, {"mx": mx, "failing": mx.sym.test_FailOnNegative,  # noqa: S102
+                        "bad": [[1, -2], [2, 1]], "good": [[2, 0], [0, 3]]})
+    here = json.loads(printed.getvalue())
+    # The failure is reported each time the step fails, and nothing after it is affected.
+    assert json.loads(there.strip().splitlines()[-1]) == ["error", "error", [3, 3, 3, 3], [2, 2], [4, 0, 0, 6]]
+    assert here == ["error", "error", [3, 3, 3, 3], [2, 2], [4, 0, 0, 6]]

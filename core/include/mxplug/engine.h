@@ -100,6 +100,13 @@ class Engine {
 
   /*! \brief A new variable; cheap. Free it with PushDelete. */
   virtual VarHandle NewVar() = 0;
+  /*!
+   * \brief A variable that orders its users but never holds an error: a resource shared by every
+   * op of a device (temp space, a random stream). A failed function's error goes to the data it
+   * writes; stored on a resource, it would skip every later user of that resource, in any graph,
+   * and no one waits on a resource to take the error back (Note [Errors stay with data]).
+   */
+  virtual VarHandle NewResourceVar() = 0;
 
   /*!
    * \brief Pushes a function that is finished only when it calls its callback.

@@ -35,6 +35,12 @@ class NDArray {
    */
   static NDArray FromExternal(void* data, const TShape& shape, int dtype, Context ctx,
                               std::shared_ptr<void> keep_alive);
+  /*!
+   * \brief A none array that keeps a shape and dtype: what a kernel call passes for a tensor it
+   * neither reads nor writes (a gradient not asked for, an input backward does not read), so the
+   * kernel still sees every tensor's shape, as MXNet's kernels do, with a null data pointer.
+   */
+  static NDArray Absent(const TShape& shape, int dtype);
 
   bool is_none() const { return chunk_ == nullptr; }
   const TShape& shape() const { return shape_; }

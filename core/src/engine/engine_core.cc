@@ -62,7 +62,13 @@ void EngineCore::CheckNotInEngineFunction(const char* what) const {
 
 VarHandle EngineCore::NewVar() {
   Var* v = vars_.New();
-  v->Reset();
+  v->Reset(/*holds_errors=*/true);
+  return v;
+}
+
+VarHandle EngineCore::NewResourceVar() {
+  Var* v = vars_.New();
+  v->Reset(/*holds_errors=*/false);
   return v;
 }
 
@@ -263,7 +269,7 @@ void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
 void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready) {
   if (error) {
     for (Var* v : opr->mutate_vars) {
-      if (v == opr->delete_var) continue;
+      if (v == opr->delete_var || !v->holds_errors()) continue;
       if (v->SetError(error)) {
         std::lock_guard<std::mutex> lock(failures_mu_);
         failures_.push_back({v, error});
@@ -289,7 +295,7 @@ void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* 
       for (Failure& f : failures_)
         if (f.var == v) f.var = nullptr;  // the error outlives its variable, for WaitForAll
     }
-    v->Reset();
+    v->Reset(/*holds_errors=*/true);
     vars_.Delete(v);
   }
   if (Done* done = opr->done) done->Signal();
@@ -328,13 +334,18 @@ void EngineCore::WaitForVar(VarHandle var) {
   }
   if (var->has_error()) {
     std::exception_ptr error = var->TakeError();
+    if (!error) return;
     {
+      // Note [Errors stay with data]: reported once, the failure is cleared from every variable
+      // it reached, as MXNet's variables share one exception slot per failure.
       std::lock_guard<std::mutex> lock(failures_mu_);
-      failures_.erase(std::remove_if(failures_.begin(), failures_.end(),
-                                     [&](const Failure& f) { return f.var == var; }),
-                      failures_.end());
+      std::erase_if(failures_, [&](const Failure& f) {
+        if (f.var != var && f.error != error) return false;
+        if (f.var && f.var != var) f.var->TakeErrorIf(error);
+        return true;
+      });
     }
-    if (error) std::rethrow_exception(error);
+    std::rethrow_exception(error);
   }
 }
 

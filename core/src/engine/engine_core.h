@@ -78,6 +78,7 @@ class EngineCore : public Engine {
   ~EngineCore() override;
 
   VarHandle NewVar() override;
+  VarHandle NewResourceVar() override;
   void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
                  FnProperty prop, int priority, const char* name) override;
   void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,

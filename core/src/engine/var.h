@@ -88,10 +88,21 @@ class Var {
     has_error_.store(false, std::memory_order_release);
     return std::exchange(error_, nullptr);
   }
+  // Clears the error when it is `error` (another failure stays).
+  void TakeErrorIf(const std::exception_ptr& error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_ != error) return;
+    error_ = nullptr;
+    has_error_.store(false, std::memory_order_release);
+  }
+
+  // False for a resource's variable (Engine::NewResourceVar): it orders, never fails.
+  bool holds_errors() const { return holds_errors_; }
 
   // For the pool: a recycled variable starts fresh.
-  void Reset() {
+  void Reset(bool holds_errors) {
     std::lock_guard<std::mutex> lock(mu_);
+    holds_errors_ = holds_errors;
     waiting_.clear();
     reads_running_ = 0;
     writes_pending_ = 0;
@@ -133,6 +144,7 @@ class Var {
   std::atomic<uint64_t> version_{0};
   std::exception_ptr error_;
   std::atomic<bool> has_error_{false};
+  bool holds_errors_ = true;
 };
 
 }  // namespace mxplug

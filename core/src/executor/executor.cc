@@ -362,22 +362,36 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
 }
 
 void Executor::Plan::Prepare(Context ctx) {
-  auto get = [&](const std::vector<uint32_t>& ids) {
-    std::vector<NDArray> out;
-    for (uint32_t b : ids) out.push_back(b == kNone ? NDArray() : arrays[b]);
-    return out;
-  };
   for (Step& s : steps) {
     if (!s.op) continue;  // a head step that Backward does by copying
+    // Only backward steps have absent slots (kNone): what the op's backward does not read and
+    // the gradients not asked for. Each crosses as an absent array of its entry's shape and
+    // dtype, so a kernel that sizes its loops by a gradient it does not write still sees the
+    // true shape (an empty one made `a * p` read p as a broadcast scalar).
+    auto get = [&](const std::vector<uint32_t>& ids, bool outputs) {
+      std::vector<NDArray> out;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] != kNone) {
+          out.push_back(arrays[ids[i]]);
+          continue;
+        }
+        const uint32_t e = outputs ? graph[s.node].first_entry + static_cast<uint32_t>(i) : graph[s.node].inputs[i];
+        out.push_back(NDArray::Absent(shapes[e], dtypes[e]));
+      }
+      return out;
+    };
     try {
-      std::vector<NDArray> in = get(s.in), aux_in = get(s.aux);
+      std::vector<NDArray> in = get(s.in, false), aux_in = get(s.aux, false);
       in.insert(in.end(), aux_in.begin(), aux_in.end());
       if (s.kind == StepKind::kBackward) {
-        s.call = s.op->PrepareBackward(get(s.out_grad), in, get(s.out), get(s.in_grad), s.req, true);
-        s.call_infer = s.op->PrepareBackward(get(s.out_grad), in, get(s.out), get(s.in_grad), s.req, false);
+        const std::vector<NDArray> out_grad = get(s.out_grad, true), out = get(s.out, true),
+                                   in_grad = get(s.in_grad, false);
+        s.call = s.op->PrepareBackward(out_grad, in, out, in_grad, s.req, true);
+        s.call_infer = s.op->PrepareBackward(out_grad, in, out, in_grad, s.req, false);
       } else {
-        s.call = s.op->PrepareForward(in, get(s.out), s.req, true, &ctx);
-        if (s.kind == StepKind::kForward) s.call_infer = s.op->PrepareForward(in, get(s.out), s.req, false, &ctx);
+        const std::vector<NDArray> out = get(s.out, true);
+        s.call = s.op->PrepareForward(in, out, s.req, true, &ctx);
+        if (s.kind == StepKind::kForward) s.call_infer = s.op->PrepareForward(in, out, s.req, false, &ctx);
       }
     } catch (const Error& e) {
       const std::string where = s.node == kNone ? "" : " of " + graph[s.node].node->Describe();

@@ -60,6 +60,13 @@ NDArray NDArray::FromExternal(void* data, const TShape& shape, int dtype, Contex
   return a;
 }
 
+NDArray NDArray::Absent(const TShape& shape, int dtype) {
+  NDArray a;
+  a.shape_ = shape;
+  a.dtype_ = dtype;
+  return a;
+}
+
 Context NDArray::ctx() const { return chunk_ ? chunk_->ctx : Context(); }
 VarHandle NDArray::var() const { return chunk_ ? chunk_->var : nullptr; }
 void* NDArray::data() const {

@@ -95,7 +95,7 @@ class Manager {
     if (d.temp.empty()) {
       for (int i = 0; i < kTempSpacePerDevice; ++i) {
         d.temp.push_back(std::make_unique<TempSpaceBlock>(ctx));
-        d.temp_vars.push_back(Engine::Get()->NewVar());
+        d.temp_vars.push_back(Engine::Get()->NewResourceVar());
       }
     }
     const size_t i = d.next_temp++ % d.temp.size();
@@ -107,7 +107,7 @@ class Manager {
     DeviceResources& d = Device(ctx);
     if (!d.random) {
       d.random = std::make_unique<RandomStreamState>(ctx, seed_);
-      d.random_var = Engine::Get()->NewVar();
+      d.random_var = Engine::Get()->NewResourceVar();
     }
     return {d.random->resource(), d.random_var};
   }
@@ -123,7 +123,7 @@ class Manager {
     }
     if (only && !devices_[*only].random) {
       devices_[*only].random = std::make_unique<RandomStreamState>(*only, seed);
-      devices_[*only].random_var = Engine::Get()->NewVar();
+      devices_[*only].random_var = Engine::Get()->NewResourceVar();
     }
   }
 

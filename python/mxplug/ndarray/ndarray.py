@@ -308,45 +308,102 @@ def _normalize_index(i, n, axis):
 
 
 def _getitem(self, key):
-    """Basic indexing (ints, slices, Ellipsis, None) and advanced indexing with lists and
-    NDArrays. An int or a step-1 slice on the first axis alone is a view, as in MXNet."""
+    """Basic indexing (ints, slices, Ellipsis, None) and NumPy's advanced indexing with lists,
+    NumPy arrays and NDArrays. An int or a step-1 slice on the first axis alone is a view, as in
+    MXNet."""
     shape = self.shape
     if isinstance(key, numbers.Integral) and shape:
         return self._at(_normalize_index(key, shape[0], 0))
     if isinstance(key, slice) and shape and key.step in (None, 1):
         start, stop, _ = key.indices(shape[0])
         return self._slice(start, max(start, stop))
-    if isinstance(key, (NDArray, np.ndarray, list)):
-        return _take_axis(self, key, 0)
+    if _is_index_array(key) or (isinstance(key, tuple) and any(_is_index_array(k) for k in key)):
+        return _getitem_advanced(self, key)
     axes, new_axes = _expand_key(key, len(shape))
-    begin, end, step, drop, advanced = [], [], [], [], []
+    begin, end, step, drop = [], [], [], []
     for axis, k in enumerate(axes):
         if isinstance(k, numbers.Integral):
             i = _normalize_index(k, shape[axis], axis)
             begin.append(i), end.append(i + 1), step.append(1), drop.append(axis)
-        elif isinstance(k, slice):
+        else:
             b, e, s = k.indices(shape[axis])
             if s < 0 and e < 0:
                 e = None
             begin.append(b), end.append(e), step.append(s)
-        else:
-            advanced.append((axis, k))
-            begin.append(None), end.append(None), step.append(None)
     result = _invoke("slice", [self], begin=tuple(begin), end=tuple(end), step=tuple(step))
-    for axis, k in advanced:
-        result = _take_axis(result, k, axis)
     out_shape = [d for axis, d in enumerate(result.shape) if axis not in drop]
-    for pos in new_axes:
-        out_shape.insert(pos, 1)
+    # A None placed after k key entries stands after the axes those entries leave in the result.
+    for offset, pos in enumerate(new_axes):
+        out_shape.insert(pos - sum(1 for a in drop if a < pos) + offset, 1)
     return result.reshape(tuple(out_shape))
 
 
-def _take_axis(data, index, axis):
-    if not isinstance(index, NDArray):
-        index = array(np.asarray(index), ctx=data.context, dtype=np.int64)
-    if index.dtype not in (np.int32, np.int64):
+def _is_index_array(k):
+    return isinstance(k, (NDArray, np.ndarray, list))
+
+
+def _getitem_advanced(self, key):
+    """NumPy's advanced indexing, which MXNet 1.9.1 follows: the index arrays (and the ints
+    beside them) broadcast together to one shape B and pick elements pointwise; B stands where
+    the indexed axes stood when they are adjacent, and first otherwise."""
+    key = key if isinstance(key, tuple) else (key,)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > self.ndim:
+        raise IndexError("too many indices (%d) for an array of %d dimensions" % (n_real, self.ndim))
+    # One entry per axis; a None becomes an axis of size 1 that a full slice keeps.
+    keys, shape, dims = [], [], iter(self.shape)
+    for k in key:
+        if k is Ellipsis:
+            for _ in range(self.ndim - n_real):
+                keys.append(slice(None)), shape.append(next(dims))
+        elif k is None:
+            keys.append(slice(None)), shape.append(1)
+        else:
+            keys.append(k), shape.append(next(dims))
+    for d in dims:
+        keys.append(slice(None)), shape.append(d)
+    data = self.reshape(tuple(shape)) if tuple(shape) != self.shape else self
+    # Slices first (every axis kept), then the advanced axes gathered as one flattened axis.
+    begin, end, step, picked, indices = [], [], [], [], []
+    for axis, k in enumerate(keys):
+        if isinstance(k, slice):
+            b, e, s = k.indices(shape[axis])
+            begin.append(b), end.append(None if s < 0 and e < 0 else e), step.append(s)
+            continue
+        begin.append(None), end.append(None), step.append(None)
+        index = k.asnumpy() if isinstance(k, NDArray) else np.asarray(k)
+        if index.dtype.kind not in "iuf" and index.size:
+            raise IndexError("index arrays must hold integers, got dtype %s on axis %d" % (index.dtype, axis))
         index = index.astype(np.int64)
-    return _invoke("take", [data, index], axis=axis, mode="raise")
+        if index.size and (index.min() < -shape[axis] or index.max() >= shape[axis]):
+            bad = index[(index < -shape[axis]) | (index >= shape[axis])].ravel()[0]
+            raise IndexError("index %d is out of bounds for axis %d with size %d" % (bad, axis, shape[axis]))
+        picked.append(axis), indices.append(np.where(index < 0, index + shape[axis], index))
+    try:
+        indices = np.broadcast_arrays(*indices)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(i.shape) for i in indices)) from None
+    sliced = _invoke("slice", [data], begin=tuple(begin), end=tuple(end), step=tuple(step))
+    rest = [a for a in range(sliced.ndim) if a not in picked]
+    perm = picked + rest
+    moved = sliced if perm == list(range(sliced.ndim)) else _invoke("transpose", [sliced], axes=tuple(perm))
+    picked_dims = tuple(sliced.shape[a] for a in picked)
+    rest_dims = tuple(sliced.shape[a] for a in rest)
+    flat = np.ravel_multi_index(tuple(indices), picked_dims) if indices[0].size else indices[0]
+    b_shape = flat.shape
+    flat_index = array(flat.reshape(-1) if flat.ndim else flat.reshape(1), ctx=self.context, dtype=np.int64)
+    gathered = _invoke("take", [moved.reshape((int(np.prod(picked_dims)),) + rest_dims), flat_index],
+                       axis=0, mode="raise")
+    result = gathered.reshape(b_shape + rest_dims if b_shape + rest_dims else (1,))
+    adjacent = picked == list(range(picked[0], picked[0] + len(picked)))
+    if adjacent and picked[0] > 0 and rest_dims:
+        nb, before = len(b_shape), picked[0]
+        axes = list(range(nb, nb + before)) + list(range(nb)) + list(range(nb + before, nb + len(rest_dims)))
+        result = _invoke("transpose", [result], axes=tuple(axes))
+    return result
 
 
 def _setitem(self, key, value):
