@@ -12,6 +12,7 @@ import numpy
 import pickle
 import warnings
 
+from . import _core
 from . import ndarray as nd
 from .ndarray import NDArray
 
@@ -385,9 +386,8 @@ class Updater(object):
         return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
 
     def save_states(self, fname, dump_optimizer=False):
-        """Writes get_states() to `fname` (MXNet's .states file)."""
-        with open(fname, 'wb') as fout:
-            fout.write(self.get_states(dump_optimizer))
+        """Writes get_states() to `fname` (MXNet's .states file), atomically."""
+        _core.write_file_atomically(fname, self.get_states(dump_optimizer))
 
     def load_states(self, fname):
         """Restores the states from a file written by save_states."""

@@ -133,7 +133,8 @@ class MXIndexedRecordIO(MXRecordIO):
         super(MXIndexedRecordIO, self).open()
         self.idx = {}
         self.keys = []
-        self.fidx = open(self.idx_path, self.flag)
+        # Written whole at close, as the .rec beside it (Note [Atomic files]).
+        self.fidx = _core.AtomicFile(self.idx_path) if self.writable else open(self.idx_path, self.flag)
         if not self.writable:
             for number, line in enumerate(iter(self.fidx.readline, ""), 1):
                 fields = line.strip().split("\t")

@@ -38,6 +38,8 @@ void DefineDataIter(pybind11::module_& m);
 void DefineRecordIO(pybind11::module_& m);
 /*! \brief imdecode, imencode, imresize (image_bindings.cc). */
 void DefineImage(pybind11::module_& m);
+/*! \brief AtomicFile and write_file_atomically (file_bindings.cc). */
+void DefineFiles(pybind11::module_& m);
 
 }  // namespace mxplug::python
 

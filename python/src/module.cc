@@ -48,6 +48,7 @@ PYBIND11_MODULE(_core, m) {
   mxplug::python::DefineDataIter(m);
   mxplug::python::DefineRecordIO(m);
   mxplug::python::DefineImage(m);
+  mxplug::python::DefineFiles(m);
 
   m.def("load_default_plugins", [] {
     mxplug::LoadOptions options;

@@ -50,7 +50,7 @@ def list_image(root, recursive, exts):
 
 def write_list(path_out, image_list):
     """One line per image: index, labels ('%f') and path, separated by tabs."""
-    with open(path_out, "w") as fout:
+    with _core.AtomicFile(path_out) as fout:
         for item in image_list:
             fout.write("%d\t" % item[0] + "".join("%f\t" % j for j in item[2:]) + "%s\n" % item[1])
 

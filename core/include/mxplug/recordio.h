@@ -16,13 +16,20 @@
 #include <cstdio>
 #include <string>
 
+#include "mxplug/atomic_file.h"
+
 namespace mxplug {
 
 /*! \brief Writes records at the end of a new file. */
 class RecordWriter {
  public:
-  /*! \brief Creates (or empties) `path`. \throws Error naming the file when it cannot be made. */
+  /*!
+   * \brief Starts a new version of `path`, which appears whole at Close (an AtomicFile): until
+   * then, and after a kill, readers find the previous file. \throws Error naming the file when
+   * its folder cannot take it.
+   */
   explicit RecordWriter(const std::string& path);
+  /*! \brief Closes as Close does; an error there is only logged. */
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
@@ -31,7 +38,8 @@ class RecordWriter {
   void Write(const void* data, size_t size);
   /*! \brief Where the next record starts: what an index file records for it. */
   uint64_t Tell() const { return written_; }
-  /*! \brief Flushes and closes; further writes throw. \throws Error when the flush fails. */
+  /*! \brief Makes the records written the file; further writes throw. \throws Error when the
+   * file cannot be written (the previous one then stays). */
   void Close();
   const std::string& path() const { return path_; }
 
@@ -39,7 +47,7 @@ class RecordWriter {
   void Put(const void* data, size_t size);
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  AtomicFile file_;
   uint64_t written_ = 0;
 };
 

@@ -23,28 +23,28 @@ std::string FileError(const std::string& path) { return "RecordIO file '" + path
 
 }  // namespace
 
-RecordWriter::RecordWriter(const std::string& path)
-    : path_(path), file_(std::fopen(path.c_str(), "wb")) {
-  if (!file_)
-    throw Error("cannot create " + FileError(path) + ": " + std::strerror(errno),
-                kMXPInvalidArgument);
-}
+RecordWriter::RecordWriter(const std::string& path) : path_(path), file_(path) {}
 
 RecordWriter::~RecordWriter() {
-  if (file_) std::fclose(file_);
+  try {
+    Close();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "[mxplug error] %s\n", e.what());
+  }
 }
 
 void RecordWriter::Put(const void* data, size_t size) {
-  if (size == 0) return;
-  if (std::fwrite(data, 1, size, file_) != size)
-    throw Error("cannot write " + FileError(path_) + " at offset " + std::to_string(written_) +
-                    ": " + std::strerror(errno),
+  try {
+    file_.Write(data, size);
+  } catch (const Error& e) {
+    throw Error(FileError(path_) + " at offset " + std::to_string(written_) + ": " + e.what(),
                 kMXPInvalidArgument);
+  }
   written_ += size;
 }
 
 void RecordWriter::Write(const void* data, size_t size) {
-  if (!file_) throw Error(FileError(path_) + " is closed", kMXPInvalidArgument);
+  if (!file_.open()) throw Error(FileError(path_) + " is closed", kMXPInvalidArgument);
   if (size > kMaxLength)
     throw Error("cannot write a record of " + std::to_string(size) + " bytes to " +
                     FileError(path_) + ": RecordIO records hold at most " +
@@ -73,12 +73,7 @@ void RecordWriter::Write(const void* data, size_t size) {
 }
 
 void RecordWriter::Close() {
-  if (!file_) return;
-  const int failed = std::fclose(file_);
-  file_ = nullptr;
-  if (failed != 0)
-    throw Error("cannot write " + FileError(path_) + ": " + std::strerror(errno),
-                kMXPInvalidArgument);
+  if (file_.open()) file_.Commit();
 }
 
 RecordReader::RecordReader(const std::string& path)

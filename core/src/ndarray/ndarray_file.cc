@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "mxplug/atomic_file.h"
 #include "mxplug/error.h"
 
 namespace mxplug {
@@ -216,21 +217,7 @@ NDArrayFile LoadNDArrays(const std::string& bytes, const std::string& source) {
 }
 
 void SaveNDArrayFile(const std::string& path, const NDArrayFile& file) {
-  std::string bytes = SaveNDArrays(file);
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno), kMXPInvalidArgument);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) {
-      std::remove(temp.c_str());
-      throw Error("cannot write " + path + ": " + std::strerror(errno), kMXPInternal);
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw Error("cannot write " + path + ": " + std::strerror(errno), kMXPInternal);
-  }
+  WriteFileAtomically(path, SaveNDArrays(file));
 }
 
 NDArrayFile LoadNDArrayFile(const std::string& path) {

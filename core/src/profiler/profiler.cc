@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "mxplug/atomic_file.h"
 #include "mxplug/error.h"
 
 namespace mxplug {
@@ -124,12 +124,12 @@ void Profiler::Dump() const {
     std::lock_guard<std::mutex> lock(mu_);
     file = filename_;
   }
-  std::ofstream trace(file);
-  if (!trace) throw Error("profiler: cannot write the trace to '" + file + "'", kMXPUnavailable);
-  trace << TraceJson();
-  std::ofstream table(file + ".txt");
-  if (!table) throw Error("profiler: cannot write the table to '" + file + ".txt'", kMXPUnavailable);
-  table << AggregateTable();
+  try {
+    WriteFileAtomically(file, TraceJson());
+    WriteFileAtomically(file + ".txt", AggregateTable());
+  } catch (const Error& e) {
+    throw Error(std::string("profiler: ") + e.what(), kMXPUnavailable);
+  }
 }
 
 }  // namespace mxplug

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "mxplug/atomic_file.h"
 #include "mxplug/error.h"
 #include "mxplug/version.h"
 
@@ -197,15 +198,11 @@ void StoreProbeVerdict(const std::string& path, const ProbeVerdict& verdict,
   for (auto it = cache.begin(); it != cache.end();)
     it = it.key().rfind(path + "|", 0) == 0 ? cache.erase(it) : std::next(it);
   cache[*key] = {{"verdict", ProbeKindName(verdict.kind)}, {"record", verdict.record}};
-  fs::path tmp = CacheFile(cache_dir);
-  tmp += ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) return;
-    out << cache.dump(1);
+  try {
+    WriteFileAtomically(CacheFile(cache_dir).string(), cache.dump(1));
+  } catch (const Error&) {
+    // A cache that cannot be written only means probing again next time.
   }
-  fs::rename(tmp, CacheFile(cache_dir), ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace mxplug

@@ -229,9 +229,9 @@ class Symbol(object):
         return self.handle.tojson()
 
     def save(self, fname, remove_amp_cast=True):
-        """Writes ``tojson()`` to ``fname``."""
-        with open(fname, "w") as f:
-            f.write(self.tojson())
+        """Writes ``tojson()`` to ``fname``, atomically: a kill at any moment leaves the previous
+        file or the new one, whole."""
+        _core.write_file_atomically(fname, self.tojson())
 
     def debug_str(self):
         return self.tojson()
