@@ -50,8 +50,28 @@ for name in sys.argv[2:]:
         saved['train'] = snap(ex.outputs[0])
         ex.backward()
         saved.update({'grad:' + k: snap(v) for k, v in ex.grad_dict.items() if k != 'softmax_label'})
+    if name == 'resnet18':
+        # Training gradients in float64 as well (see TRAINING_IN_FLOAT64 below).
+        ex = sym.simple_bind(mx.cpu(), data=SHAPES[name], type_dict={'data': 'float64'})
+        ex.copy_params_from({k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('arg:')},
+                            {k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('aux:')})
+        ex.forward(is_train=True)
+        ex.backward()
+        saved.update({'grad64:' + k: snap(v) for k, v in ex.grad_dict.items() if k != 'softmax_label'})
     mx.nd.save('%s/%s.params' % (out, name), saved)
 '''
+
+# Training gradients compared in float64. Some of ResNet-18's ReLU inputs lie
+# within 4.4e-7 of their channel's spread from 0 at these parameters: float32 rounding decides
+# which side of the kink they fall, and with it whole terms of the weight gradients. Perturbing
+# the parameters by a relative 1e-7 moves the float64 gradients by up to 1.1e-1 (by 1.7e-8 at
+# 1e-9), so the float32 gradients of two correct implementations agree only where they round
+# alike: MXNet 1.9.1 and mxplug did on AVX-512 oneDNN, and differed by 1.3e-3 on AVX2 machines
+# (each then lies as far from the float64 gradients, up to 6.9e-2 relative, as from the other).
+# In float64 the two systems agree within 5.7e-8 relative: about one float32 rounding, whose
+# source is not known (BatchNorm's eps rounded to float32 was tried and is not it), and 1e-6
+# allowed is still 1e5 times below what a kink flips.
+TRAINING_IN_FLOAT64 = {'resnet18'}
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +110,18 @@ def test_graphs_written_by_mxnet_give_its_outputs_and_gradients(mx, mxnet_writte
     if 'train' in saved:
         ex.forward(is_train=True)
         close(ex.outputs[0], saved['train'], 1e-4)
+        if name in TRAINING_IN_FLOAT64:
+            ex = sym.simple_bind(mx.cpu(), data=SHAPES[name], type_dict={'data': 'float64'})
+            ex.copy_params_from({k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('arg:')},
+                                {k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('aux:')})
+            ex.forward(is_train=True)
         ex.backward()
         for k, g in ex.grad_dict.items():
             if k != 'softmax_label':
-                close(g, saved['grad:' + k], 2e-3 if name == 'resnet18' else 1e-4)
+                if name in TRAINING_IN_FLOAT64:
+                    close(g, saved['grad64:' + k], 1e-6)
+                else:
+                    close(g, saved['grad:' + k], 1e-4)
 
 
 # ---- Against PyTorch autograd ---------------------------------------------------------------------
