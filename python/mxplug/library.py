@@ -5,12 +5,15 @@ from . import _core
 from .base import MXPlugError
 
 
-def load(path, verbose=True):
+def load(path, verbose=True, probe=True):
     """Loads a plugin library: its operators, kernels and devices become available at once.
 
     As in MXNet, ``path`` must be an absolute path to an existing file. A plugin that is refused
     (another ABI major, a failing init, a name that is already registered...) raises
-    ``MXPlugError`` naming the file and the reason, and changes nothing.
+    ``MXPlugError`` naming the file and the reason, and changes nothing. A file not seen before
+    is first loaded in a child process (``mxplug-probe``, verdicts cached by file identity and
+    content), so one that crashes or hangs in its static constructors or init is refused without
+    being opened here; ``probe=False`` loads it in this process directly.
     """
     if not isinstance(path, str):
         raise MXPlugError("load path %r is not a string" % (path,))
@@ -18,7 +21,7 @@ def load(path, verbose=True):
         raise MXPlugError("load path %s does not exist" % path)
     if not os.path.isabs(path):
         raise MXPlugError("load path %s is not an absolute path" % path)
-    record = _core.load_library(path)
+    record = _core.load_library(path, probe)
     # Its operators appear as mx.nd.<name> and mx.sym.<name> at once, as MXNet's library.load does.
     from . import ndarray, symbol
     ndarray._register.populate(vars(ndarray))

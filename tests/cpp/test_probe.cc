@@ -14,6 +14,14 @@ namespace fs = std::filesystem;
 namespace mxplug {
 namespace {
 
+// A copy of the plugin that crashes in init, in a scratch folder of its own.
+fs::path ScratchCopyOfTheCrashingPlugin(const std::string& folder, const std::string& name) {
+  fs::path dir = fs::path(test::kScratchDir) / folder;
+  fs::create_directories(dir);
+  fs::copy_file(test::kCrashDir + "/libtest_init_crashes.so", dir / name, fs::copy_options::overwrite_existing);
+  return dir / name;
+}
+
 std::string FreshCacheDir(const std::string& name) {
   fs::path dir = fs::path(test::kScratchDir) / name;
   fs::remove_all(dir);
@@ -48,10 +56,7 @@ TEST(Probe, GoodAndRefusedPluginsReportWhatTheyWouldRegister) {
 
 TEST(Probe, VerdictCacheFollowsFileIdentity) {
   std::string cache = FreshCacheDir("probe-cache");
-  fs::path dir = fs::path(test::kScratchDir) / "identity";
-  fs::create_directories(dir);
-  fs::path file = dir / "libcrash.so";
-  fs::copy_file(test::kCrashDir + "/libtest_init_crashes.so", file, fs::copy_options::overwrite_existing);
+  fs::path file = ScratchCopyOfTheCrashingPlugin("identity", "libcrash.so");
 
   EXPECT_FALSE(CachedProbeVerdict(file.string(), cache).has_value());
   ProbeVerdict v = ProbePlugin(file.string());
@@ -63,6 +68,25 @@ TEST(Probe, VerdictCacheFollowsFileIdentity) {
 
   // A rebuilt file (new modification time) is a new identity: the verdict no longer applies.
   fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(5));
+  EXPECT_FALSE(CachedProbeVerdict(file.string(), cache).has_value());
+}
+
+TEST(Probe, VerdictCacheFollowsTheFilesContent) {
+  // A file rewritten in place with other bytes of the same size, its time stamp put back (a copy
+  // that keeps times, a coarse clock): path, inode, size and time all match, the content does not.
+  std::string cache = FreshCacheDir("probe-cache-content");
+  fs::path file = ScratchCopyOfTheCrashingPlugin("content", "libplugin.so");
+  StoreProbeVerdict(file.string(), ProbePlugin(file.string()), cache);
+  ASSERT_TRUE(CachedProbeVerdict(file.string(), cache).has_value());
+  const auto stamp = fs::last_write_time(file);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    const char last = static_cast<char>(f.get());
+    f.seekp(-1, std::ios::end);
+    f.put(static_cast<char>(~last));  // the last byte of the file, changed in place
+  }
+  fs::last_write_time(file, stamp);
   EXPECT_FALSE(CachedProbeVerdict(file.string(), cache).has_value());
 }
 

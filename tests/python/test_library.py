@@ -55,3 +55,37 @@ print(len(mx.library.operators()))
     p = run_python(code, plugin_path=str(TEST_PLUGINS / "crash"))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == str(len(default_ops()))
+
+
+def test_explicit_loads_are_probed_in_a_child_first(tmp_path):
+    """mx.library.load(path) probes a file not seen before as the search path does: a plugin
+    that crashes in a static constructor is refused instead of killing Python, and a refused
+    plugin's constructors never run in the loading process (before, both ran in-process)."""
+    ctors = TEST_PLUGINS / "constructors"
+    log = tmp_path / "constructors.log"
+    code = """
+import os, mxplug as mx
+for path, text in [(%r, 'signal 11'), (%r, 'built for plugin ABI 99.0')]:
+    try:
+        mx.library.load(path, verbose=False)
+    except mx.MXNetError as e:
+        assert text in str(e) and path in str(e), str(e)
+    else:
+        raise AssertionError('no error for ' + path)
+print(os.getpid(), len(mx.library.operators()))
+""" % (str(ctors / "libtest_constructor_crashes.so"), str(ctors / "libtest_refused_with_constructor.so"))
+    p = run_python(code, extra_env={"MXPLUG_TEST_CONSTRUCTOR_LOG": str(log)})
+    assert p.returncode == 0, p.stderr
+    pid, n_ops = p.stdout.split()
+    assert int(n_ops) == len(default_ops())
+    ran_in = log.read_text().split()
+    assert ran_in and pid not in ran_in  # it ran in the probe's child only
+
+    # probe=False loads in this process: the constructor runs here (and the crash would kill it).
+    p = run_python("import os, mxplug as mx\ntry:\n    mx.library.load(%r, verbose=False, probe=False)\n"
+                   "except mx.MXNetError:\n    print(os.getpid())\n" % str(ctors / "libtest_refused_with_constructor.so"),
+                   extra_env={"MXPLUG_TEST_CONSTRUCTOR_LOG": str(log)})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() in log.read_text().split()
+    p = run_python("import mxplug as mx\nmx.library.load(%r, probe=False)" % str(ctors / "libtest_constructor_crashes.so"))
+    assert p.returncode == -11

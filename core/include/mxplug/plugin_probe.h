@@ -2,7 +2,8 @@
  * \file mxplug/plugin_probe.h
  * \brief Loading a plugin file in a child process (the `mxplug-probe` helper), so that a plugin
  * that crashes or hangs in init cannot take the caller down, and a cache of verdicts keyed by
- * file identity (path, device, inode, size, modification time, host version).
+ * file identity (path, device, inode, size, modification time, a CRC-32 of the bytes, host
+ * version).
  */
 #ifndef MXPLUG_PLUGIN_PROBE_H_
 #define MXPLUG_PLUGIN_PROBE_H_

@@ -72,8 +72,12 @@ class Runtime {
    * earlier record.
    */
   PluginRecord LoadFile(const std::string& path, const std::string& source = "explicit");
-  /*! \brief mx.library.load: like LoadFile, but throws Error with the reason when refused. */
-  PluginRecord LoadLibrary(const std::string& path);
+  /*!
+   * \brief mx.library.load: like LoadFile, but throws Error with the reason when refused. With
+   * options.isolate_new_files, a file not seen before is probed in a child process first, as
+   * the search path's files are: one that crashes or hangs there is refused unopened.
+   */
+  PluginRecord LoadLibrary(const std::string& path, const LoadOptions& options = {});
 
   /*! \brief The op called `name`. \throws Error naming the closest registered names. */
   std::shared_ptr<const OpEntry> GetOp(const std::string& name) const;
@@ -96,6 +100,9 @@ class Runtime {
  private:
   struct Impl;
   void Record(PluginRecord record);
+  /*! \brief Probes `canonical` (or takes the cached verdict); records it as refused and returns
+   * true unless the child loaded it. */
+  bool RefusedByProbe(const std::string& canonical, const std::string& source, const LoadOptions& options);
 
   Registry<OpEntry> ops_;
   Registry<KernelEntry> kernels_;

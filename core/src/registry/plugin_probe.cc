@@ -16,11 +16,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
+
+#include <zlib.h>
 
 #include "mxplug/atomic_file.h"
 #include "mxplug/error.h"
@@ -146,12 +150,28 @@ std::string DefaultProbeCacheDir() {
 namespace {
 
 // A plugin's identity: the same bytes at the same place, judged by the same host release.
+// The file's bytes, as a CRC-32: a file rewritten in place with the same size and time stamp (a
+// copy that keeps times, a clock set back, a file system with coarse times) must be probed again.
+std::optional<std::string> ContentChecksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::vector<char> block(1 << 16);
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0)
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(block.data()), static_cast<uInt>(in.gcount()));
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08lx", crc & 0xffffffffUL);
+  return std::string(hex);
+}
+
 std::optional<std::string> IdentityKey(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  std::optional<std::string> content = ContentChecksum(path);
+  if (!content) return std::nullopt;
   return path + "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" +
          std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec) + "|" + MXPLUG_VERSION_STRING;
+         std::to_string(st.st_mtim.tv_nsec) + "|crc32:" + *content + "|" + MXPLUG_VERSION_STRING;
 }
 
 fs::path CacheFile(const std::string& dir) { return fs::path(dir) / "plugin-probes.json"; }

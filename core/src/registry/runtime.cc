@@ -110,41 +110,52 @@ std::vector<int> ParseVersion(const std::string& v) {
 
 }  // namespace
 
-void Runtime::LoadSearchPath(const std::vector<SearchFolder>& folders, const LoadOptions& options) {
-  std::string cache_dir = options.cache_dir.empty() ? DefaultProbeCacheDir() : options.cache_dir;
-  bool isolate = options.isolate_new_files;
-  if (isolate && ProbeHelperPath().empty()) {
-    detail::HostApi()->log(kMXPLogWarning, "loader",
-                           "mxplug-probe helper not found; loading plugins in-process unprobed");
-    isolate = false;
+namespace {
+
+bool ProbingPossible(const LoadOptions& options) {
+  if (!options.isolate_new_files) return false;
+  if (!ProbeHelperPath().empty()) return true;
+  detail::HostApi()->log(kMXPLogWarning, "loader",
+                         "mxplug-probe helper not found; loading plugins in-process unprobed");
+  return false;
+}
+
+}  // namespace
+
+bool Runtime::RefusedByProbe(const std::string& canonical, const std::string& source,
+                             const LoadOptions& options) {
+  const std::string cache_dir = options.cache_dir.empty() ? DefaultProbeCacheDir() : options.cache_dir;
+  std::optional<ProbeVerdict> verdict = CachedProbeVerdict(canonical, cache_dir);
+  const bool cached = verdict.has_value();
+  if (!cached) {
+    try {
+      verdict = ProbePlugin(canonical);
+    } catch (const Error& e) {
+      detail::HostApi()->log(kMXPLogWarning, "loader", e.what());
+    }
+    if (verdict) StoreProbeVerdict(canonical, *verdict, cache_dir);
   }
+  if (!verdict || verdict->kind == ProbeVerdict::Kind::kOk) return false;
+  // Refused, crashed or hung in the child: recorded without ever being opened here, so none of
+  // its static constructors runs in this process.
+  PluginRecord record = verdict->record;
+  record.path = canonical;
+  record.source = source;
+  record.state = PluginState::kRefused;
+  if (cached) record.reason += " (verdict cached by file identity)";
+  std::lock_guard<std::mutex> load_lock(impl_->load_mu);
+  Record(std::move(record));
+  return true;
+}
+
+void Runtime::LoadSearchPath(const std::vector<SearchFolder>& folders, const LoadOptions& options) {
+  const bool isolate = ProbingPossible(options);
   for (const SearchFolder& folder : folders) {
     for (const std::string& file : PluginFilesIn(folder.path)) {
       std::error_code ec;
       std::string canonical = fs::weakly_canonical(file, ec).string();
       if (plugins_.Contains(canonical)) continue;
-      if (isolate) {
-        std::optional<ProbeVerdict> verdict = CachedProbeVerdict(canonical, cache_dir);
-        bool cached = verdict.has_value();
-        if (!cached) {
-          try {
-            verdict = ProbePlugin(canonical);
-          } catch (const Error& e) {
-            detail::HostApi()->log(kMXPLogWarning, "loader", e.what());
-          }
-          if (verdict) StoreProbeVerdict(canonical, *verdict, cache_dir);
-        }
-        if (verdict && verdict->kind != ProbeVerdict::Kind::kOk) {
-          PluginRecord record = verdict->record;
-          record.path = canonical;
-          record.source = folder.source;
-          record.state = PluginState::kRefused;
-          if (cached) record.reason += " (verdict cached by file identity)";
-          std::lock_guard<std::mutex> load_lock(impl_->load_mu);
-          Record(std::move(record));
-          continue;
-        }
-      }
+      if (isolate && RefusedByProbe(canonical, folder.source, options)) continue;
       LoadFile(canonical, folder.source);
     }
   }
@@ -273,8 +284,13 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
   return record;
 }
 
-PluginRecord Runtime::LoadLibrary(const std::string& path) {
-  PluginRecord record = LoadFile(path, "explicit");
+PluginRecord Runtime::LoadLibrary(const std::string& path, const LoadOptions& options) {
+  std::error_code ec;
+  std::string canonical = fs::weakly_canonical(path, ec).string();
+  if (ec || canonical.empty()) canonical = path;
+  if (!plugins_.Contains(canonical) && fs::exists(canonical, ec) && ProbingPossible(options))
+    RefusedByProbe(canonical, "explicit", options);
+  PluginRecord record = LoadFile(canonical, "explicit");
   if (!record.loaded())
     throw Error("plugin " + record.path + " was refused: " + record.reason, kMXPFailedPrecondition);
   return record;
