@@ -1,4 +1,6 @@
 // The Engine facade: PushSync, the factory, and the process-wide engine.
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +41,8 @@ EngineType TypeFromEnvironment() {
   return EngineType::kThreaded;
 }
 
+engine_detail::EngineCore* ForkEngine() { return static_cast<engine_detail::EngineCore*>(g_engine.load()); }
+
 }  // namespace
 
 Engine* Engine::Get() {
@@ -55,6 +59,10 @@ Engine* Engine::Get() {
   detail::HostApi()->log(kMXPLogInfo, "engine", engine->Describe().c_str());
   g_engine.store(engine, std::memory_order_release);
   std::atexit([] { static_cast<engine_detail::EngineCore*>(g_engine.load())->Drain(); });
+  // Note [Fork] (engine_core.h), as MXNet 1.9.1's engine does: data-loading code forks after the
+  // engine has started, and the child's first op would wait forever for workers it does not have.
+  pthread_atfork([] { ForkEngine()->StopWorkersForFork(); }, [] { ForkEngine()->StartWorkersAfterFork(); },
+                 [] { ForkEngine()->StartWorkersAfterFork(); });
   return engine;
 }
 

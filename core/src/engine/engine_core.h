@@ -93,6 +93,12 @@ class EngineCore : public Engine {
   void Complete(Opr* opr, std::exception_ptr error);
   // Waits for all work without reporting errors; for shutdown.
   void Drain();
+  // Note [Fork]: the process-wide engine's pthread_atfork handlers. Before a fork, all work is
+  // drained and the worker threads are joined (a child inherits no threads, so a worker that
+  // existed only in the parent would never run the child's work); after it, parent and child
+  // each start their workers again. The naive engine has no threads.
+  virtual void StopWorkersForFork() {}
+  virtual void StartWorkersAfterFork() {}
 
  protected:
   // Runs or schedules a function whose dependencies are met.

@@ -58,6 +58,11 @@ class TaskQueue {
     }
     cv_.notify_all();
   }
+  // Accepts work again after a Stop (Note [Fork]).
+  void Restart() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+  }
 
  private:
   static constexpr int kSpins = 2000;
@@ -114,6 +119,24 @@ class ThreadedEngine : public EngineCore {
       for (std::thread& t : pool->threads) t.join();
   }
 
+  void StopWorkersForFork() override {
+    Drain();
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    for (auto* pool : AllPools()) pool->queue.Stop();
+    for (auto* pool : AllPools()) {
+      for (std::thread& t : pool->threads) t.join();
+      pool->threads.clear();
+    }
+  }
+
+  void StartWorkersAfterFork() override {
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    for (auto* pool : AllPools()) {
+      pool->queue.Restart();
+      StartWorkers(pool, pool == cpu_.get() ? options_.cpu_workers : pool->workers);
+    }
+  }
+
   EngineType type() const override { return EngineType::kThreaded; }
   std::string Describe() const override {
     return "threaded engine: " + std::to_string(options_.cpu_workers) + " CPU worker(s), " +
@@ -137,6 +160,7 @@ class ThreadedEngine : public EngineCore {
     std::string thread_name;                    // for top -H, gdb and /proc: at most 15 characters
     std::shared_ptr<const DeviceEntry> device;  // null for CPU pools
     TaskQueue queue;
+    int workers = 0;
     std::vector<std::thread> threads;
     // Workers that have finished starting (per-thread lists, stream).
     std::mutex started_mu;
@@ -151,12 +175,20 @@ class ThreadedEngine : public EngineCore {
     pool->ctx = ctx;
     pool->thread_name = thread_name.substr(0, 15);
     pool->device = std::move(device);
-    for (int i = 0; i < workers; ++i)
-      pool->threads.emplace_back([this, p = pool.get()] { WorkerLoop(p); });
-    // Return a pool whose workers are ready, so their start-up never lands in later work.
+    pool->workers = workers;
+    StartWorkers(pool.get(), workers);
+    return pool;
+  }
+
+  // Returns once the workers are ready, so their start-up never lands in later work.
+  void StartWorkers(Pool* pool, int workers) {
+    {
+      std::lock_guard<std::mutex> lock(pool->started_mu);
+      pool->started = 0;
+    }
+    for (int i = 0; i < workers; ++i) pool->threads.emplace_back([this, pool] { WorkerLoop(pool); });
     std::unique_lock<std::mutex> lock(pool->started_mu);
     pool->started_cv.wait(lock, [&] { return pool->started == workers; });
-    return pool;
   }
 
   void WorkerLoop(Pool* pool) {

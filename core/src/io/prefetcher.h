@@ -33,6 +33,11 @@ class Prefetcher {
   /*! \brief Waits for the next batch; false after the last. \throws what `make` threw. */
   bool Next(DataBatch* out);
 
+  // Note [Prefetching across fork] (prefetcher.cc): the pthread_atfork handlers.
+  static void BeforeFork();
+  static void InParentAfterFork();
+  static void InChildAfterFork();
+
  private:
   struct Made {
     DataBatch batch;
@@ -40,6 +45,9 @@ class Prefetcher {
   };
   void Stop();
   void Work();
+  void StartThreads();
+  // In a forked child: the threads were the parent's; make the batches not yet taken again.
+  void RestartIfForkedLocked();
 
   const int num_threads_;
   const size_t capacity_;
@@ -51,6 +59,7 @@ class Prefetcher {
   size_t next_to_make_ = 0;
   size_t next_to_take_ = 0;
   bool stopping_ = false;
+  bool forked_ = false;  // the threads belong to the parent of this (forked) process
   std::vector<std::thread> threads_;
 };
 
