@@ -109,6 +109,26 @@ void ExpectErrorNaming(F call, const std::vector<std::string>& parts) {
   }
 }
 
+TEST_F(NDArrayTest, ShapesWhoseSizeOverflowsAreRefusedWherePlacesTurnThemIntoMemory) {
+  const int64_t big = int64_t{1} << 62;
+  const std::string words = "more elements or bytes than a 64-bit size can count";
+  ExpectErrorNaming([&] { NDArray(TShape{big, 4}, Context::CPU()); }, {"NDArray: shape (4611686018427387904, 4)", words});
+  // 2^61 elements fit, their float32 bytes do not.
+  ExpectErrorNaming([&] { NDArray(TShape{int64_t{1} << 61}, Context::CPU()); }, {"of float32", words});
+  float x = 0;
+  ExpectErrorNaming([&] { NDArray::FromExternal(&x, TShape{big, big}, kMXPFloat32, Context::CPU(), nullptr); },
+                    {"NDArray::FromExternal", words});
+  NDArray empty(TShape{0, 4}, Context::CPU());
+  // A zero-sized array may take any shape with a zero in it (no element to reach), not one without.
+  EXPECT_EQ(empty.Reshape(TShape{0, big, big}).size(), 0);
+  ExpectErrorNaming([&] { empty.Reshape(TShape{big, big, 0}).View(TShape{big, big}, kMXPFloat32); },
+                    {"NDArray::View", words});
+  ExpectErrorNaming([&] { empty.Reshape(TShape{4, big, 4}); }, {"NDArray::Reshape", words});
+  EXPECT_TRUE(TShape({big, 1}).SizeFits(1));
+  EXPECT_FALSE(TShape({big, 1}).SizeFits(2));  // 2^63 bytes: one past int64's largest
+  EXPECT_TRUE(TShape({big, 0}).SizeFits(8));
+}
+
 TEST_F(NDArrayTest, ReadOnlyStorageRefusesEveryWriteAndKeepsItsContents) {
   NDArray base = FromVector({1, 2, 3, 4, 5, 6}, TShape{3, 2});
   NDArray view = base.Slice(1, 3).Reshape(TShape{4});

@@ -1,6 +1,7 @@
 """mx.nd against NumPy: creation, properties, views, indexing, operators with broadcasting,
 reductions, engine ordering and error reporting, save/load and pickle."""
 import pickle
+import struct
 
 import numpy as np
 import pytest
@@ -462,3 +463,35 @@ def test_dot_of_nd_arrays_and_errors(mx):
     with pytest.raises(mx.MXNetError, match=r"FullyConnected.*float32 or float64"):
         mx.nd.FullyConnected(mx.nd.ones((2, 3), dtype="int32"), mx.nd.ones((4, 3), dtype="int32"),
                              no_bias=True, num_hidden=4)
+
+
+def test_shapes_whose_element_count_overflows_are_refused(mx, tmp_path):
+    """The count wrapped round: zeros((2**62, 4)) had size 0 and x[2**60] read memory it did not
+    own. Every shape that becomes memory is checked, as PyTorch checks, naming op and shape."""
+    big = 2 ** 62
+    for shape in [(big, 4), (big, big), (2 ** 40, 2 ** 24)]:  # the last: elements fit, bytes do not
+        with pytest.raises(mx.MXNetError, match=r"_full: output 'output': shape \(%d, %d\) of float32 has more "
+                           r"elements or bytes than a 64-bit size can count" % shape):
+            mx.nd.zeros(shape)
+    with pytest.raises(mx.MXNetError, match=r"broadcast_to: output 'output': shape \(%d, %d\)" % (big, big)):
+        mx.nd.zeros((1, 1)).broadcast_to((big, big))
+    x = mx.sym.Variable("x")
+    with pytest.raises(mx.MXNetError, match=r"infer_shape: node '.*' \(_mul_scalar\): input 'data' has shape "
+                                            r"\(%d, 4\), more elements than a 64-bit size can count" % big):
+        (x * 2).infer_shape(x=(big, 4))
+    # A hostile .params file: a zero-sized array (0, 2**62, 2**62) loads (it holds no element, as
+    # PyTorch allows), but reducing it would make a (2**62, 2**62) array, which is refused.
+    path = str(tmp_path / "hostile.params")
+    mx.nd.save(path, {"z": mx.nd.zeros((0, 3, 5))})
+    data = open(path, "rb").read()
+    dims = struct.pack("<qqq", 0, 3, 5)
+    assert data.count(dims) == 1
+    open(path, "wb").write(data.replace(dims, struct.pack("<qqq", 0, big, big)))
+    z = mx.nd.load(path)["z"]
+    assert z.shape == (0, big, big) and z.size == 0
+    with pytest.raises(mx.MXNetError, match=r"sum: output 'output': shape \(%d, %d\)" % (big, big)):
+        mx.nd.sum(z, axis=0)
+    # One element over the file's data is a truncated file, not an array that reads past it.
+    open(path, "wb").write(data.replace(dims, struct.pack("<qqq", 1, big, 4)))
+    with pytest.raises(mx.MXNetError, match=r"needs more data than the file holds"):
+        mx.nd.load(path)

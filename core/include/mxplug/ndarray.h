@@ -23,6 +23,14 @@
 
 namespace mxplug {
 
+/*!
+ * \brief \throws Error "<what>: shape (...) of <dtype> has more elements or bytes than a 64-bit
+ * size can count" unless TShape::SizeFits: every place that turns a shape into memory or a view
+ * (arrays, files, DLPack imports, inferred outputs, reshapes) checks it, so a count that wraps
+ * round can never size memory that reads then run past.
+ */
+void CheckSizeFits(const TShape& shape, int dtype, const std::string& what);
+
 class NDArray {
  public:
   /*! \brief A none array (no storage), as MXNet's default-constructed NDArray. */

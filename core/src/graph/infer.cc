@@ -1,5 +1,6 @@
 // Shape and dtype inference over a graph (Note [Graph inference]).
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mxplug/error.h"
@@ -114,6 +115,12 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
                   Traits::kWhat + " " + Traits::Text(before) + " (" + source + ") but the op infers " +
                   Traits::Text(got) + " (" + where() + ")", kMXPInvalidArgument);
     });
+    if constexpr (std::is_same_v<Value, TShape>) {
+      if (!have.SizeFits())
+        throw Error("infer_shape: " + node.Describe() + ": " + slot + " has shape " + have.ToString() +
+                        ", more elements than a 64-bit size can count (" + where() + ")",
+                    kMXPInvalidArgument);
+    }
   };
   for (size_t i = 0; i < nargs; ++i) merge(info.inputs[i], in[i], "input '" + sig.arguments[i] + "'");
   for (size_t i = 0; i < naux; ++i)

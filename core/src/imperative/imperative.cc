@@ -208,6 +208,8 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
       throw Error(name() + ": cannot infer output dtypes", kMXPInvalidArgument);
     resources = property_.Resources(kMXPPhaseForward);
   }
+  for (size_t j = 0; j < nout; ++j)
+    CheckSizeFits(out_s[j], out_t[j], name() + ": output '" + output_names_[j] + "'");
   for (size_t i = 0; i < nin; ++i) {
     const TShape& inferred = i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_];
     const int dtype = i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_];

@@ -1,5 +1,6 @@
 #include "mxplug/ndarray.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -31,12 +32,24 @@ struct NDArray::Chunk {
 
 namespace {
 
+}  // namespace
+
+void CheckSizeFits(const TShape& shape, int dtype, const std::string& what) {
+  if (!shape.SizeFits(std::max<int64_t>(1, static_cast<int64_t>(DTypeSize(dtype)))))
+    throw Error(what + ": shape " + shape.ToString() + " of " + DTypeName(dtype) +
+                    " has more elements or bytes than a 64-bit size can count",
+                kMXPInvalidArgument);
+}
+
+namespace {
+
 void CheckShape(const TShape& shape, int dtype, const char* what) {
   if (!shape.IsKnown())
     throw Error(std::string(what) + ": shape " + shape.ToString() + " is not fully known",
                 kMXPInvalidArgument);
   if (DTypeSize(dtype) == 0)
     throw Error(std::string(what) + ": unknown dtype " + DTypeName(dtype), kMXPInvalidArgument);
+  CheckSizeFits(shape, dtype, what);
 }
 
 }  // namespace
@@ -182,6 +195,7 @@ NDArray NDArray::CopyTo(Context ctx) const {
 
 NDArray NDArray::Reshape(const TShape& shape) const {
   CheckNotNone(*this, "NDArray::Reshape");
+  CheckSizeFits(shape, dtype_, "NDArray::Reshape");
   if (!shape.IsKnown() || shape.Size() != size())
     throw Error("NDArray::Reshape: cannot view an array of shape " + shape_.ToString() +
                 " as shape " + shape.ToString() + " (sizes differ)", kMXPInvalidArgument);

@@ -40,6 +40,20 @@ class TShape {
     for (int64_t d : dims_) n *= d;
     return n;
   }
+  /*!
+   * \brief Whether the element count, and its bytes at `element_bytes` each, fit in int64, as
+   * every index and size computed from the shape must (a shape with a dimension 0 holds no
+   * elements whatever the others are, as PyTorch counts). True for a shape not fully known.
+   */
+  bool SizeFits(int64_t element_bytes = 1) const {
+    if (!IsKnown()) return true;
+    for (int64_t d : dims_)
+      if (d == 0) return true;
+    int64_t n = element_bytes;
+    for (int64_t d : dims_)
+      if (__builtin_mul_overflow(n, d, &n)) return false;
+    return true;
+  }
   /*! \brief Product of dimensions [begin, end). */
   int64_t ProdShape(int begin, int end) const {
     int64_t n = 1;
