@@ -41,10 +41,23 @@ struct Mul {
   template <class C> static C DB(C a, C, C) { return a; }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
+// The most negative integer divided by -1 overflows, and x86 traps on it (SIGFPE): such a
+// quotient wraps round to itself and the remainder is 0, as NumPy gives.
+template <class C>
+C NegateWrapping(C a) {
+  return static_cast<C>(std::make_unsigned_t<C>(0) - static_cast<std::make_unsigned_t<C>>(a));
+}
+
 struct Div {
   template <class C> static C F(C a, C b) {
-    if constexpr (std::is_integral_v<C>) return b == 0 ? C(0) : C(a / b);
-    else return a / b;
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return C(0);
+      if constexpr (std::is_signed_v<C>)
+        if (b == C(-1)) return NegateWrapping(a);
+      return C(a / b);
+    } else {
+      return a / b;
+    }
   }
   template <class C> static C DA(C, C b, C) { return C(1) / b; }
   template <class C> static C DB(C a, C b, C) { return -a / (b * b); }
@@ -55,6 +68,8 @@ struct Mod {
   template <class C> static C F(C a, C b) {
     if (b == C(0)) return C(0);
     if constexpr (std::is_integral_v<C>) {
+      if constexpr (std::is_signed_v<C>)
+        if (b == C(-1)) return C(0);
       C r = static_cast<C>(a % b);
       return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<C>(r + b) : r;
     } else {

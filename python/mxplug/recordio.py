@@ -13,6 +13,7 @@ from multiprocessing import current_process
 import numpy as np
 
 from . import _core
+from .base import MXNetError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img", "unpack_img"]
 
@@ -168,9 +169,14 @@ class MXIndexedRecordIO(MXRecordIO):
         return self.handle.tell()
 
     def read_idx(self, idx):
-        """The record with key ``idx``."""
+        """The record with key ``idx``. An index that puts it at or past the end of the file is
+        an error (a plain read() there is the end of the records, None)."""
         self.seek(idx)
-        return self.read()
+        record = self.read()
+        if record is None:
+            raise MXNetError("the index file '%s' puts record %r at offset %d, but '%s' ends at offset %d"
+                             % (self.idx_path, idx, self.idx[idx], self.uri, self.handle.size))
+        return record
 
     def write_idx(self, idx, buf):
         """Appends ``buf`` as the record with key ``idx`` and indexes it."""

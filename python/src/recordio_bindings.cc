@@ -40,7 +40,8 @@ void DefineRecordIO(py::module_& m) {
           },
           "The next record's bytes; None at the end of the file.")
       .def("seek", &RecordReader::Seek, py::arg("offset"))
-      .def("tell", &RecordReader::Tell);
+      .def("tell", &RecordReader::Tell)
+      .def_property_readonly("size", &RecordReader::size);
 }
 
 }  // namespace mxplug::python

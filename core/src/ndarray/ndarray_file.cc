@@ -17,6 +17,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "mxplug/atomic_file.h"
 #include "mxplug/error.h"
 
@@ -203,6 +205,12 @@ NDArrayFile LoadNDArrays(const std::string& bytes, const std::string& source) {
     const uint64_t n = r.Get<uint64_t>("the name's length");
     if (n > r.left()) r.Fail("name length " + std::to_string(n) + " exceeds the file");
     file.names.emplace_back(r.Take(n, "the name"), n);
+    // Names become Python strings: one that is not UTF-8 would escape as UnicodeDecodeError.
+    try {
+      (void)nlohmann::json(file.names.back()).dump();  // strict: throws on invalid UTF-8
+    } catch (const nlohmann::json::exception&) {
+      r.Fail("the name is not valid UTF-8 text");
+    }
   }
   for (const Parsed& p : parsed) {
     if (p.none) {

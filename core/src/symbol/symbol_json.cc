@@ -36,6 +36,19 @@ bool IsLegacyHiddenKey(const std::string& key) {
   throw Error("symbol JSON: " + what, kMXPInvalidArgument);
 }
 
+// A value as an error message shows it: a flat one as its JSON (cut at 200 characters), a nested
+// one by its kind and size. dump() recurses once per level, so a value nested 100,000 deep in a
+// hostile file overflowed the stack while the error was being written.
+std::string Shown(const json& v) {
+  if (v.is_structured())
+    for (const json& x : v)
+      if (x.is_structured())
+        return std::string(v.is_array() ? "a list of " : "an object of ") + std::to_string(v.size()) +
+               (v.is_array() ? " items" : " keys") + " holding lists or objects";
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
 std::string NodeWhere(size_t i, const json& node) {
   std::string s = "node " + std::to_string(i);
   if (node.is_object() && node.contains("name") && node["name"].is_string())
@@ -47,17 +60,17 @@ std::string NodeWhere(size_t i, const json& node) {
 NodeEntry ReadEntry(const json& e, const std::vector<std::shared_ptr<Node>>& nodes, size_t limit,
                     const std::string& where) {
   if (!e.is_array() || e.size() < 2 || e.size() > 3)
-    Fail(where + ": an entry must be [node, output] or [node, output, version], got " + e.dump());
+    Fail(where + ": an entry must be [node, output] or [node, output, version], got " + Shown(e));
   for (const json& x : e)
     if (!x.is_number_unsigned() && !(x.is_number_integer() && x.get<int64_t>() >= 0))
-      Fail(where + ": entry " + e.dump() + " must hold non-negative integers");
+      Fail(where + ": entry " + Shown(e) + " must hold non-negative integers");
   const uint64_t id = e[0].get<uint64_t>(), index = e[1].get<uint64_t>();
   if (id >= limit)
-    Fail(where + ": input " + e.dump() + " refers to node " + std::to_string(id) + ", which does not come "
+    Fail(where + ": input " + Shown(e) + " refers to node " + std::to_string(id) + ", which does not come "
          "before it (a cycle or a dangling input; " + std::to_string(limit) + " nodes precede)");
   const std::shared_ptr<Node>& node = nodes[id];
   if (index >= node->num_outputs())
-    Fail(where + ": input " + e.dump() + " asks for output " + std::to_string(index) + " of " + node->Describe() +
+    Fail(where + ": input " + Shown(e) + " asks for output " + std::to_string(index) + " of " + node->Describe() +
          ", which has " + std::to_string(node->num_outputs()));
   return NodeEntry{node, static_cast<uint32_t>(index)};
 }
@@ -69,7 +82,7 @@ void ReadAttrs(const json& node, const char* field, bool legacy_user, Symbol::At
   if (!a.is_object()) Fail(where + ": \"" + field + "\" must be an object of strings");
   for (const auto& [key, value] : a.items()) {
     if (!value.is_string())
-      Fail(where + ": attribute '" + key + "' must be a string, got " + value.dump());
+      Fail(where + ": attribute '" + key + "' must be a string, got " + Shown(value));
     const std::string k = legacy_user && IsLegacyHiddenKey(key) ? "__" + key + "__" : key;
     (*attrs)[k] = value.get<std::string>();
   }
