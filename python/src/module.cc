@@ -25,6 +25,7 @@ py::dict RecordDict(const mxplug::PluginRecord& r) {
   d["ops"] = r.ops;
   d["kernels"] = r.kernels;
   d["devices"] = r.devices;
+  d["warnings"] = r.warnings;
   return d;
 }
 

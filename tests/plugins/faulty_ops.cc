@@ -8,26 +8,13 @@
 #include <string>
 
 #include "mxplug/plugin.hpp"
+#include "same_shape_prop.h"
 
 namespace {
 
 using mxplug::TBlob;
 
-struct NoParam : mxplug::Parameter<NoParam> {
-  MXPLUG_DECLARE_PARAMETER(NoParam) {}
-};
-
-class SameShapeProp : public mxplug::OperatorProperty {
- public:
-  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<mxplug::TShape>* in, std::vector<mxplug::TShape>* out,
-                  std::vector<mxplug::TShape>*) const override {
-    return mxplug::InferSameShape(in, out);
-  }
-
- private:
-  NoParam param_;
-};
+using test_plugins::SameShapeProp;
 
 class FailForward : public mxplug::Operator {
  public:

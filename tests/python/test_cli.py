@@ -1,9 +1,10 @@
 """The mxplug CLI: what it lists, how it describes, and how it survives broken plugins."""
+import json
 import os
 import re
 import time
 
-from conftest import TEST_PLUGINS, default_ops, run_cli, run_json
+from conftest import TEST_PLUGINS, default_ops, run_cli, run_json, run_python
 
 ZOO = str(TEST_PLUGINS / "zoo")
 CRASH = str(TEST_PLUGINS / "crash")
@@ -170,3 +171,54 @@ def test_usage_errors_exit_2(cache_dir):
     assert run_cli(["describe"], cache_dir=cache_dir)[0] == 2
     code, _, err = run_cli(["describe", "FullyConnected", "num_hidden"], cache_dir=cache_dir)
     assert code == 2 and "is not KEY=VALUE" in err
+
+
+def test_a_plugin_printing_to_stdout_cannot_corrupt_json_nor_drive_the_terminal(cache_dir):
+    """The noisy test plugin prints a banner when loaded and has escape sequences and a byte that
+    is not UTF-8 in its name, version, vendor and op doc. Before, the banner came first in --json
+    output (not JSON any more) and the escape sequences reached the terminal as they were."""
+    noisy = str(TEST_PLUGINS / "noisy")
+    for probe in ([], ["--no-probe"]):  # loaded in the CLI's own process either way
+        code, out, err = run_cli(probe + ["--json", "list"], plugin_path=noisy, cache_dir=cache_dir)
+        assert code == 0, err
+        ops = {op["name"]: op for op in json.loads(out)["operators"]}  # nothing but the JSON
+        assert ops["test.Noisy"]["plugin"] == "noisy\\x1b[1m"
+        assert "noisy plugin says hello from printf" in err and "from std::cout" in err
+    for args in (["plugins"], ["describe", "test.Noisy"], ["list"]):
+        code, out, _ = run_cli(args, plugin_path=noisy, cache_dir=cache_dir)
+        assert code == 0
+        assert not any(c in out for c in "\x1b\x07\ufffd") and "hello" not in out, out
+    _, out, _ = run_cli(["plugins"], plugin_path=noisy, cache_dir=cache_dir)
+    assert "loaded: noisy\\x1b[1m 1.0\\x1b]0;title\\x07 (tests\\xff)" in out
+    _, out, _ = run_cli(["describe", "test.Noisy"], plugin_path=noisy, cache_dir=cache_dir)
+    assert "Clears the screen \\x1b[2J\\x1b[31min red\\x07, then a byte that is not UTF-8: \\xff." in out
+    # Python imports it (a doc that is not UTF-8 would stop the import) and shows the same text.
+    p = run_python("import mxplug as mx\n(r,) = [p for p in mx.library.plugins() if 'noisy' in p['path']]\n"
+                   "print(r['name'], r['vendor'])\nprint(mx.nd.test_Noisy.__doc__.splitlines()[0])",
+                   plugin_path=noisy)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-2:] == ["noisy\\x1b[1m tests\\xff",
+                                          "Clears the screen \\x1b[2J\\x1b[31min red\\x07, then a byte that is "
+                                          "not UTF-8: \\xff."]
+
+
+def test_plugins_that_anyone_may_write_load_with_a_warning(tmp_path, cache_dir):
+    import shutil
+    for name, folder_mode, file_mode in [("private", 0o755, 0o644), ("open", 0o777, 0o666), ("sticky", 0o1777, 0o644)]:
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(TEST_PLUGINS / "late" / "libtest_late_op.so", folder)
+        os.chmod(folder / "libtest_late_op.so", file_mode)
+        os.chmod(folder, folder_mode)
+    code, out, err = run_json(["plugins"], plugin_path=str(tmp_path / "private"), cache_dir=cache_dir)
+    assert code == 0 and out["plugins"][0]["warnings"] == [] and "writable" not in err
+    code, out, err = run_json(["plugins"], plugin_path=str(tmp_path / "open"), cache_dir=cache_dir)
+    assert code == 0 and out["plugins"][0]["state"] == "loaded"
+    assert out["plugins"][0]["warnings"] == [
+        "the file is writable by every user (mode 0666): anyone could change the code it runs",
+        "its folder %s is writable by every user (mode 0777): anyone could add or replace plugin files "
+        "there" % (tmp_path / "open")]
+    assert "[mxplug warning] loader: plugin %s: the file is writable" % (tmp_path / "open" / "libtest_late_op.so") in err
+    code, text, _ = run_cli(["plugins"], plugin_path=str(tmp_path / "sticky"), cache_dir=cache_dir)
+    assert "  warning: its folder %s is writable by every user (mode 1777): anyone could add plugin files there" % (
+        tmp_path / "sticky") in text

@@ -6,6 +6,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -13,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mxplug/error.h"
 #include "mxplug/plugin_abi.h"
 #include "mxplug/plugin_probe.h"
 #include "mxplug/runtime.h"
@@ -22,6 +26,41 @@ namespace {
 
 using nlohmann::json;
 using mxplug::Runtime;
+
+// Note [stdout is the CLI's]
+// Plugins load in this process, and one may print from a static constructor or its init; on
+// stdout that would corrupt --json output. For the whole run fd 1 is pointed at stderr, and what
+// the CLI itself prints is collected here and written at the end to a private copy of the
+// original stdout: as it is for --json (which escapes control characters itself), as
+// PrintableText for text, so that names and reasons from plugins cannot drive the terminal.
+std::ostringstream& Out() {
+  static std::ostringstream out;
+  return out;
+}
+
+int OriginalStdout() {
+  static const int fd = [] {
+    std::fflush(stdout);
+    const int copy = ::dup(STDOUT_FILENO);
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    return copy;
+  }();
+  return fd;
+}
+
+// JSON as --json prints it: bytes that are not UTF-8 (a plugin's name, say) replaced, not thrown at.
+std::string Dumped(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
+
+void WriteOut(bool as_json) {
+  const std::string text = as_json ? Out().str() : mxplug::PrintableText(Out().str());
+  const int fd = OriginalStdout();
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+}
 
 // Exit codes: 0 success, 1 the thing asked about is missing or bad, 2 usage error.
 constexpr int kExitFailure = 1;
@@ -68,7 +107,7 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
     std::string line;
     for (size_t i = 0; i < r.size(); ++i)
       line += i + 1 < r.size() ? r[i] + std::string(width[i] - r[i].size() + 2, ' ') : r[i];
-    std::cout << line << "\n";
+    Out() << line << "\n";
   }
 }
 
@@ -99,11 +138,11 @@ int CmdList(const Options& o) {
     for (const auto& op : ops)
       j.push_back({{"name", op->name}, {"plugin", op->plugin}, {"path", op->plugin_path},
                    {"devices", KernelDevices(rt, op->name)}});
-    std::cout << json{{"operators", j}, {"refused_plugins", RefusedCount(rt)}}.dump(2) << "\n";
+    Out() << Dumped(json{{"operators", j}, {"refused_plugins", RefusedCount(rt)}}) << "\n";
     return 0;
   }
   if (ops.empty()) {
-    std::cout << "no operators registered (plugin folders searched: " << SearchPathText(o) << ")\n";
+    Out() << "no operators registered (plugin folders searched: " << SearchPathText(o) << ")\n";
   } else {
     std::vector<std::vector<std::string>> rows{{"OPERATOR", "PLUGIN", "DEVICES"}};
     for (const auto& op : ops) {
@@ -112,10 +151,10 @@ int CmdList(const Options& o) {
     }
     PrintTable(rows);
     size_t loaded = rt.Plugins().size() - RefusedCount(rt);
-    std::cout << "\n" << ops.size() << " operators from " << loaded << " plugins";
+    Out() << "\n" << ops.size() << " operators from " << loaded << " plugins";
     if (size_t refused = RefusedCount(rt))
-      std::cout << "; " << refused << " plugin file(s) refused: see `mxplug plugins`";
-    std::cout << "\n";
+      Out() << "; " << refused << " plugin file(s) refused: see `mxplug plugins`";
+    Out() << "\n";
   }
   return 0;
 }
@@ -189,7 +228,7 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
   } catch (const mxplug::Error& e) {
     std::vector<std::string> near = Runtime::ClosestNames(name, rt.ops().Names());
     if (o.json)
-      std::cout << json{{"error", e.what()}, {"closest", near}}.dump(2) << "\n";
+      Out() << Dumped(json{{"error", e.what()}, {"closest", near}}) << "\n";
     else
       std::cerr << "mxplug: " << e.what() << "\n";
     return kExitFailure;
@@ -239,25 +278,25 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
   }
   if (!prop) j["instance_error"] = error;
   if (o.json) {
-    std::cout << j.dump(2) << "\n";
+    Out() << Dumped(j) << "\n";
     return prop || kwargs.empty() ? 0 : kExitFailure;
   }
 
-  std::cout << op->name << "  (plugin " << op->plugin << ", " << op->plugin_path << ")\n";
-  if (!op->doc.empty()) std::cout << "  " << op->doc << "\n";
-  std::cout << "\nParameters:\n";
-  if (op->params.empty()) std::cout << "  none\n";
+  Out() << op->name << "  (plugin " << op->plugin << ", " << op->plugin_path << ")\n";
+  if (!op->doc.empty()) Out() << "  " << op->doc << "\n";
+  Out() << "\nParameters:\n";
+  if (op->params.empty()) Out() << "  none\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : op->params) rows.push_back({"  " + p.name, p.Summary(), p.doc});
   PrintTable(rows);
-  std::cout << "\nInputs:\n";
+  Out() << "\nInputs:\n";
   rows.clear();
   for (const auto& a : op->arguments) rows.push_back({"  " + a.name, a.type_text, a.doc});
-  if (rows.empty()) std::cout << "  (not documented)\n";
+  if (rows.empty()) Out() << "  (not documented)\n";
   PrintTable(rows);
   if (prop) {
     const json& in = j["instance"];
-    std::cout << "\nInstance" << (note.empty() ? "" : " (" + note + "; pass KEY=VALUE for others)") << ":\n";
+    Out() << "\nInstance" << (note.empty() ? "" : " (" + note + "; pass KEY=VALUE for others)") << ":\n";
     PrintTable({{"  arguments", Join(in["arguments"].get<std::vector<std::string>>())},
                 {"  outputs", Join(in["outputs"].get<std::vector<std::string>>())},
                 {"  auxiliary states", in["auxiliary_states"].empty() ? "none" : Join(in["auxiliary_states"].get<std::vector<std::string>>())},
@@ -267,13 +306,13 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
                 {"  resources", "forward " + in["forward_resources"].get<std::string>() +
                                     "; backward " + in["backward_resources"].get<std::string>()}});
   } else {
-    std::cout << "\nInstance: " << error << "\n";
+    Out() << "\nInstance: " << error << "\n";
   }
-  std::cout << "\nKernels:\n";
+  Out() << "\nKernels:\n";
   auto kernels = rt.KernelsOf(op->name);
-  if (kernels.empty()) std::cout << "  none: no loaded plugin provides a kernel for this op\n";
+  if (kernels.empty()) Out() << "  none: no loaded plugin provides a kernel for this op\n";
   for (const auto& k : kernels)
-    std::cout << "  " << mxplug::DeviceTypeName(k->device_type) << "  (plugin " << k->plugin << ")"
+    Out() << "  " << mxplug::DeviceTypeName(k->device_type) << "  (plugin " << k->plugin << ")"
               << (k->has_backward() ? "" : ", forward only") << "\n";
   return prop || kwargs.empty() ? 0 : kExitFailure;
 }
@@ -299,18 +338,18 @@ int CmdDevices(const Options& o) {
     j.push_back(entry);
   }
   if (o.json) {
-    std::cout << json{{"devices", j}}.dump(2) << "\n";
+    Out() << Dumped(json{{"devices", j}}) << "\n";
     return 0;
   }
-  if (j.empty()) std::cout << "no device backends loaded (plugin folders searched: " << SearchPathText(o) << ")\n";
+  if (j.empty()) Out() << "no device backends loaded (plugin folders searched: " << SearchPathText(o) << ")\n";
   for (const auto& e : j) {
-    std::cout << e["name"].get<std::string>() << "  (plugin " << e["plugin"].get<std::string>()
+    Out() << e["name"].get<std::string>() << "  (plugin " << e["plugin"].get<std::string>()
               << ", DLPack device type " << e["dlpack_device_type"] << "): " << e["count"] << " device(s)";
-    if (e.contains("reason")) std::cout << ": " << e["reason"].get<std::string>();
-    std::cout << "\n";
+    if (e.contains("reason")) Out() << ": " << e["reason"].get<std::string>();
+    Out() << "\n";
     if (e.contains("devices"))
       for (const auto& dev : e["devices"])
-        std::cout << "  " << e["name"].get<std::string>() << "(" << dev["id"] << ")  "
+        Out() << "  " << e["name"].get<std::string>() << "(" << dev["id"] << ")  "
                   << dev["description"].get<std::string>() << "\n";
   }
   return 0;
@@ -326,27 +365,28 @@ int CmdPlugins(const Options& o) {
     for (const auto& k : unbound) u.push_back({{"kernel", k->Key()}, {"plugin", k->plugin}});
     std::vector<std::string> folders;
     for (const auto& f : SearchPath(o)) folders.push_back(f.path);
-    std::cout << json{{"plugins", plugins}, {"unbound_kernels", u}, {"search_path", folders}}.dump(2) << "\n";
+    Out() << Dumped(json{{"plugins", plugins}, {"unbound_kernels", u}, {"search_path", folders}}) << "\n";
     return 0;
   }
-  std::cout << "Search path: " << SearchPathText(o) << "\n\n";
-  if (plugins.empty()) std::cout << "no plugin files found\n";
+  Out() << "Search path: " << SearchPathText(o) << "\n\n";
+  if (plugins.empty()) Out() << "no plugin files found\n";
   for (const auto& p : plugins) {
-    std::cout << p.path << "\n";
+    Out() << p.path << "\n";
     if (p.loaded()) {
-      std::cout << "  loaded: " << p.name << " " << p.version << " (" << p.vendor << "), ABI "
+      Out() << "  loaded: " << p.name << " " << p.version << " (" << p.vendor << "), ABI "
                 << p.abi_major << "." << p.abi_minor_built << " (needs host ABI " << p.abi_major << "."
                 << p.abi_minor_min << " or newer), from " << p.source << "\n";
-      if (!p.ops.empty()) std::cout << "  ops: " << Join(p.ops) << "\n";
-      if (!p.kernels.empty()) std::cout << "  kernels: " << Join(p.kernels) << "\n";
-      if (!p.devices.empty()) std::cout << "  devices: " << Join(p.devices) << "\n";
+      if (!p.ops.empty()) Out() << "  ops: " << Join(p.ops) << "\n";
+      if (!p.kernels.empty()) Out() << "  kernels: " << Join(p.kernels) << "\n";
+      if (!p.devices.empty()) Out() << "  devices: " << Join(p.devices) << "\n";
     } else {
-      std::cout << "  refused: " << p.reason << "\n";
+      Out() << "  refused: " << p.reason << "\n";
     }
+    for (const std::string& w : p.warnings) Out() << "  warning: " << w << "\n";
   }
   if (!unbound.empty()) {
-    std::cout << "\nUnbound kernels (their op is not defined by any loaded plugin; they bind when it loads):\n";
-    for (const auto& k : unbound) std::cout << "  " << k->Key() << "  (plugin " << k->plugin << ")\n";
+    Out() << "\nUnbound kernels (their op is not defined by any loaded plugin; they bind when it loads):\n";
+    for (const auto& k : unbound) Out() << "  " << k->Key() << "  (plugin " << k->plugin << ")\n";
   }
   return 0;
 }
@@ -375,22 +415,22 @@ int CmdCheck(const Options& o, const std::string& file) {
   bool ok = v.kind == mxplug::ProbeVerdict::Kind::kOk;
   std::vector<std::string> extra = ok ? ExtraExports(file) : std::vector<std::string>{};
   if (o.json) {
-    std::cout << json{{"verdict", mxplug::ProbeKindName(v.kind)}, {"plugin", v.record},
-                      {"extra_exports", extra}}.dump(2) << "\n";
+    Out() << Dumped(json{{"verdict", mxplug::ProbeKindName(v.kind)}, {"plugin", v.record},
+                         {"extra_exports", extra}}) << "\n";
     return ok ? 0 : kExitFailure;
   }
   const auto& r = v.record;
   if (!ok) {
-    std::cout << file << ": " << mxplug::ProbeKindName(v.kind) << ": " << r.reason << "\n";
+    Out() << file << ": " << mxplug::ProbeKindName(v.kind) << ": " << r.reason << "\n";
     return kExitFailure;
   }
-  std::cout << file << ": ok: plugin " << r.name << " " << r.version << " (" << r.vendor << "), ABI "
+  Out() << file << ": ok: plugin " << r.name << " " << r.version << " (" << r.vendor << "), ABI "
             << r.abi_major << "." << r.abi_minor_built << ", built with " << r.build_info << "\n";
-  std::cout << "  would register ops: " << (r.ops.empty() ? "none" : Join(r.ops)) << "\n";
-  std::cout << "  would register kernels: " << (r.kernels.empty() ? "none" : Join(r.kernels)) << "\n";
-  std::cout << "  would register devices: " << (r.devices.empty() ? "none" : Join(r.devices)) << "\n";
+  Out() << "  would register ops: " << (r.ops.empty() ? "none" : Join(r.ops)) << "\n";
+  Out() << "  would register kernels: " << (r.kernels.empty() ? "none" : Join(r.kernels)) << "\n";
+  Out() << "  would register devices: " << (r.devices.empty() ? "none" : Join(r.devices)) << "\n";
   if (!extra.empty())
-    std::cout << "  warning: exports " << extra.size() << " symbol(s) besides " MXP_INIT_SYMBOL " (e.g. "
+    Out() << "  warning: exports " << extra.size() << " symbol(s) besides " MXP_INIT_SYMBOL " (e.g. "
               << extra[0] << "); build with mxplug_add_plugin to hide them\n";
   return 0;
 }
@@ -429,15 +469,19 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  OriginalStdout();  // from here on, fd 1 is stderr (Note [stdout is the CLI's])
+  int code = kExitUsage;
   try {
-    if (*list) return CmdList(o);
-    if (*describe) return CmdDescribe(o, op_name, kv_args);
-    if (*devices) return CmdDevices(o);
-    if (*plugins) return CmdPlugins(o);
-    if (*check) return CmdCheck(o, check_file);
+    if (*list) code = CmdList(o);
+    else if (*describe) code = CmdDescribe(o, op_name, kv_args);
+    else if (*devices) code = CmdDevices(o);
+    else if (*plugins) code = CmdPlugins(o);
+    else if (*check) code = CmdCheck(o, check_file);
   } catch (const std::exception& e) {
-    std::cerr << "mxplug: " << e.what() << "\n";
+    WriteOut(o.json);
+    std::cerr << "mxplug: " << mxplug::PrintableText(e.what()) << "\n";
     return kExitFailure;
   }
-  return kExitUsage;
+  WriteOut(o.json);
+  return code;
 }

@@ -9,15 +9,25 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "mxplug/abi/status.h"
 
 namespace mxplug {
 
+/*!
+ * \brief Text fit to show a person: control characters (ESC, BEL, the C1 controls...) and bytes
+ * that are not UTF-8 written as \xNN, newlines and tabs kept. Names, docs and reasons come from
+ * plugins and files, and must not drive the terminal (an escape sequence in a plugin's name
+ * could rewrite what `mxplug plugins` shows) nor fail to become a Python string.
+ */
+std::string PrintableText(std::string_view text);
+
 class Error : public std::runtime_error {
  public:
+  /*! \brief The message is kept as PrintableText. */
   explicit Error(const std::string& message, int32_t code = kMXPUnknown)
-      : std::runtime_error(message), code_(code) {}
+      : std::runtime_error(PrintableText(message)), code_(code) {}
   /*! \brief The MXPStatusCode this error carries across the ABI. */
   int32_t code() const { return code_; }
 

@@ -26,6 +26,8 @@ struct PluginRecord {
   int32_t abi_major = -1, abi_minor_built = -1, abi_minor_min = -1;
   // What it registered; for a refused plugin, what it tried to register.
   std::vector<std::string> ops, kernels, devices;
+  // Said of it whether loaded or not: a file or folder that every user may write.
+  std::vector<std::string> warnings;
 
   bool loaded() const { return state == PluginState::kLoaded; }
 };

@@ -32,7 +32,8 @@ void Log(int32_t level, const char* source, const char* message) {
   static const char* names[] = {"debug", "info", "warning", "error"};
   const char* name = level >= 0 && level <= 3 ? names[level] : "log";
   std::lock_guard<std::mutex> lock(mu);
-  std::fprintf(stderr, "[mxplug %s] %s: %s\n", name, source ? source : "?", message ? message : "");
+  std::fprintf(stderr, "[mxplug %s] %s: %s\n", name, PrintableText(source ? source : "?").c_str(),
+               PrintableText(message ? message : "").c_str());
 }
 
 bool ValidName(const std::string& name) {
@@ -74,25 +75,27 @@ MXPStatus* RegisterOp(MXPRegistrar* registrar, const MXPOpDef* raw) {
   for (const auto& other : registrar->pending.ops)
     if (other->name == entry->name)
       return NewStatus(kMXPAlreadyExists, what + " is registered twice by this plugin");
-  entry->doc = Str(def.doc);
+  // Docs become Python docstrings and CLI text: kept as PrintableText (a byte that is not UTF-8
+  // would stop `import mxplug` with UnicodeDecodeError).
+  entry->doc = PrintableText(Str(def.doc));
   for (size_t i = 0; def.params && i < def.num_params; ++i) {
     if (!def.params[i]) continue;
     MXPParamDef p = CopyDef(def.params[i]);
     ParamInfo info;
     info.name = Str(p.name);
     info.type = p.type;
-    info.type_text = Str(p.type_text);
+    info.type_text = PrintableText(Str(p.type_text));
     if (p.default_value) info.default_value = p.default_value;
     if (p.has_lower_bound) info.lower_bound = p.lower_bound;
     if (p.has_upper_bound) info.upper_bound = p.upper_bound;
     info.choices = Strings(p.choices, p.num_choices);
-    info.doc = Str(p.doc);
+    info.doc = PrintableText(Str(p.doc));
     entry->params.push_back(std::move(info));
   }
   for (size_t i = 0; def.arguments && i < def.num_arguments; ++i) {
     if (!def.arguments[i]) continue;
     MXPArgumentDef a = CopyDef(def.arguments[i]);
-    entry->arguments.push_back({Str(a.name), Str(a.type_text), Str(a.doc)});
+    entry->arguments.push_back({Str(a.name), PrintableText(Str(a.type_text)), PrintableText(Str(a.doc))});
   }
   entry->def = def;
   return Record(registrar, std::move(entry), registrar->pending.ops);
@@ -216,6 +219,32 @@ std::string TakeMessage(MXPStatus* status) {
 }  // namespace mxplug::detail
 
 namespace mxplug {
+
+std::string PrintableText(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = byte(i);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool utf8 = len > 0 && i + len <= s.size();
+    for (size_t k = 1; utf8 && k < len; ++k) utf8 = (byte(i + k) & 0xC0) == 0x80;
+    const bool control = (len == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)) ||
+                         (utf8 && len == 2 && c == 0xC2 && byte(i + 1) < 0xA0);  // U+0080..U+009F
+    if (utf8 && !control) {
+      out.append(s.substr(i, len));
+      i += len;
+      continue;
+    }
+    for (size_t k = 0; k < (utf8 ? len : 1); ++k) {
+      char hex[5];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", byte(i + k));
+      out += hex;
+    }
+    i += utf8 ? len : 1;
+  }
+  return out;
+}
 
 void ThrowIfError(MXPStatus* status, const std::string& context) {
   if (!status) return;

@@ -19,7 +19,8 @@ void to_json(nlohmann::json& j, const PluginRecord& r) {
                               {"minor_min", r.abi_minor_min}}},
                      {"ops", r.ops},
                      {"kernels", r.kernels},
-                     {"devices", r.devices}};
+                     {"devices", r.devices},
+                     {"warnings", r.warnings}};
 }
 
 void from_json(const nlohmann::json& j, PluginRecord& r) {
@@ -41,6 +42,7 @@ void from_json(const nlohmann::json& j, PluginRecord& r) {
   r.ops = j.value("ops", std::vector<std::string>{});
   r.kernels = j.value("kernels", std::vector<std::string>{});
   r.devices = j.value("devices", std::vector<std::string>{});
+  r.warnings = j.value("warnings", std::vector<std::string>{});
 }
 
 }  // namespace mxplug

@@ -12,8 +12,11 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -56,10 +59,40 @@ std::vector<PluginRecord> Runtime::Plugins() const {
   return out;
 }
 
+namespace {
+
+// Note [Plugins anyone may write]
+// A plugin runs with the rights of the process that loads it. A plugin file that every user may
+// write, or a folder where every user may add files (every .so of a search-path folder is
+// loaded), lets any user of the machine run code in it. Such files still load, as a directory of
+// PATH would still be searched, but the record and the log say so.
+std::vector<std::string> WritableByAnyone(const std::string& path) {
+  std::vector<std::string> warnings;
+  auto mode = [](const struct stat& st) {
+    char text[8];
+    std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string(text);
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
+    warnings.push_back("the file is writable by every user (mode " + mode(st) + "): anyone could change the code it runs");
+  const std::string folder = fs::path(path).parent_path().string();
+  if (::stat(folder.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
+    warnings.push_back("its folder " + folder + " is writable by every user (mode " + mode(st) + "): anyone could " +
+                       ((st.st_mode & S_ISVTX) ? "add plugin files there" : "add or replace plugin files there"));
+  return warnings;
+}
+
+}  // namespace
+
 void Runtime::Record(PluginRecord record) {
   // Under load_mu, so two threads that both saw a file as new record it once.
   const std::string key = record.path;
-  if (!plugins_.Contains(key)) plugins_.Insert(key, std::make_shared<const PluginRecord>(std::move(record)));
+  if (plugins_.Contains(key)) return;
+  record.warnings = WritableByAnyone(record.path);
+  for (const std::string& w : record.warnings)
+    detail::HostApi()->log(kMXPLogWarning, "loader", ("plugin " + record.path + ": " + w).c_str());
+  plugins_.Insert(key, std::make_shared<const PluginRecord>(std::move(record)));
 }
 
 std::vector<SearchFolder> Runtime::DefaultSearchPath() {
@@ -210,13 +243,14 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
     record.abi_major = info.abi_major;
     record.abi_minor_built = info.abi_minor_built;
     record.abi_minor_min = info.abi_minor_min;
-    record.name = detail::Str(info.name);
-    record.version = detail::Str(info.version);
-    record.vendor = detail::Str(info.vendor);
+    // What a plugin says of itself is shown to people (CLI, Python, logs): as PrintableText.
+    record.name = PrintableText(detail::Str(info.name));
+    record.version = PrintableText(detail::Str(info.version));
+    record.vendor = PrintableText(detail::Str(info.vendor));
     if (MXP_HAS_FIELD(&info, MXPPluginApi, min_host_version))
       record.min_host_version = detail::Str(info.min_host_version);
     if (MXP_HAS_FIELD(&info, MXPPluginApi, build_info))
-      record.build_info = detail::Str(info.build_info);
+      record.build_info = PrintableText(detail::Str(info.build_info));
 
     const std::string host_abi =
         std::to_string(MXP_ABI_MAJOR) + "." + std::to_string(MXP_ABI_MINOR);
