@@ -1,10 +1,12 @@
 // Good plugin with ops whose behaviour tests need to observe from outside:
 // test.FailForward (its kernel always throws: errors must surface at the next sync point),
 // test.FailOnNegative (copies a float array, and throws when it holds a negative number: the same
-// executor must run again once its input is good) and
+// executor must run again once its input is good), test.Hang (never returns) and
 // test.Reverse (reverses a 1-D float array; not safe in place, and it does not declare in-place,
 // so a call whose output aliases its input must go through a temporary).
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <string>
 
 #include "mxplug/plugin.hpp"
@@ -40,6 +42,16 @@ class FailOnNegative : public mxplug::Operator {
   }
 };
 
+// Never returns: what interpreter exit must not wait for forever.
+class Hang : public mxplug::Operator {
+ public:
+  Hang(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<mxplug::OpReqType>&,
+               const std::vector<TBlob>&, const std::vector<TBlob>&) override {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+};
+
 class Reverse : public mxplug::Operator {
  public:
   Reverse(const mxplug::KwArgs&, mxplug::Context) {}
@@ -61,6 +73,8 @@ MXPLUG_REGISTER_KERNEL_AS(FailForwardKernel, "test.FailForward", kDLCPU, FailFor
 MXPLUG_REGISTER_OP_PROPERTY_AS(FailOnNegativeOp, "test.FailOnNegative", SameShapeProp)
     .describe("Copies its input; fails in its kernel on a negative element.");
 MXPLUG_REGISTER_KERNEL_AS(FailOnNegativeKernel, "test.FailOnNegative", kDLCPU, FailOnNegative);
+MXPLUG_REGISTER_OP_PROPERTY_AS(HangOp, "test.Hang", SameShapeProp).describe("Never returns from its kernel.");
+MXPLUG_REGISTER_KERNEL_AS(HangKernel, "test.Hang", kDLCPU, Hang);
 MXPLUG_REGISTER_OP_PROPERTY_AS(ReverseOp, "test.Reverse", SameShapeProp)
     .describe("Reverses a 1-D array; not in-place safe.");
 MXPLUG_REGISTER_KERNEL_AS(ReverseKernel, "test.Reverse", kDLCPU, Reverse);

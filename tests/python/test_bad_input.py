@@ -91,3 +91,17 @@ def test_an_indexed_record_past_the_end_of_the_file_is_an_error(mx, tmp_path):
         reader.read_idx(3)
     reader.seek(2)
     assert reader.read() == b"x" * 10 and reader.read() is None  # the end of a plain read stays None
+
+
+def test_exit_does_not_wait_forever_for_a_kernel_that_never_returns():
+    # The interpreter's exit drained the engine without a bound: a hung kernel hung the process.
+    from conftest import TEST_PLUGINS
+    import time
+    code = ("import mxplug as mx\nmx.library.load(%r, verbose=False)\ny = mx.nd.test_Hang(mx.nd.ones(3))\n"
+            "z = y + 1\nprint('pushed', flush=True)\n" % str(TEST_PLUGINS / "faulty" / "libtest_faulty_ops.so"))
+    start = time.monotonic()
+    p = run_python(code, extra_env={"MXPLUG_EXIT_TIMEOUT": "1"})
+    assert time.monotonic() - start < 30
+    assert p.stdout == "pushed\n" and p.returncode == 1, (p.returncode, p.stderr)
+    assert ("[mxplug error] exit: engine work is still running after waiting 1 s (MXPLUG_EXIT_TIMEOUT): running "
+            "'test.Hang' on cpu(0) (worker 'mxp cpu'); 2 function(s) unfinished. Exiting without it.") in p.stderr

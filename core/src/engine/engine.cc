@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <cstdio>
 #include <mutex>
 
 #include "engine/engine_core.h"
@@ -41,6 +43,26 @@ EngineType TypeFromEnvironment() {
   return EngineType::kThreaded;
 }
 
+// At exit the queued work is finished, but not forever: a kernel that never returns would keep
+// the interpreter from ending. After MXPLUG_EXIT_TIMEOUT seconds (default 60) the process says
+// what is still running and ends with status 1.
+void DrainAtExit() {
+  auto* engine = static_cast<engine_detail::EngineCore*>(g_engine.load());
+  const char* env = std::getenv("MXPLUG_EXIT_TIMEOUT");
+  const double seconds = env ? std::atof(env) : 60.0;
+  if (engine->DrainFor(seconds)) return;
+  std::string running;
+  for (const std::string& r : engine->Running()) running += (running.empty() ? "" : ", ") + r;
+  std::fflush(nullptr);
+  std::fprintf(stderr,
+               "[mxplug error] exit: engine work is still running after waiting %g s (MXPLUG_EXIT_TIMEOUT): "
+               "%s; %lld function(s) unfinished. Exiting without it.\n",
+               seconds, running.empty() ? "no worker is running a function (waiting for an asynchronous completion)"
+                                        : ("running " + running).c_str(),
+               static_cast<long long>(engine->Pending()));
+  std::_Exit(EXIT_FAILURE);
+}
+
 engine_detail::EngineCore* ForkEngine() { return static_cast<engine_detail::EngineCore*>(g_engine.load()); }
 
 }  // namespace
@@ -58,7 +80,7 @@ Engine* Engine::Get() {
   Engine* engine = Create(type).release();
   detail::HostApi()->log(kMXPLogInfo, "engine", engine->Describe().c_str());
   g_engine.store(engine, std::memory_order_release);
-  std::atexit([] { static_cast<engine_detail::EngineCore*>(g_engine.load())->Drain(); });
+  std::atexit(DrainAtExit);
   // Note [Fork] (engine_core.h), as MXNet 1.9.1's engine does: data-loading code forks after the
   // engine has started, and the child's first op would wait forever for workers it does not have.
   pthread_atfork([] { ForkEngine()->StopWorkersForFork(); }, [] { ForkEngine()->StartWorkersAfterFork(); },

@@ -1,6 +1,7 @@
 #include "engine/engine_core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "mxplug/error.h"
@@ -347,6 +348,12 @@ void EngineCore::WaitForVar(VarHandle var) {
     }
     std::rethrow_exception(error);
   }
+}
+
+bool EngineCore::DrainFor(double seconds) {
+  std::unique_lock<std::mutex> lock(idle_mu_);
+  return idle_cv_.wait_for(lock, std::chrono::duration<double>(seconds),
+                           [this] { return pending_.load(std::memory_order_acquire) == 0; });
 }
 
 void EngineCore::Drain() {

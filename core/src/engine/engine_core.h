@@ -93,6 +93,12 @@ class EngineCore : public Engine {
   void Complete(Opr* opr, std::exception_ptr error);
   // Waits for all work without reporting errors; for shutdown.
   void Drain();
+  // Drain for at most `seconds`; false when work is still pending then.
+  bool DrainFor(double seconds);
+  // Functions not yet finished (pushed, waiting or running).
+  int64_t Pending() const { return pending_.load(std::memory_order_acquire); }
+  // What each worker is running now: "'name' on cpu(0) (worker 'mxp cpu')".
+  virtual std::vector<std::string> Running() const { return {}; }
   // Note [Fork]: the process-wide engine's pthread_atfork handlers. Before a fork, all work is
   // drained and the worker threads are joined (a child inherits no threads, so a worker that
   // existed only in the parent would never run the child's work); after it, parent and child

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -137,6 +138,17 @@ class ThreadedEngine : public EngineCore {
     }
   }
 
+  std::vector<std::string> Running() const override {
+    std::vector<std::string> out;
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    for (const Pool* pool : const_cast<ThreadedEngine*>(this)->AllPools())
+      for (const auto& slot : pool->running)
+        if (const char* name = slot.load(std::memory_order_relaxed))
+          out.push_back("'" + std::string(*name ? name : "unnamed") + "' on " + pool->ctx.ToString() +
+                        " (worker '" + pool->thread_name + "')");
+    return out;
+  }
+
   EngineType type() const override { return EngineType::kThreaded; }
   std::string Describe() const override {
     return "threaded engine: " + std::to_string(options_.cpu_workers) + " CPU worker(s), " +
@@ -162,6 +174,8 @@ class ThreadedEngine : public EngineCore {
     TaskQueue queue;
     int workers = 0;
     std::vector<std::thread> threads;
+    // Per worker, the name of the function it runs now (null when idle), for Running().
+    std::deque<std::atomic<const char*>> running;
     // Workers that have finished starting (per-thread lists, stream).
     std::mutex started_mu;
     std::condition_variable started_cv;
@@ -186,12 +200,14 @@ class ThreadedEngine : public EngineCore {
       std::lock_guard<std::mutex> lock(pool->started_mu);
       pool->started = 0;
     }
-    for (int i = 0; i < workers; ++i) pool->threads.emplace_back([this, pool] { WorkerLoop(pool); });
+    while (pool->running.size() < static_cast<size_t>(workers)) pool->running.emplace_back(nullptr);
+    for (int i = 0; i < workers; ++i)
+      pool->threads.emplace_back([this, pool, slot = &pool->running[i]] { WorkerLoop(pool, slot); });
     std::unique_lock<std::mutex> lock(pool->started_mu);
     pool->started_cv.wait(lock, [&] { return pool->started == workers; });
   }
 
-  void WorkerLoop(Pool* pool) {
+  void WorkerLoop(Pool* pool, std::atomic<const char*>* running) {
     pthread_setname_np(pthread_self(), pool->thread_name.c_str());
     PrepareThread();
     void* stream = nullptr;
@@ -206,7 +222,11 @@ class ThreadedEngine : public EngineCore {
     }
     pool->started_cv.notify_all();
     Opr* opr = nullptr;
-    while (pool->queue.Pop(&opr)) Run(opr, RunContext{opr->ctx, stream});
+    while (pool->queue.Pop(&opr)) {
+      running->store(opr->name ? opr->name : "", std::memory_order_relaxed);
+      Run(opr, RunContext{opr->ctx, stream});
+      running->store(nullptr, std::memory_order_relaxed);
+    }
     if (pool->device && stream) pool->device->def.stream_destroy(pool->device->def.user, pool->ctx.dev_id, stream);
   }
 
@@ -254,7 +274,7 @@ class ThreadedEngine : public EngineCore {
 
   EngineOptions options_;
   std::unique_ptr<Pool> cpu_;
-  std::mutex pools_mu_;
+  mutable std::mutex pools_mu_;
   std::map<std::tuple<int, int32_t, int32_t>, std::unique_ptr<Pool>> pools_;
 };
 
