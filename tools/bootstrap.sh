@@ -4,6 +4,8 @@
 # (examples/train/train_mnist.py) that must reach its goal accuracies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys objects by paths relative to the checkout, so every clone shares the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 build="${MXPLUG_BUILD_DIR:-build}"
 
 tools/install-deps.sh

@@ -21,6 +21,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # data for examples and benchmark peers
   dataset-fashion-mnist libstarpu-dev python3-matplotlib
+  # PyTorch as its users run it: one OpenMP pool, so an OpenMP OpenBLAS (tools/bench/peers.py)
+  libopenblas0-openmp
 )
 
 missing=()

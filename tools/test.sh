@@ -7,6 +7,8 @@
 # MXPLUG_FUZZ_SECONDS). Skip all three with MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keys objects by paths relative to the checkout, so every clone shares the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 build="${MXPLUG_BUILD_DIR:-build}"
 export MXPLUG_BUILD_DIR="$build"
 
@@ -45,14 +47,21 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   [[ -f "$fuzz/CMakeCache.txt" ]] ||
     tools/configure.sh "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF
-  # Each: target, largest input. Seeds in tests/fuzz/corpus/<target>: MXNet 1.9.1's own files;
-  # for recordio, files in the format tests/python/test_recordio.py checks against MXNet's.
-  for fuzzer in "ndarray_file 4096" "symbol_json 16384" "recordio 4096"; do
-    read -r target max_len <<<"$fuzzer"
+  # Seeds in tests/fuzz/corpus/<target>: MXNet 1.9.1's own files; for recordio, files in the
+  # format tests/python/test_recordio.py checks against MXNet's; and, made here, inputs nested
+  # 200,000 deep or megabytes large (make_large_seeds.py). No input cap below 8 MiB, so that
+  # nesting and size bugs are not hidden.
+  max_len=$((8 << 20))
+  for target in ndarray_file symbol_json recordio; do
+    mkdir -p "$fuzz/fuzz-corpus/$target"
+  done
+  /usr/bin/python3 tests/fuzz/make_large_seeds.py "$fuzz/fuzz-corpus/symbol_json" \
+    "$fuzz/fuzz-corpus/ndarray_file" "$fuzz/fuzz-corpus/recordio"
+  for target in ndarray_file symbol_json recordio; do
     echo "== Fuzzing the $target loader (libFuzzer under ASan and UBSan, ${MXPLUG_FUZZ_SECONDS:-30} s) =="
     cmake --build "$fuzz" --target "mxplug_fuzz_$target"
     corpus="$fuzz/fuzz-corpus/$target"
-    mkdir -p "$corpus" && cp "tests/fuzz/corpus/$target"/* "$corpus/"
+    cp "tests/fuzz/corpus/$target"/* "$corpus/"
     log="$fuzz/fuzz-$target.log"
     if ! UBSAN_OPTIONS=halt_on_error=1 "$fuzz/bin/mxplug_fuzz_$target" \
         -max_total_time="${MXPLUG_FUZZ_SECONDS:-30}" -max_len="$max_len" -rss_limit_mb=2048 \

@@ -25,7 +25,7 @@ import re
 import sys
 import time
 
-from peers import REPO, import_mxplug, run_child
+from peers import REPO, import_mxplug, run_child, setting_text
 
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -200,6 +200,7 @@ def main():
         rows.append(dict(metric=metric, ours=mine, peer=theirs, peer_name=peer_name,
                          ratio=mine / theirs if theirs else None, better="lower", unit=unit))
 
+    print(setting_text())
     print("%d threads on each side%s\n" % (args.threads, ", --quick" if args.quick else ""))
     print("| network | train planned / naive (MB) | ratio | MXNet's total | infer planned / naive (MB) | ratio |"
           " MXNet's total |")

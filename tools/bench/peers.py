@@ -18,6 +18,51 @@ def import_mxplug():
     return mxplug
 
 
+# Debian's OpenMP build of OpenBLAS. PyTorch users run one OpenMP pool (torch's own, libgomp);
+# Debian's default pthread OpenBLAS beside it gives a second pool of spinning threads, which on 2
+# cores cost PyTorch up to 4.9x on small layers. The PyTorch child finds this folder's libblas.so.3
+# first (LD_LIBRARY_PATH), leaving the system's choice of BLAS alone.
+OPENMP_OPENBLAS = pathlib.Path("/usr/lib/x86_64-linux-gnu/openblas-openmp")
+
+
+def cpu_description():
+    """'AMD EPYC, 2 CPUs, vector extensions: avx avx2 fma avx512f ...' from /proc/cpuinfo."""
+    model, flags, cpus = "unknown CPU", [], 0
+    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        cpus += key == "processor"
+        if key == "model name":
+            model = value.strip()
+        elif key == "flags" and not flags:
+            flags = [f for f in value.split() if f.startswith(("avx", "fma", "amx", "sse4"))]
+    return "%s, %d CPUs, vector extensions: %s" % (model, cpus, " ".join(sorted(flags)))
+
+
+def loaded_runtimes():
+    """The BLAS, oneDNN and OpenMP libraries this process has loaded (from /proc/self/maps): what
+    a benchmark child reports next to its numbers, so a table says which libraries each peer ran."""
+    names = ("blas", "openblas", "mkl", "dnnl", "mkldnn", "gomp", "iomp", "libomp")
+    found = set()
+    for line in pathlib.Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1] if "/" in line else ""
+        if any(n in pathlib.Path(path).name for n in names):
+            found.add(path)
+    return sorted(found)
+
+
+LOADED = {}  # system: the libraries its last child loaded
+
+
+def setting_text():
+    """What every table is printed under: the CPU, and the BLAS, oneDNN and OpenMP libraries each
+    system's processes loaded."""
+    lines = ["CPU: " + cpu_description()]
+    for system, libs in LOADED.items():
+        lines.append("%s loaded: %s" % (system, ", ".join(libs) or "no BLAS, oneDNN or OpenMP library"))
+    return "\n".join(lines) + "\n"
+
+
 def run_child(system, script, args, threads, engine_workers=1):
     """{metric: value} that `script --system=SYSTEM args` prints as its last line, run by the
     system's interpreter (MXNet's virtual environment for 'mxnet') with `threads` threads for
@@ -34,8 +79,20 @@ def run_child(system, script, args, threads, engine_workers=1):
     else:
         for name in ("MXNET_CPU_WORKER_NTHREADS", "MXPLUG_CPU_WORKER_NTHREADS"):
             env.pop(name, None)
-    p = subprocess.run([python, str(script), "--system=" + system] + list(args), capture_output=True,
-                       text=True, env=env)
+    if system == "torch":
+        if not OPENMP_OPENBLAS.exists():
+            sys.exit("%s is missing (Debian's libopenblas0-openmp): run tools/install-deps.sh" % OPENMP_OPENBLAS)
+        env["LD_LIBRARY_PATH"] = str(OPENMP_OPENBLAS) + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    # The child prints its measurements, then the libraries it loaded (loaded_runtimes).
+    wrapper = ("import json, runpy, sys; sys.path.insert(0, %r); sys.argv = %r\n"
+               "import contextlib, io\nout = io.StringIO()\n"
+               "with contextlib.redirect_stdout(out):\n    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+               "values = json.loads(out.getvalue().strip().splitlines()[-1])\n"
+               "from peers import loaded_runtimes\nvalues['_loaded'] = loaded_runtimes()\nprint(json.dumps(values))\n"
+               % (str(pathlib.Path(__file__).parent), [str(script), "--system=" + system] + list(args)))
+    p = subprocess.run([python, "-c", wrapper], capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.exit("%s benchmark failed:\n%s" % (system, p.stderr))
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    values = json.loads(p.stdout.strip().splitlines()[-1])
+    LOADED[system] = values.pop("_loaded")
+    return values

@@ -16,6 +16,7 @@ mkdir -p "$build/bench"
 case "$name" in
   engine)
     cmake --build "$build" --target mxplug_bench_engine > /dev/null
+    /usr/bin/python3 -c 'import sys; sys.path.insert(0, "tools/bench"); import peers; print("CPU: " + peers.cpu_description())'
     "$build/bin/mxplug_bench_engine" --json="$build/bench/engine.json" "$@"
     ;;
   ops|executor|train)

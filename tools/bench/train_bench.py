@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from peers import REPO, import_mxplug, run_child
+from peers import REPO, import_mxplug, run_child, setting_text
 
 sys.path.insert(0, str(REPO / "examples" / "train"))
 
@@ -204,6 +204,7 @@ def main():
 
     ours = median["mxplug"]
     rows = []
+    print(setting_text())
     print("%d threads on each side%s, samples/s (higher is better), median (range) of %d rounds\n"
           % (args.threads, ", --quick" if args.quick else "", args.rounds))
     print("| case | mxplug | PyTorch | MXNet 1.9.1 | ours/PyTorch | ours/MXNet |")
