@@ -139,7 +139,7 @@ class MXIndexedRecordIO(MXRecordIO):
         if not self.writable:
             for number, line in enumerate(iter(self.fidx.readline, ""), 1):
                 fields = line.strip().split("\t")
-                if len(fields) < 2:
+                if len(fields) < 2 or not fields[1].isdigit():
                     raise ValueError("line %d of the index file '%s' is %r, expected 'key<TAB>offset'"
                                      % (number, self.idx_path, line))
                 key = self.key_type(fields[0])

@@ -105,3 +105,45 @@ def test_exit_does_not_wait_forever_for_a_kernel_that_never_returns():
     assert p.stdout == "pushed\n" and p.returncode == 1, (p.returncode, p.stderr)
     assert ("[mxplug error] exit: engine work is still running after waiting 1 s (MXPLUG_EXIT_TIMEOUT): running "
             "'test.Hang' on cpu(0) (worker 'mxp cpu'); 2 function(s) unfinished. Exiting without it.") in p.stderr
+
+
+LOADERS = r"""
+import json, os, sys
+folder = sys.argv[1]
+open(os.path.join(folder, 'bad.json'), 'wb').write(
+    b'{"nodes": [{"op": "null", "name": "\xff\xfe", "inputs": []}], "heads": [[0, 0, 0]]}')
+cases = {
+    'not utf8': lambda: mx.sym.load(os.path.join(folder, 'bad.json')),
+    'missing': lambda: mx.sym.load(os.path.join(folder, 'missing.json')),
+    'checkpoint': lambda: mx.model.load_checkpoint(os.path.join(folder, 'none'), 3),
+    'module': lambda: mx.mod.Module.load(os.path.join(folder, 'none'), 1),
+}
+out = {}
+for name, fn in cases.items():
+    try:
+        fn()
+        out[name] = 'accepted'
+    except mx.MXNetError as e:
+        out[name] = 'MXNetError'
+    except Exception as e:
+        out[name] = type(e).__name__
+print(json.dumps(out))
+"""
+
+
+def test_loaders_raise_mxnet_error_where_mxnet_does(mx, tmp_path):
+    # Python's own FileNotFoundError and UnicodeDecodeError escaped from mx.sym.load and the
+    # checkpoint loaders; MXNet 1.9.1 raises MXNetError for each of these.
+    from conftest import run_here, run_mxnet_script
+    (tmp_path / "here").mkdir()
+    (tmp_path / "there").mkdir()
+    here = run_here(mx, LOADERS, [str(tmp_path / "here")])
+    there = run_mxnet_script(LOADERS, [str(tmp_path / "there")])
+    assert there == dict.fromkeys(there, "MXNetError")
+    assert here == there
+    with pytest.raises(mx.MXNetError, match=r"cannot read the symbol file .*missing.json: No such file or directory"):
+        mx.sym.load(str(tmp_path / "missing.json"))
+    with pytest.raises(mx.MXNetError, match=r"cannot read the symbol file .*: Is a directory"):
+        mx.sym.load(str(tmp_path))  # MXNet 1.9.1 itself raises UnicodeDecodeError here
+    with pytest.raises(mx.MXNetError, match=r"the symbol file .*bad.json is not UTF-8 text \(byte 35\)"):
+        mx.sym.load(str(tmp_path / "here" / "bad.json"))

@@ -370,8 +370,13 @@ def load(fname):
     """A symbol from a JSON file written by ``save`` (or by MXNet)."""
     if not isinstance(fname, str):
         raise TypeError("fname needs to be a string")
-    with open(fname) as f:
-        text = f.read()
+    try:
+        with open(fname, "rb") as f:
+            text = f.read().decode("utf-8")
+    except OSError as e:  # missing, a folder, unreadable: MXNetError, as MXNet raises
+        raise MXNetError("cannot read the symbol file %s: %s" % (fname, e.strerror or e)) from None
+    except UnicodeDecodeError as e:
+        raise MXNetError("the symbol file %s is not UTF-8 text (byte %d)" % (fname, e.start)) from None
     try:
         return load_json(text)
     except MXNetError as e:
