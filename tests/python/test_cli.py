@@ -210,11 +210,15 @@ def test_plugins_that_anyone_may_write_load_with_a_warning(tmp_path, cache_dir):
         shutil.copy(TEST_PLUGINS / "late" / "libtest_late_op.so", folder)
         os.chmod(folder / "libtest_late_op.so", file_mode)
         os.chmod(folder, folder_mode)
+    def record(out, folder):  # the listing also holds the default folder's plugins, sorted by path
+        (r,) = [p for p in out["plugins"] if p["path"] == str(tmp_path / folder / "libtest_late_op.so")]
+        return r
+
     code, out, err = run_json(["plugins"], plugin_path=str(tmp_path / "private"), cache_dir=cache_dir)
-    assert code == 0 and out["plugins"][0]["warnings"] == [] and "writable" not in err
+    assert code == 0 and record(out, "private")["warnings"] == [] and "writable" not in err
     code, out, err = run_json(["plugins"], plugin_path=str(tmp_path / "open"), cache_dir=cache_dir)
-    assert code == 0 and out["plugins"][0]["state"] == "loaded"
-    assert out["plugins"][0]["warnings"] == [
+    assert code == 0 and record(out, "open")["state"] == "loaded"
+    assert record(out, "open")["warnings"] == [
         "the file is writable by every user (mode 0666): anyone could change the code it runs",
         "its folder %s is writable by every user (mode 0777): anyone could add or replace plugin files "
         "there" % (tmp_path / "open")]
