@@ -33,12 +33,17 @@ class TShape {
       if (d < 0) return false;
     return true;
   }
-  /*! \brief Product of dimensions (1 for a scalar shape), or -1 when not known. */
+  /*!
+   * \brief Product of dimensions (1 for a scalar shape), or -1 when not known. Multiplied
+   * unsigned: a shape with a dimension 0 gives 0 in any order, and a count past int64 wraps
+   * instead of being undefined behaviour (SizeFits says whether it fits; the core checks it
+   * wherever a shape becomes memory).
+   */
   int64_t Size() const {
     if (!IsKnown()) return -1;
-    int64_t n = 1;
-    for (int64_t d : dims_) n *= d;
-    return n;
+    uint64_t n = 1;
+    for (int64_t d : dims_) n *= static_cast<uint64_t>(d);
+    return static_cast<int64_t>(n);
   }
   /*!
    * \brief Whether the element count, and its bytes at `element_bytes` each, fit in int64, as
