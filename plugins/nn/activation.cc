@@ -57,7 +57,8 @@ MXPLUG_REGISTER_PARAMETER(ActivationParam);
 
 double ActF(int t, double x) {
   switch (t) {
-    case kRelu: return !(x <= 0) ? x : 0;  // NaN stays NaN, as MXNet and oneDNN
+    case kRelu:
+      return !(x <= 0) ? x : 0;  // NaN stays NaN, as MXNet and oneDNN
     case kSigmoid: return 1 / (1 + std::exp(-x));
     case kTanh: return std::tanh(x);
     case kSoftrelu: return x > 20 ? x : std::log1p(std::exp(x));  // softplus, overflow-safe

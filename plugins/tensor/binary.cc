@@ -92,13 +92,19 @@ struct Power {
 };
 // A NaN on either side gives NaN, as MXNet 1.9.1 and NumPy's maximum and minimum.
 struct Maximum {
-  template <class C> static C F(C a, C b) { return IsNan(a) || a >= b ? a : b; }
+  template <class C>
+  static C F(C a, C b) {
+    return IsNan(a) || a >= b ? a : b;
+  }
   template <class C> static C DA(C a, C b, C) { return a >= b ? C(1) : C(0); }
   template <class C> static C DB(C a, C b, C) { return a >= b ? C(0) : C(1); }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 struct Minimum {
-  template <class C> static C F(C a, C b) { return IsNan(a) || a <= b ? a : b; }
+  template <class C>
+  static C F(C a, C b) {
+    return IsNan(a) || a <= b ? a : b;
+  }
   template <class C> static C DA(C a, C b, C) { return a <= b ? C(1) : C(0); }
   template <class C> static C DB(C a, C b, C) { return a <= b ? C(0) : C(1); }
   static constexpr bool kReadsInputs = true, kLogical = false;

@@ -57,9 +57,12 @@ class UnaryShapeProp : public ElementwiseProp {
 /*! \brief NaN test for every element type (float16 through float; integers are never NaN). */
 template <class T>
 bool IsNan(T v) {
-  if constexpr (std::is_integral_v<T>) return false;
-  else if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return std::isnan(static_cast<float>(v));
+  if constexpr (std::is_integral_v<T>)
+    return false;
+  else if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return std::isnan(static_cast<float>(v));
 }
 
 // What take and pick do with an index outside [0, n): the values of their `mode` parameter.

@@ -146,9 +146,11 @@ class ReduceKernel : public mxplug::Operator {
     // -inf / +inf for floats: lowest() would be the answer for a row of -inf in float64 (float32
     // hid it by rounding the double's lowest() to -inf). Integers start at their extremes.
     else if constexpr (K == Kind::kMax)
-      return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+      return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                  : std::numeric_limits<A>::lowest();
     else if constexpr (K == Kind::kMin)
-      return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+      return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
+                                                  : std::numeric_limits<A>::max();
     else return A(0);
   }
   template <class A>
@@ -244,8 +246,10 @@ class NormKernel : public mxplug::Operator {
       ForEachReduced(is, kept, [&](int64_t i, int64_t j) {
         const C gj = C(g[j]), xi = C(x[i]), yj = C(y[j]);
         C v;
-        if (p_.ord == 1) v = gj * (xi > C(0) ? C(1) : xi < C(0) ? C(-1) : C(0));
-        else v = yj == C(0) ? C(0) : gj * xi / yj;
+        if (p_.ord == 1)
+          v = gj * (xi > C(0) ? C(1) : xi < C(0) ? C(-1) : C(0));
+        else
+          v = yj == C(0) ? C(0) : gj * xi / yj;
         Assign(d[i], req[0], T(v));
       });
     });

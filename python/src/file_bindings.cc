@@ -44,16 +44,24 @@ void DefineFiles(py::module_& m) {
       .def("abandon", &AtomicFile::Abandon)
       .def_property_readonly("closed", [](const AtomicFile& f) { return !f.open(); })
       .def_property_readonly("name", &AtomicFile::path)
-      .def("__enter__", [](AtomicFile& f) -> AtomicFile& { return f; }, py::return_value_policy::reference)
-      .def("__exit__", [](AtomicFile& f, const py::object& type, const py::object&, const py::object&) {
-        if (!type.is_none()) f.Abandon();  // an exception inside the block: keep the old file
-        else if (f.open()) f.Commit();
-        return false;
-      });
+      .def(
+          "__enter__", [](AtomicFile& f) -> AtomicFile& { return f; },
+          py::return_value_policy::reference)
+      .def("__exit__",
+           [](AtomicFile& f, const py::object& type, const py::object&, const py::object&) {
+             if (!type.is_none())
+               f.Abandon();  // an exception inside the block: keep the old file
+             else if (f.open())
+               f.Commit();
+             return false;
+           });
   m.def(
       "write_file_atomically",
-      [](const std::string& path, const py::object& data) { WriteFileAtomically(path, Bytes(data)); },
-      py::arg("path"), py::arg("data"), "Writes data (bytes or text) as the whole of path, atomically.");
+      [](const std::string& path, const py::object& data) {
+        WriteFileAtomically(path, Bytes(data));
+      },
+      py::arg("path"), py::arg("data"),
+      "Writes data (bytes or text) as the whole of path, atomically.");
 }
 
 }  // namespace mxplug::python

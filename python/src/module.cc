@@ -57,18 +57,21 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release release;
     mxplug::Runtime::Get().EnsureDefaultPluginsLoaded(options);
   }, "Loads the default plugin folder and MXPLUG_PLUGIN_PATH, once.");
-  m.def("load_library", [](const std::string& path, bool probe) {
-    mxplug::PluginRecord r;
-    {
-      py::gil_scoped_release release;
-      mxplug::LoadOptions options;
-      options.isolate_new_files = probe;
-      r = mxplug::Runtime::Get().LoadLibrary(path, options);
-    }
-    return RecordDict(r);
-  }, py::arg("path"), py::arg("probe") = true,
-        "Loads one plugin file, probed in a child process first unless probe=False; raises "
-        "MXPlugError with the reason when refused.");
+  m.def(
+      "load_library",
+      [](const std::string& path, bool probe) {
+        mxplug::PluginRecord r;
+        {
+          py::gil_scoped_release release;
+          mxplug::LoadOptions options;
+          options.isolate_new_files = probe;
+          r = mxplug::Runtime::Get().LoadLibrary(path, options);
+        }
+        return RecordDict(r);
+      },
+      py::arg("path"), py::arg("probe") = true,
+      "Loads one plugin file, probed in a child process first unless probe=False; raises "
+      "MXPlugError with the reason when refused.");
   m.def("plugins", [] {
     py::list out;
     for (const auto& r : mxplug::Runtime::Get().Plugins()) out.append(RecordDict(r));

@@ -224,7 +224,8 @@ TEST_P(EngineTest, AsyncFunctionThrowingBeforeItsCallbackFailsLikeAnyOther) {
   engine_->PushSync([&](RunContext) { after = 1; }, cpu_, {}, {});               // independent
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(b); }), "launch failed in op L");
   EXPECT_FALSE(ran_dependent);
-  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "no error");  // reported, so cleared on a too
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }),
+            "no error");  // reported, so cleared on a too
   EXPECT_EQ(after, 1);
 }
 
@@ -288,10 +289,12 @@ TEST_P(EngineTest, AResourceVariableOrdersButNeverHoldsAnError) {
   // Every op of a device writes its temp space; a failure stored there would skip them all.
   VarHandle data = engine_->NewVar(), other = engine_->NewVar(), temp = engine_->NewResourceVar();
   std::vector<int> order;
-  engine_->PushSync([&](RunContext) {
-    order.push_back(1);
-    throw std::runtime_error("failed op");
-  }, cpu_, {}, {data, temp});
+  engine_->PushSync(
+      [&](RunContext) {
+        order.push_back(1);
+        throw std::runtime_error("failed op");
+      },
+      cpu_, {}, {data, temp});
   engine_->PushSync([&](RunContext) { order.push_back(2); }, cpu_, {}, {other, temp});
   engine_->WaitForVar(other);  // ran, after the failed op
   EXPECT_EQ(order, (std::vector<int>{1, 2}));

@@ -112,17 +112,28 @@ void ExpectErrorNaming(F call, const std::vector<std::string>& parts) {
 TEST_F(NDArrayTest, ShapesWhoseSizeOverflowsAreRefusedWherePlacesTurnThemIntoMemory) {
   const int64_t big = int64_t{1} << 62;
   const std::string words = "more elements or bytes than a 64-bit size can count";
-  ExpectErrorNaming([&] { NDArray(TShape{big, 4}, Context::CPU()); }, {"NDArray: shape (4611686018427387904, 4)", words});
+  ExpectErrorNaming(
+      [&] {
+        NDArray(TShape{big, 4}, Context::CPU());
+      },
+      {"NDArray: shape (4611686018427387904, 4)", words});
   // 2^61 elements fit, their float32 bytes do not.
-  ExpectErrorNaming([&] { NDArray(TShape{int64_t{1} << 61}, Context::CPU()); }, {"of float32", words});
+  ExpectErrorNaming([&] { NDArray(TShape{int64_t{1} << 61}, Context::CPU()); },
+                    {"of float32", words});
   float x = 0;
-  ExpectErrorNaming([&] { NDArray::FromExternal(&x, TShape{big, big}, kMXPFloat32, Context::CPU(), nullptr); },
-                    {"NDArray::FromExternal", words});
+  ExpectErrorNaming(
+      [&] {
+        NDArray::FromExternal(&x, TShape{big, big}, kMXPFloat32, Context::CPU(), nullptr);
+      },
+      {"NDArray::FromExternal", words});
   NDArray empty(TShape{0, 4}, Context::CPU());
   // A zero-sized array may take any shape with a zero in it (no element to reach), not one without.
   EXPECT_EQ(empty.Reshape(TShape{0, big, big}).size(), 0);
-  ExpectErrorNaming([&] { empty.Reshape(TShape{big, big, 0}).View(TShape{big, big}, kMXPFloat32); },
-                    {"NDArray::View", words});
+  ExpectErrorNaming(
+      [&] {
+        empty.Reshape(TShape{big, big, 0}).View(TShape{big, big}, kMXPFloat32);
+      },
+      {"NDArray::View", words});
   ExpectErrorNaming([&] { empty.Reshape(TShape{4, big, 4}); }, {"NDArray::Reshape", words});
   EXPECT_TRUE(TShape({big, 1}).SizeFits(1));
   EXPECT_FALSE(TShape({big, 1}).SizeFits(2));  // 2^63 bytes: one past int64's largest
@@ -195,7 +206,7 @@ TEST_F(NDArrayTest, KernelErrorsSurfaceAtTheNextSyncPointThenClear) {
     EXPECT_NE(std::string(e.what()).find("deliberate failure"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(after.WaitToRead());  // reported once, then cleared
-  EXPECT_NO_THROW(bad.WaitToRead());      // everywhere it reached, as in MXNet 1.9.1
+  EXPECT_NO_THROW(bad.WaitToRead());    // everywhere it reached, as in MXNet 1.9.1
   EXPECT_NO_THROW(Engine::Get()->WaitForAll());
 }
 

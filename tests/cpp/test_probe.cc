@@ -18,7 +18,8 @@ namespace {
 fs::path ScratchCopyOfTheCrashingPlugin(const std::string& folder, const std::string& name) {
   fs::path dir = fs::path(test::kScratchDir) / folder;
   fs::create_directories(dir);
-  fs::copy_file(test::kCrashDir + "/libtest_init_crashes.so", dir / name, fs::copy_options::overwrite_existing);
+  fs::copy_file(test::kCrashDir + "/libtest_init_crashes.so", dir / name,
+                fs::copy_options::overwrite_existing);
   return dir / name;
 }
 

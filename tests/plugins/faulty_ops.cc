@@ -6,8 +6,8 @@
 // so a call whose output aliases its input must go through a temporary).
 #include <chrono>
 #include <stdexcept>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "mxplug/plugin.hpp"
 #include "same_shape_prop.h"
@@ -21,8 +21,9 @@ using test_plugins::SameShapeProp;
 class FailForward : public mxplug::Operator {
  public:
   FailForward(const mxplug::KwArgs&, mxplug::Context) {}
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<mxplug::OpReqType>&,
-               const std::vector<TBlob>&, const std::vector<TBlob>&) override {
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>&,
+               const std::vector<mxplug::OpReqType>&, const std::vector<TBlob>&,
+               const std::vector<TBlob>&) override {
     throw std::runtime_error("deliberate failure in the kernel");
   }
 };
@@ -73,7 +74,8 @@ MXPLUG_REGISTER_KERNEL_AS(FailForwardKernel, "test.FailForward", kDLCPU, FailFor
 MXPLUG_REGISTER_OP_PROPERTY_AS(FailOnNegativeOp, "test.FailOnNegative", SameShapeProp)
     .describe("Copies its input; fails in its kernel on a negative element.");
 MXPLUG_REGISTER_KERNEL_AS(FailOnNegativeKernel, "test.FailOnNegative", kDLCPU, FailOnNegative);
-MXPLUG_REGISTER_OP_PROPERTY_AS(HangOp, "test.Hang", SameShapeProp).describe("Never returns from its kernel.");
+MXPLUG_REGISTER_OP_PROPERTY_AS(HangOp, "test.Hang", SameShapeProp)
+    .describe("Never returns from its kernel.");
 MXPLUG_REGISTER_KERNEL_AS(HangKernel, "test.Hang", kDLCPU, Hang);
 MXPLUG_REGISTER_OP_PROPERTY_AS(ReverseOp, "test.Reverse", SameShapeProp)
     .describe("Reverses a 1-D array; not in-place safe.");

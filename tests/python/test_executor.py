@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MXNET_PYTHON, TEST_PLUGINS, run_mxnet, run_python
+from conftest import MXNET_PYTHON, TEST_PLUGINS, run_here, run_mxnet_script, run_python
 from nets import SHAPES, lenet, mlp, random_params, resnet18  # noqa: F401  (looked up by name)
 
 # The networks' text, run by MXNet 1.9.1 (import mxnet as mx) as by mxplug (import mxplug as mx).
@@ -443,16 +443,10 @@ print(json.dumps(steps))
 
 def test_a_failed_step_does_not_poison_later_executors_as_in_mxnet(mx):
     mx.library.load(str(TEST_PLUGINS / "faulty" / "libtest_faulty_ops.so"), verbose=False)
-    there = run_mxnet("import mxnet as mx\nfailing = mx.sym.linalg.potrf\nbad = [[1, 2], [2, 1]]\n"
-                      "good = [[4, 0], [0, 9]]\n" + RECOVERY)
-    import contextlib
-    import io
-    import json
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(RECOVERY, {"mx": mx, "failing": mx.sym.test_FailOnNegative,  # noqa: S102
-                        "bad": [[1, -2], [2, 1]], "good": [[2, 0], [0, 3]]})
-    here = json.loads(printed.getvalue())
+    there = run_mxnet_script("failing = mx.sym.linalg.potrf\nbad = [[1, 2], [2, 1]]\ngood = [[4, 0], [0, 9]]\n"
+                             + RECOVERY, [])
+    here = run_here(mx, "failing = mx.sym.test_FailOnNegative\nbad = [[1, -2], [2, 1]]\ngood = [[2, 0], [0, 3]]\n"
+                    + RECOVERY, [])
     # The failure is reported each time the step fails, and nothing after it is affected.
-    assert json.loads(there.strip().splitlines()[-1]) == ["error", "error", [3, 3, 3, 3], [2, 2], [4, 0, 0, 6]]
+    assert there == ["error", "error", [3, 3, 3, 3], [2, 2], [4, 0, 0, 6]]
     assert here == ["error", "error", [3, 3, 3, 3], [2, 2], [4, 0, 0, 6]]

@@ -3,12 +3,11 @@ dtype, against NumPy (and argmax/argmin also against PyTorch and MXNet 1.9.1). B
 float64 max over [-inf, -inf] gave -1.797e308 (the accumulator started at the double's lowest()),
 maximum(nan, 1) gave 1, and argmax skipped NaN."""
 import itertools
-import json
 
 import numpy as np
 import pytest
 
-from conftest import run_mxnet
+from conftest import run_here, run_mxnet_script
 
 FLOATS = ["float16", "float32", "float64"]
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, 1.0, -1.0]
@@ -85,8 +84,7 @@ print(json.dumps(out))
 
 def test_argmax_and_argmin_pick_the_first_nan_as_mxnet_numpy_and_pytorch(mx):
     import torch
-    here = json.loads(run_mxnet_here(mx, ARG_SCRIPT))
-    there = json.loads(run_mxnet("import mxnet as mx\n" + ARG_SCRIPT).strip().splitlines()[-1])
+    here, there = run_here(mx, ARG_SCRIPT, []), run_mxnet_script(ARG_SCRIPT, [])
     assert here == there
     for dt in FLOATS:
         x = np.array(ROWS, dtype=dt)
@@ -95,12 +93,3 @@ def test_argmax_and_argmin_pick_the_first_nan_as_mxnet_numpy_and_pytorch(mx):
             assert here[dt][op] == want, (dt, op)
             t = torch.tensor(x.astype(np.float32))  # PyTorch's CPU argmax takes float32 here
             assert here[dt][op][:2] == [getattr(torch, op)(t, dim=a).tolist() for a in (0, 1)], (dt, op)
-
-
-def run_mxnet_here(mx, script):
-    import contextlib
-    import io
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(script, {"mx": mx})  # noqa: S102 - the script MXNet 1.9.1 runs too
-    return printed.getvalue().strip().splitlines()[-1]

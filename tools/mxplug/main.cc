@@ -4,10 +4,10 @@
 #define BOOST_DLL_USE_STD_FS
 #include <boost/dll/library_info.hpp>
 
-#include <CLI/CLI.hpp>
-#include <algorithm>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <iostream>
@@ -48,7 +48,7 @@ int OriginalStdout() {
   return fd;
 }
 
-// JSON as --json prints it: bytes that are not UTF-8 (a plugin's name, say) replaced, not thrown at.
+// JSON as --json prints it: bytes that are not UTF-8 (say, in a plugin's name) replaced.
 std::string Dumped(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
 
 void WriteOut(bool as_json) {
@@ -296,7 +296,8 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
   PrintTable(rows);
   if (prop) {
     const json& in = j["instance"];
-    Out() << "\nInstance" << (note.empty() ? "" : " (" + note + "; pass KEY=VALUE for others)") << ":\n";
+    Out() << "\nInstance" << (note.empty() ? "" : " (" + note + "; pass KEY=VALUE for others)")
+          << ":\n";
     PrintTable({{"  arguments", Join(in["arguments"].get<std::vector<std::string>>())},
                 {"  outputs", Join(in["outputs"].get<std::vector<std::string>>())},
                 {"  auxiliary states", in["auxiliary_states"].empty() ? "none" : Join(in["auxiliary_states"].get<std::vector<std::string>>())},
@@ -313,7 +314,7 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
   if (kernels.empty()) Out() << "  none: no loaded plugin provides a kernel for this op\n";
   for (const auto& k : kernels)
     Out() << "  " << mxplug::DeviceTypeName(k->device_type) << "  (plugin " << k->plugin << ")"
-              << (k->has_backward() ? "" : ", forward only") << "\n";
+          << (k->has_backward() ? "" : ", forward only") << "\n";
   return prop || kwargs.empty() ? 0 : kExitFailure;
 }
 
@@ -341,16 +342,18 @@ int CmdDevices(const Options& o) {
     Out() << Dumped(json{{"devices", j}}) << "\n";
     return 0;
   }
-  if (j.empty()) Out() << "no device backends loaded (plugin folders searched: " << SearchPathText(o) << ")\n";
+  if (j.empty())
+    Out() << "no device backends loaded (plugin folders searched: " << SearchPathText(o) << ")\n";
   for (const auto& e : j) {
     Out() << e["name"].get<std::string>() << "  (plugin " << e["plugin"].get<std::string>()
-              << ", DLPack device type " << e["dlpack_device_type"] << "): " << e["count"] << " device(s)";
+          << ", DLPack device type " << e["dlpack_device_type"] << "): " << e["count"]
+          << " device(s)";
     if (e.contains("reason")) Out() << ": " << e["reason"].get<std::string>();
     Out() << "\n";
     if (e.contains("devices"))
       for (const auto& dev : e["devices"])
         Out() << "  " << e["name"].get<std::string>() << "(" << dev["id"] << ")  "
-                  << dev["description"].get<std::string>() << "\n";
+              << dev["description"].get<std::string>() << "\n";
   }
   return 0;
 }
@@ -365,7 +368,8 @@ int CmdPlugins(const Options& o) {
     for (const auto& k : unbound) u.push_back({{"kernel", k->Key()}, {"plugin", k->plugin}});
     std::vector<std::string> folders;
     for (const auto& f : SearchPath(o)) folders.push_back(f.path);
-    Out() << Dumped(json{{"plugins", plugins}, {"unbound_kernels", u}, {"search_path", folders}}) << "\n";
+    Out() << Dumped(json{{"plugins", plugins}, {"unbound_kernels", u}, {"search_path", folders}})
+          << "\n";
     return 0;
   }
   Out() << "Search path: " << SearchPathText(o) << "\n\n";
@@ -374,8 +378,8 @@ int CmdPlugins(const Options& o) {
     Out() << p.path << "\n";
     if (p.loaded()) {
       Out() << "  loaded: " << p.name << " " << p.version << " (" << p.vendor << "), ABI "
-                << p.abi_major << "." << p.abi_minor_built << " (needs host ABI " << p.abi_major << "."
-                << p.abi_minor_min << " or newer), from " << p.source << "\n";
+            << p.abi_major << "." << p.abi_minor_built << " (needs host ABI " << p.abi_major << "."
+            << p.abi_minor_min << " or newer), from " << p.source << "\n";
       if (!p.ops.empty()) Out() << "  ops: " << Join(p.ops) << "\n";
       if (!p.kernels.empty()) Out() << "  kernels: " << Join(p.kernels) << "\n";
       if (!p.devices.empty()) Out() << "  devices: " << Join(p.devices) << "\n";
@@ -385,7 +389,8 @@ int CmdPlugins(const Options& o) {
     for (const std::string& w : p.warnings) Out() << "  warning: " << w << "\n";
   }
   if (!unbound.empty()) {
-    Out() << "\nUnbound kernels (their op is not defined by any loaded plugin; they bind when it loads):\n";
+    Out() << "\nUnbound kernels (their op is not defined by any loaded plugin; they bind when it "
+             "loads):\n";
     for (const auto& k : unbound) Out() << "  " << k->Key() << "  (plugin " << k->plugin << ")\n";
   }
   return 0;
@@ -415,8 +420,10 @@ int CmdCheck(const Options& o, const std::string& file) {
   bool ok = v.kind == mxplug::ProbeVerdict::Kind::kOk;
   std::vector<std::string> extra = ok ? ExtraExports(file) : std::vector<std::string>{};
   if (o.json) {
-    Out() << Dumped(json{{"verdict", mxplug::ProbeKindName(v.kind)}, {"plugin", v.record},
-                         {"extra_exports", extra}}) << "\n";
+    Out() << Dumped(json{{"verdict", mxplug::ProbeKindName(v.kind)},
+                         {"plugin", v.record},
+                         {"extra_exports", extra}})
+          << "\n";
     return ok ? 0 : kExitFailure;
   }
   const auto& r = v.record;
@@ -425,13 +432,14 @@ int CmdCheck(const Options& o, const std::string& file) {
     return kExitFailure;
   }
   Out() << file << ": ok: plugin " << r.name << " " << r.version << " (" << r.vendor << "), ABI "
-            << r.abi_major << "." << r.abi_minor_built << ", built with " << r.build_info << "\n";
+        << r.abi_major << "." << r.abi_minor_built << ", built with " << r.build_info << "\n";
   Out() << "  would register ops: " << (r.ops.empty() ? "none" : Join(r.ops)) << "\n";
   Out() << "  would register kernels: " << (r.kernels.empty() ? "none" : Join(r.kernels)) << "\n";
   Out() << "  would register devices: " << (r.devices.empty() ? "none" : Join(r.devices)) << "\n";
   if (!extra.empty())
-    Out() << "  warning: exports " << extra.size() << " symbol(s) besides " MXP_INIT_SYMBOL " (e.g. "
-              << extra[0] << "); build with mxplug_add_plugin to hide them\n";
+    Out() << "  warning: exports " << extra.size()
+          << " symbol(s) besides " MXP_INIT_SYMBOL " (e.g. " << extra[0]
+          << "); build with mxplug_add_plugin to hide them\n";
   return 0;
 }
 
@@ -472,11 +480,16 @@ int main(int argc, char** argv) {
   OriginalStdout();  // from here on, fd 1 is stderr (Note [stdout is the CLI's])
   int code = kExitUsage;
   try {
-    if (*list) code = CmdList(o);
-    else if (*describe) code = CmdDescribe(o, op_name, kv_args);
-    else if (*devices) code = CmdDevices(o);
-    else if (*plugins) code = CmdPlugins(o);
-    else if (*check) code = CmdCheck(o, check_file);
+    if (*list)
+      code = CmdList(o);
+    else if (*describe)
+      code = CmdDescribe(o, op_name, kv_args);
+    else if (*devices)
+      code = CmdDevices(o);
+    else if (*plugins)
+      code = CmdPlugins(o);
+    else if (*check)
+      code = CmdCheck(o, check_file);
   } catch (const std::exception& e) {
     WriteOut(o.json);
     std::cerr << "mxplug: " << mxplug::PrintableText(e.what()) << "\n";

@@ -102,7 +102,8 @@ class Runtime {
   void Record(PluginRecord record);
   /*! \brief Probes `canonical` (or takes the cached verdict); records it as refused and returns
    * true unless the child loaded it. */
-  bool RefusedByProbe(const std::string& canonical, const std::string& source, const LoadOptions& options);
+  bool RefusedByProbe(const std::string& canonical, const std::string& source,
+                      const LoadOptions& options);
 
   Registry<OpEntry> ops_;
   Registry<KernelEntry> kernels_;

@@ -2,11 +2,11 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
-#include <cstdio>
 #include <mutex>
+#include <string>
 
 #include "engine/engine_core.h"
 #include "mxplug/error.h"
@@ -54,16 +54,20 @@ void DrainAtExit() {
   std::string running;
   for (const std::string& r : engine->Running()) running += (running.empty() ? "" : ", ") + r;
   std::fflush(nullptr);
-  std::fprintf(stderr,
-               "[mxplug error] exit: engine work is still running after waiting %g s (MXPLUG_EXIT_TIMEOUT): "
-               "%s; %lld function(s) unfinished. Exiting without it.\n",
-               seconds, running.empty() ? "no worker is running a function (waiting for an asynchronous completion)"
-                                        : ("running " + running).c_str(),
-               static_cast<long long>(engine->Pending()));
+  std::fprintf(
+      stderr,
+      "[mxplug error] exit: engine work is still running after waiting %g s (MXPLUG_EXIT_TIMEOUT): "
+      "%s; %lld function(s) unfinished. Exiting without it.\n",
+      seconds,
+      running.empty() ? "no worker is running a function (waiting for an asynchronous completion)"
+                      : ("running " + running).c_str(),
+      static_cast<long long>(engine->Pending()));
   std::_Exit(EXIT_FAILURE);
 }
 
-engine_detail::EngineCore* ForkEngine() { return static_cast<engine_detail::EngineCore*>(g_engine.load()); }
+engine_detail::EngineCore* ForkEngine() {
+  return static_cast<engine_detail::EngineCore*>(g_engine.load());
+}
 
 }  // namespace
 
@@ -83,7 +87,8 @@ Engine* Engine::Get() {
   std::atexit(DrainAtExit);
   // Note [Fork] (engine_core.h), as MXNet 1.9.1's engine does: data-loading code forks after the
   // engine has started, and the child's first op would wait forever for workers it does not have.
-  pthread_atfork([] { ForkEngine()->StopWorkersForFork(); }, [] { ForkEngine()->StartWorkersAfterFork(); },
+  pthread_atfork([] { ForkEngine()->StopWorkersForFork(); },
+                 [] { ForkEngine()->StartWorkersAfterFork(); },
                  [] { ForkEngine()->StartWorkersAfterFork(); });
   return engine;
 }

@@ -144,8 +144,8 @@ class ThreadedEngine : public EngineCore {
     for (const Pool* pool : const_cast<ThreadedEngine*>(this)->AllPools())
       for (const auto& slot : pool->running)
         if (const char* name = slot.load(std::memory_order_relaxed))
-          out.push_back("'" + std::string(*name ? name : "unnamed") + "' on " + pool->ctx.ToString() +
-                        " (worker '" + pool->thread_name + "')");
+          out.push_back("'" + std::string(*name ? name : "unnamed") + "' on " +
+                        pool->ctx.ToString() + " (worker '" + pool->thread_name + "')");
     return out;
   }
 
@@ -202,7 +202,8 @@ class ThreadedEngine : public EngineCore {
     }
     while (pool->running.size() < static_cast<size_t>(workers)) pool->running.emplace_back(nullptr);
     for (int i = 0; i < workers; ++i)
-      pool->threads.emplace_back([this, pool, slot = &pool->running[i]] { WorkerLoop(pool, slot); });
+      pool->threads.emplace_back(
+          [this, pool, slot = &pool->running[i]] { WorkerLoop(pool, slot); });
     std::unique_lock<std::mutex> lock(pool->started_mu);
     pool->started_cv.wait(lock, [&] { return pool->started == workers; });
   }

@@ -375,7 +375,8 @@ void Executor::Plan::Prepare(Context ctx) {
           out.push_back(arrays[ids[i]]);
           continue;
         }
-        const uint32_t e = outputs ? graph[s.node].first_entry + static_cast<uint32_t>(i) : graph[s.node].inputs[i];
+        const uint32_t e = outputs ? graph[s.node].first_entry + static_cast<uint32_t>(i)
+                                   : graph[s.node].inputs[i];
         out.push_back(NDArray::Absent(shapes[e], dtypes[e]));
       }
       return out;
@@ -391,7 +392,8 @@ void Executor::Plan::Prepare(Context ctx) {
       } else {
         const std::vector<NDArray> out = get(s.out, true);
         s.call = s.op->PrepareForward(in, out, s.req, true, &ctx);
-        if (s.kind == StepKind::kForward) s.call_infer = s.op->PrepareForward(in, out, s.req, false, &ctx);
+        if (s.kind == StepKind::kForward)
+          s.call_infer = s.op->PrepareForward(in, out, s.req, false, &ctx);
       }
     } catch (const Error& e) {
       const std::string where = s.node == kNone ? "" : " of " + graph[s.node].node->Describe();

@@ -117,8 +117,9 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
     });
     if constexpr (std::is_same_v<Value, TShape>) {
       if (!have.SizeFits())
-        throw Error("infer_shape: " + node.Describe() + ": " + slot + " has shape " + have.ToString() +
-                        ", more elements than a 64-bit size can count (" + where() + ")",
+        throw Error("infer_shape: " + node.Describe() + ": " + slot + " has shape " +
+                        have.ToString() + ", more elements than a 64-bit size can count (" +
+                        where() + ")",
                     kMXPInvalidArgument);
     }
   };

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -25,9 +25,9 @@
 // through /proc/self/fd) only for the instant before the rename. Where the file system has no
 // O_TMPFILE, or /proc is missing, the temporary is named from the start. Either way a kill while
 // it has a name leaves it behind, as ".<name>.tmp-<pid>-<random>"; the next commit of the same
-// path removes those whose process is gone. Names are unique per writer: two processes saving the same path
-// each write their own temporary and the last rename wins, whole (a fixed "<path>.tmp" let one
-// writer rename or remove the other's half-written file).
+// path removes those whose process is gone. Names are unique per writer: two processes saving the
+// same path each write their own temporary and the last rename wins, whole (a fixed "<path>.tmp"
+// let one writer rename or remove the other's half-written file).
 
 namespace mxplug {
 namespace fs = std::filesystem;
@@ -42,10 +42,13 @@ std::string Folder(const std::string& path) {
 }
 
 // ".<name>.tmp-<pid>-": what every temporary of `path` is named from, its writer's pid after it.
-std::string TempPrefix(const std::string& path) { return "." + fs::path(path).filename().string() + ".tmp-"; }
+std::string TempPrefix(const std::string& path) {
+  return "." + fs::path(path).filename().string() + ".tmp-";
+}
 
 std::string UniqueName(const std::string& path) {
-  thread_local std::mt19937_64 rng{std::random_device{}() ^ (static_cast<uint64_t>(::getpid()) << 32)};
+  thread_local std::mt19937_64 rng{std::random_device{}() ^
+                                   (static_cast<uint64_t>(::getpid()) << 32)};
   char suffix[64];
   std::snprintf(suffix, sizeof(suffix), "%d-%016llx", static_cast<int>(::getpid()),
                 static_cast<unsigned long long>(rng()));
@@ -66,7 +69,8 @@ void RemoveTemporariesOfDeadWriters(const std::string& path) {
 }
 
 [[noreturn]] void Fail(const std::string& path, const char* step, int err) {
-  throw Error("cannot write " + path + " (" + step + "): " + std::strerror(err), kMXPInvalidArgument);
+  throw Error("cannot write " + path + " (" + step + "): " + std::strerror(err),
+              kMXPInvalidArgument);
 }
 
 }  // namespace

@@ -55,9 +55,11 @@ void Prefetcher::InChildAfterFork() {
 }
 
 Prefetcher::Prefetcher(int num_threads, int capacity)
-    : num_threads_(std::max(1, num_threads)), capacity_(static_cast<size_t>(std::max(1, capacity))) {
+    : num_threads_(std::max(1, num_threads)),
+      capacity_(static_cast<size_t>(std::max(1, capacity))) {
   static std::once_flag handlers;
-  std::call_once(handlers, [] { pthread_atfork(&BeforeFork, &InParentAfterFork, &InChildAfterFork); });
+  std::call_once(handlers,
+                 [] { pthread_atfork(&BeforeFork, &InParentAfterFork, &InChildAfterFork); });
   std::lock_guard<std::mutex> lock(LiveMutex());
   Live().insert(this);
 }
@@ -96,7 +98,8 @@ void Prefetcher::RestartIfForkedLocked() {
 }
 
 void Prefetcher::StartThreads() {
-  const size_t threads = std::min<size_t>(static_cast<size_t>(num_threads_), num_batches_ - next_to_make_);
+  const size_t threads =
+      std::min<size_t>(static_cast<size_t>(num_threads_), num_batches_ - next_to_make_);
   for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 

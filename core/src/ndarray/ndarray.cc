@@ -30,9 +30,7 @@ struct NDArray::Chunk {
   std::string read_only_owner;  // empty: writable
 };
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void CheckSizeFits(const TShape& shape, int dtype, const std::string& what) {
   if (!shape.SizeFits(std::max<int64_t>(1, static_cast<int64_t>(DTypeSize(dtype)))))

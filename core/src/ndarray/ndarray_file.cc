@@ -15,9 +15,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "mxplug/atomic_file.h"
 #include "mxplug/error.h"

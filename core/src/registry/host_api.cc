@@ -95,7 +95,8 @@ MXPStatus* RegisterOp(MXPRegistrar* registrar, const MXPOpDef* raw) {
   for (size_t i = 0; def.arguments && i < def.num_arguments; ++i) {
     if (!def.arguments[i]) continue;
     MXPArgumentDef a = CopyDef(def.arguments[i]);
-    entry->arguments.push_back({Str(a.name), PrintableText(Str(a.type_text)), PrintableText(Str(a.doc))});
+    entry->arguments.push_back(
+        {Str(a.name), PrintableText(Str(a.type_text)), PrintableText(Str(a.doc))});
   }
   entry->def = def;
   return Record(registrar, std::move(entry), registrar->pending.ops);
@@ -226,7 +227,11 @@ std::string PrintableText(std::string_view s) {
   auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = byte(i);
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    const size_t len = c < 0x80           ? 1
+                       : (c >> 5) == 0x6  ? 2
+                       : (c >> 4) == 0xE  ? 3
+                       : (c >> 3) == 0x1E ? 4
+                                          : 0;
     bool utf8 = len > 0 && i + len <= s.size();
     for (size_t k = 1; utf8 && k < len; ++k) utf8 = (byte(i + k) & 0xC0) == 0x80;
     const bool control = (len == 1 && ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)) ||

@@ -5,8 +5,6 @@
 #include "mxplug/plugin_probe.h"
 
 #define BOOST_DLL_USE_STD_FS
-#include <boost/dll/runtime_symbol_info.hpp>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,7 +12,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,8 +23,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
-
-#include <zlib.h>
 
 #include "mxplug/atomic_file.h"
 #include "mxplug/error.h"

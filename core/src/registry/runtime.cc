@@ -9,12 +9,11 @@
 #include "mxplug/runtime.h"
 
 #define BOOST_DLL_USE_STD_FS
-#include <boost/dll/runtime_symbol_info.hpp>
-#include <boost/dll/shared_library.hpp>
-
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -75,11 +74,14 @@ std::vector<std::string> WritableByAnyone(const std::string& path) {
   };
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
-    warnings.push_back("the file is writable by every user (mode " + mode(st) + "): anyone could change the code it runs");
+    warnings.push_back("the file is writable by every user (mode " + mode(st) +
+                       "): anyone could change the code it runs");
   const std::string folder = fs::path(path).parent_path().string();
   if (::stat(folder.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
-    warnings.push_back("its folder " + folder + " is writable by every user (mode " + mode(st) + "): anyone could " +
-                       ((st.st_mode & S_ISVTX) ? "add plugin files there" : "add or replace plugin files there"));
+    warnings.push_back(
+        "its folder " + folder + " is writable by every user (mode " + mode(st) +
+        "): anyone could " +
+        ((st.st_mode & S_ISVTX) ? "add plugin files there" : "add or replace plugin files there"));
   return warnings;
 }
 
@@ -157,7 +159,8 @@ bool ProbingPossible(const LoadOptions& options) {
 
 bool Runtime::RefusedByProbe(const std::string& canonical, const std::string& source,
                              const LoadOptions& options) {
-  const std::string cache_dir = options.cache_dir.empty() ? DefaultProbeCacheDir() : options.cache_dir;
+  const std::string cache_dir =
+      options.cache_dir.empty() ? DefaultProbeCacheDir() : options.cache_dir;
   std::optional<ProbeVerdict> verdict = CachedProbeVerdict(canonical, cache_dir);
   const bool cached = verdict.has_value();
   if (!cached) {

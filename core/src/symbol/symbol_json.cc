@@ -43,8 +43,9 @@ std::string Shown(const json& v) {
   if (v.is_structured())
     for (const json& x : v)
       if (x.is_structured())
-        return std::string(v.is_array() ? "a list of " : "an object of ") + std::to_string(v.size()) +
-               (v.is_array() ? " items" : " keys") + " holding lists or objects";
+        return std::string(v.is_array() ? "a list of " : "an object of ") +
+               std::to_string(v.size()) + (v.is_array() ? " items" : " keys") +
+               " holding lists or objects";
   std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
   return text.size() > 200 ? text.substr(0, 200) + "..." : text;
 }
@@ -66,12 +67,14 @@ NodeEntry ReadEntry(const json& e, const std::vector<std::shared_ptr<Node>>& nod
       Fail(where + ": entry " + Shown(e) + " must hold non-negative integers");
   const uint64_t id = e[0].get<uint64_t>(), index = e[1].get<uint64_t>();
   if (id >= limit)
-    Fail(where + ": input " + Shown(e) + " refers to node " + std::to_string(id) + ", which does not come "
-         "before it (a cycle or a dangling input; " + std::to_string(limit) + " nodes precede)");
+    Fail(where + ": input " + Shown(e) + " refers to node " + std::to_string(id) +
+         ", which does not come "
+         "before it (a cycle or a dangling input; " +
+         std::to_string(limit) + " nodes precede)");
   const std::shared_ptr<Node>& node = nodes[id];
   if (index >= node->num_outputs())
-    Fail(where + ": input " + Shown(e) + " asks for output " + std::to_string(index) + " of " + node->Describe() +
-         ", which has " + std::to_string(node->num_outputs()));
+    Fail(where + ": input " + Shown(e) + " asks for output " + std::to_string(index) + " of " +
+         node->Describe() + ", which has " + std::to_string(node->num_outputs()));
   return NodeEntry{node, static_cast<uint32_t>(index)};
 }
 
