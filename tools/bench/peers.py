@@ -25,6 +25,12 @@ def import_mxplug():
 OPENMP_OPENBLAS = pathlib.Path("/usr/lib/x86_64-linux-gnu/openblas-openmp")
 
 
+# Variables that keep oneDNN (Debian's, PyTorch's and MXNet's), OpenBLAS and PyTorch's own kernels
+# below the CPU's best instruction set: with AVX-512 capped this way, an AVX-512 machine stands for
+# the project's AVX2 machines. A table measured so says it (cpu_description).
+ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKLDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY")
+
+
 def cpu_description():
     """'AMD EPYC, 2 CPUs, vector extensions: avx avx2 fma avx512f ...' from /proc/cpuinfo."""
     model, flags, cpus = "unknown CPU", [], 0
@@ -36,7 +42,9 @@ def cpu_description():
             model = value.strip()
         elif key == "flags" and not flags:
             flags = [f for f in value.split() if f.startswith(("avx", "fma", "amx", "sse4"))]
-    return "%s, %d CPUs, vector extensions: %s" % (model, cpus, " ".join(sorted(flags)))
+    text = "%s, %d CPUs, vector extensions: %s" % (model, cpus, " ".join(sorted(flags)))
+    caps = ["%s=%s" % (v, os.environ[v]) for v in ISA_CAPS if v in os.environ]
+    return text + ("; instruction sets capped by " + " ".join(caps) if caps else "")
 
 
 def loaded_runtimes():
