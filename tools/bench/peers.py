@@ -25,10 +25,11 @@ def import_mxplug():
 OPENMP_OPENBLAS = pathlib.Path("/usr/lib/x86_64-linux-gnu/openblas-openmp")
 
 
-# Variables that keep oneDNN (Debian's, PyTorch's and MXNet's), OpenBLAS and PyTorch's own kernels
-# below the CPU's best instruction set: with AVX-512 capped this way, an AVX-512 machine stands for
-# the project's AVX2 machines. A table measured so says it (cpu_description).
-ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKLDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY")
+# Variables that keep oneDNN (Debian's, PyTorch's and MXNet's), OpenBLAS, PyTorch's and NumPy's own
+# kernels below the CPU's best instruction set (tools/as-avx2.sh sets them all): an AVX-512 machine
+# so capped stands for the project's AVX2 machines. A table measured so says it (cpu_description).
+ISA_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKLDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY",
+            "NPY_DISABLE_CPU_FEATURES")
 
 
 def cpu_description():
