@@ -24,21 +24,48 @@ using mxplug_tensor::TShape;
 // Each functor: F(a, b) the value, DA / DB the partial derivatives given a, b and y = F(a, b).
 // kLogical: the result is 0 or 1 and has no gradient.
 struct Add {
-  template <class C> static C F(C a, C b) { return a + b; }
-  template <class C> static C DA(C, C, C) { return C(1); }
-  template <class C> static C DB(C, C, C) { return C(1); }
+  template <class C>
+  static C F(C a, C b) {
+    return a + b;
+  }
+  template <class C>
+  static C DA(C, C, C) {
+    return C(1);
+  }
+  template <class C>
+  static C DB(C, C, C) {
+    return C(1);
+  }
   static constexpr bool kReadsInputs = false, kLogical = false;
 };
 struct Sub {
-  template <class C> static C F(C a, C b) { return a - b; }
-  template <class C> static C DA(C, C, C) { return C(1); }
-  template <class C> static C DB(C, C, C) { return C(-1); }
+  template <class C>
+  static C F(C a, C b) {
+    return a - b;
+  }
+  template <class C>
+  static C DA(C, C, C) {
+    return C(1);
+  }
+  template <class C>
+  static C DB(C, C, C) {
+    return C(-1);
+  }
   static constexpr bool kReadsInputs = false, kLogical = false;
 };
 struct Mul {
-  template <class C> static C F(C a, C b) { return a * b; }
-  template <class C> static C DA(C, C b, C) { return b; }
-  template <class C> static C DB(C a, C, C) { return a; }
+  template <class C>
+  static C F(C a, C b) {
+    return a * b;
+  }
+  template <class C>
+  static C DA(C, C b, C) {
+    return b;
+  }
+  template <class C>
+  static C DB(C a, C, C) {
+    return a;
+  }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 // The most negative integer divided by -1 overflows, and x86 traps on it (SIGFPE): such a
@@ -49,7 +76,8 @@ C NegateWrapping(C a) {
 }
 
 struct Div {
-  template <class C> static C F(C a, C b) {
+  template <class C>
+  static C F(C a, C b) {
     if constexpr (std::is_integral_v<C>) {
       if (b == 0) return C(0);
       if constexpr (std::is_signed_v<C>)
@@ -59,13 +87,20 @@ struct Div {
       return a / b;
     }
   }
-  template <class C> static C DA(C, C b, C) { return C(1) / b; }
-  template <class C> static C DB(C a, C b, C) { return -a / (b * b); }
+  template <class C>
+  static C DA(C, C b, C) {
+    return C(1) / b;
+  }
+  template <class C>
+  static C DB(C a, C b, C) {
+    return -a / (b * b);
+  }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 // Python's modulo (the result takes the divisor's sign), as MXNet's mod; 0 for a zero divisor.
 struct Mod {
-  template <class C> static C F(C a, C b) {
+  template <class C>
+  static C F(C a, C b) {
     if (b == C(0)) return C(0);
     if constexpr (std::is_integral_v<C>) {
       if constexpr (std::is_signed_v<C>)
@@ -77,17 +112,32 @@ struct Mod {
       return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? r + b : r;
     }
   }
-  template <class C> static C DA(C, C, C) { return C(1); }
-  template <class C> static C DB(C a, C b, C) {
-    if constexpr (std::is_integral_v<C>) return C(0);
-    else return b == C(0) ? C(0) : -std::floor(a / b);
+  template <class C>
+  static C DA(C, C, C) {
+    return C(1);
+  }
+  template <class C>
+  static C DB(C a, C b, C) {
+    if constexpr (std::is_integral_v<C>)
+      return C(0);
+    else
+      return b == C(0) ? C(0) : -std::floor(a / b);
   }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 struct Power {
-  template <class C> static C F(C a, C b) { return static_cast<C>(std::pow(a, b)); }
-  template <class C> static C DA(C a, C b, C) { return static_cast<C>(b * std::pow(a, b - C(1))); }
-  template <class C> static C DB(C a, C, C y) { return static_cast<C>(y * std::log(a)); }
+  template <class C>
+  static C F(C a, C b) {
+    return static_cast<C>(std::pow(a, b));
+  }
+  template <class C>
+  static C DA(C a, C b, C) {
+    return static_cast<C>(b * std::pow(a, b - C(1)));
+  }
+  template <class C>
+  static C DB(C a, C, C y) {
+    return static_cast<C>(y * std::log(a));
+  }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 // A NaN on either side gives NaN, as MXNet 1.9.1 and NumPy's maximum and minimum.
@@ -96,8 +146,14 @@ struct Maximum {
   static C F(C a, C b) {
     return IsNan(a) || a >= b ? a : b;
   }
-  template <class C> static C DA(C a, C b, C) { return a >= b ? C(1) : C(0); }
-  template <class C> static C DB(C a, C b, C) { return a >= b ? C(0) : C(1); }
+  template <class C>
+  static C DA(C a, C b, C) {
+    return a >= b ? C(1) : C(0);
+  }
+  template <class C>
+  static C DB(C a, C b, C) {
+    return a >= b ? C(0) : C(1);
+  }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 struct Minimum {
@@ -105,22 +161,46 @@ struct Minimum {
   static C F(C a, C b) {
     return IsNan(a) || a <= b ? a : b;
   }
-  template <class C> static C DA(C a, C b, C) { return a <= b ? C(1) : C(0); }
-  template <class C> static C DB(C a, C b, C) { return a <= b ? C(0) : C(1); }
+  template <class C>
+  static C DA(C a, C b, C) {
+    return a <= b ? C(1) : C(0);
+  }
+  template <class C>
+  static C DB(C a, C b, C) {
+    return a <= b ? C(0) : C(1);
+  }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
 struct Hypot {
-  template <class C> static C F(C a, C b) { return static_cast<C>(std::hypot(a, b)); }
-  template <class C> static C DA(C a, C, C y) { return y == C(0) ? C(0) : a / y; }
-  template <class C> static C DB(C, C b, C y) { return y == C(0) ? C(0) : b / y; }
+  template <class C>
+  static C F(C a, C b) {
+    return static_cast<C>(std::hypot(a, b));
+  }
+  template <class C>
+  static C DA(C a, C, C y) {
+    return y == C(0) ? C(0) : a / y;
+  }
+  template <class C>
+  static C DB(C, C b, C y) {
+    return y == C(0) ? C(0) : b / y;
+  }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
-#define MXPLUG_LOGICAL_FUNCTOR(Name, expr)                             \
-  struct Name {                                                        \
-    template <class C> static C F(C a, C b) { return (expr) ? C(1) : C(0); } \
-    template <class C> static C DA(C, C, C) { return C(0); }           \
-    template <class C> static C DB(C, C, C) { return C(0); }           \
-    static constexpr bool kReadsInputs = false, kLogical = true;       \
+#define MXPLUG_LOGICAL_FUNCTOR(Name, expr)                       \
+  struct Name {                                                  \
+    template <class C>                                           \
+    static C F(C a, C b) {                                       \
+      return (expr) ? C(1) : C(0);                               \
+    }                                                            \
+    template <class C>                                           \
+    static C DA(C, C, C) {                                       \
+      return C(0);                                               \
+    }                                                            \
+    template <class C>                                           \
+    static C DB(C, C, C) {                                       \
+      return C(0);                                               \
+    }                                                            \
+    static constexpr bool kReadsInputs = false, kLogical = true; \
   };
 MXPLUG_LOGICAL_FUNCTOR(Equal, a == b)
 MXPLUG_LOGICAL_FUNCTOR(NotEqual, a != b)
@@ -154,10 +234,11 @@ class BinaryKernel : public mxplug::Operator {
         for (int64_t i = 0; i < n; ++i) Assign(o[i], req[0], T(Op::F(C(a[i]), C(b[i]))));
         return;
       }
-      mxplug_tensor::ForEachBroadcast(
-          os, mxplug_tensor::BroadcastStrides(in[0].shape_, os),
-          mxplug_tensor::BroadcastStrides(in[1].shape_, os),
-          [&](int64_t io, int64_t ia, int64_t ib) { Assign(o[io], req[0], T(Op::F(C(a[ia]), C(b[ib])))); });
+      mxplug_tensor::ForEachBroadcast(os, mxplug_tensor::BroadcastStrides(in[0].shape_, os),
+                                      mxplug_tensor::BroadcastStrides(in[1].shape_, os),
+                                      [&](int64_t io, int64_t ia, int64_t ib) {
+                                        Assign(o[io], req[0], T(Op::F(C(a[ia]), C(b[ib]))));
+                                      });
     });
   }
 
@@ -189,15 +270,15 @@ class BinaryKernel : public mxplug::Operator {
       }
       // Accumulate in the compute type, then write with the request.
       std::vector<C> acc_a(ga ? in_grad[0].Size() : 0), acc_b(gb ? in_grad[1].Size() : 0);
-      mxplug_tensor::ForEachBroadcast(
-          os, mxplug_tensor::BroadcastStrides(in_grad[0].shape_, os),
-          mxplug_tensor::BroadcastStrides(in_grad[1].shape_, os),
-          [&](int64_t io, int64_t ia, int64_t ib) {
-            const C g = C(og[io]);
-            const C av = a ? C(a[ia]) : C(0), bv = b ? C(b[ib]) : C(0), yv = y ? C(y[io]) : C(0);
-            if (ga) acc_a[ia] += g * Op::DA(av, bv, yv);
-            if (gb) acc_b[ib] += g * Op::DB(av, bv, yv);
-          });
+      mxplug_tensor::ForEachBroadcast(os, mxplug_tensor::BroadcastStrides(in_grad[0].shape_, os),
+                                      mxplug_tensor::BroadcastStrides(in_grad[1].shape_, os),
+                                      [&](int64_t io, int64_t ia, int64_t ib) {
+                                        const C g = C(og[io]);
+                                        const C av = a ? C(a[ia]) : C(0), bv = b ? C(b[ib]) : C(0),
+                                                yv = y ? C(y[io]) : C(0);
+                                        if (ga) acc_a[ia] += g * Op::DA(av, bv, yv);
+                                        if (gb) acc_b[ib] += g * Op::DB(av, bv, yv);
+                                      });
       for (size_t i = 0; i < acc_a.size(); ++i) Assign(ga[i], req[0], T(acc_a[i]));
       for (size_t i = 0; i < acc_b.size(); ++i) Assign(gb[i], req[1], T(acc_b[i]));
     });
@@ -230,8 +311,8 @@ class BinaryProp : public mxplug_tensor::ElementwiseProp {
   }
 
   // Broadcasting outputs differ in shape from the inputs: no in-place there.
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
-                                                        const std::vector<int>& out_data) const override {
+  std::vector<std::pair<int, int>> ForwardInplaceOption(
+      const std::vector<int>& in_data, const std::vector<int>& out_data) const override {
     if (kBroadcast) return {};
     return mxplug_tensor::ElementwiseProp::ForwardInplaceOption(in_data, out_data);
   }
@@ -239,7 +320,8 @@ class BinaryProp : public mxplug_tensor::ElementwiseProp {
       const std::vector<int>& out_grad, const std::vector<int>& in_data,
       const std::vector<int>& out_data, const std::vector<int>& in_grad) const override {
     if (kBroadcast) return {};
-    return mxplug_tensor::ElementwiseProp::BackwardInplaceOption(out_grad, in_data, out_data, in_grad);
+    return mxplug_tensor::ElementwiseProp::BackwardInplaceOption(out_grad, in_data, out_data,
+                                                                 in_grad);
   }
 
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
@@ -249,7 +331,9 @@ class BinaryProp : public mxplug_tensor::ElementwiseProp {
     return {out_grad[0], in_data[0], in_data[1], out_data[0]};
   }
 
-  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new BinaryKernel<Op>(); }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override {
+    return new BinaryKernel<Op>();
+  }
 
  private:
   NoParam param_;
@@ -278,8 +362,8 @@ class ScalarKernel : public mxplug::Operator {
                 const std::vector<TBlob>&) override {
     const double s = scalar_;
     mxplug_tensor::MapBackward<ComputeType>(
-        out_grad[0], Op::kReadsInputs ? &in_data[0] : nullptr, Op::kReadsInputs ? &out_data[0] : nullptr,
-        in_grad[0], req[0], [s](auto x, auto y) {
+        out_grad[0], Op::kReadsInputs ? &in_data[0] : nullptr,
+        Op::kReadsInputs ? &out_data[0] : nullptr, in_grad[0], req[0], [s](auto x, auto y) {
           using C = decltype(x);
           return kReversed ? Op::DB(C(s), x, y) : Op::DA(x, C(s), y);
         });
@@ -304,55 +388,66 @@ class ScalarProp : public mxplug_tensor::UnaryShapeProp<ScalarParam> {
   }
 };
 
-const std::initializer_list<InputDoc> kBinaryInputs{{"lhs", "first input"}, {"rhs", "second input"}};
+const std::initializer_list<InputDoc> kBinaryInputs{{"lhs", "first input"},
+                                                    {"rhs", "second input"}};
 const std::initializer_list<InputDoc> kScalarInputs{{"data", "source input"}};
 
 // Registers the same-shape form under each of MXNet's names for it (elemwise_add, _add, _plus,
 // _Plus...), broadcast_<name>, _<scalar>_scalar and, when given, the reversed scalar form.
 template <class Op>
 void RegisterFamily(const std::string& name, const std::string& scalar, const std::string& what,
-                    std::initializer_list<const char*> same_shape_names, const char* reversed_scalar = nullptr) {
+                    std::initializer_list<const char*> same_shape_names,
+                    const char* reversed_scalar = nullptr) {
   using mxplug_tensor::Register;
   // The registration copies names and docs, so temporaries do.
   for (const char* same : same_shape_names)
-    Register<BinaryProp<Op, false>>(same, (what + " of two arrays of the same shape, element-wise.").c_str(),
-                                    kBinaryInputs);
-  Register<BinaryProp<Op, true>>(("broadcast_" + name).c_str(),
-                                 (what + " of two arrays, element-wise, with NumPy broadcasting.").c_str(),
-                                 kBinaryInputs);
+    Register<BinaryProp<Op, false>>(
+        same, (what + " of two arrays of the same shape, element-wise.").c_str(), kBinaryInputs);
+  Register<BinaryProp<Op, true>>(
+      ("broadcast_" + name).c_str(),
+      (what + " of two arrays, element-wise, with NumPy broadcasting.").c_str(), kBinaryInputs);
   Register<ScalarProp<Op, false>>(("_" + scalar + "_scalar").c_str(),
                                   (what + " of an array and a scalar (array first).").c_str(),
                                   kScalarInputs, ScalarParam::Fields());
   if (reversed_scalar)
-    Register<ScalarProp<Op, true>>(reversed_scalar, (what + " of a scalar and an array (scalar first).").c_str(),
+    Register<ScalarProp<Op, true>>(reversed_scalar,
+                                   (what + " of a scalar and an array (scalar first).").c_str(),
                                    kScalarInputs, ScalarParam::Fields());
 }
 
 [[maybe_unused]] const bool registered = [] {
   RegisterFamily<Add>("add", "plus", "Sum", {"elemwise_add", "_add", "_plus", "_Plus"});
-  RegisterFamily<Sub>("sub", "minus", "Difference", {"elemwise_sub", "_sub", "_minus", "_Minus"}, "_rminus_scalar");
+  RegisterFamily<Sub>("sub", "minus", "Difference", {"elemwise_sub", "_sub", "_minus", "_Minus"},
+                      "_rminus_scalar");
   RegisterFamily<Mul>("mul", "mul", "Product", {"elemwise_mul", "_mul", "_Mul"});
   RegisterFamily<Div>("div", "div", "Quotient", {"elemwise_div", "_div", "_Div"}, "_rdiv_scalar");
-  RegisterFamily<Mod>("mod", "mod", "Remainder (Python's sign rule)", {"_mod", "_Mod"}, "_rmod_scalar");
+  RegisterFamily<Mod>("mod", "mod", "Remainder (Python's sign rule)", {"_mod", "_Mod"},
+                      "_rmod_scalar");
   RegisterFamily<Power>("power", "power", "Power", {"_power", "_Power"}, "_rpower_scalar");
   RegisterFamily<Maximum>("maximum", "maximum", "Maximum", {"_maximum", "_Maximum"});
   RegisterFamily<Minimum>("minimum", "minimum", "Minimum", {"_minimum", "_Minimum"});
   RegisterFamily<Hypot>("hypot", "hypot", "Hypotenuse sqrt(a^2 + b^2)", {"_hypot", "_Hypot"});
   RegisterFamily<Equal>("equal", "equal", "Equality test (1 or 0)", {"_equal", "_Equal"});
-  RegisterFamily<NotEqual>("not_equal", "not_equal", "Inequality test (1 or 0)", {"_not_equal", "_Not_Equal"});
-  RegisterFamily<Greater>("greater", "greater", "Greater-than test (1 or 0)", {"_greater", "_Greater"});
+  RegisterFamily<NotEqual>("not_equal", "not_equal", "Inequality test (1 or 0)",
+                           {"_not_equal", "_Not_Equal"});
+  RegisterFamily<Greater>("greater", "greater", "Greater-than test (1 or 0)",
+                          {"_greater", "_Greater"});
   RegisterFamily<GreaterEqual>("greater_equal", "greater_equal", "Greater-or-equal test (1 or 0)",
                                {"_greater_equal", "_Greater_Equal"});
   RegisterFamily<Lesser>("lesser", "lesser", "Less-than test (1 or 0)", {"_lesser", "_Lesser"});
   RegisterFamily<LesserEqual>("lesser_equal", "lesser_equal", "Less-or-equal test (1 or 0)",
                               {"_lesser_equal", "_Lesser_Equal"});
-  RegisterFamily<LogicalAnd>("logical_and", "logical_and", "Logical and (1 or 0)", {"_logical_and", "_Logical_And"});
-  RegisterFamily<LogicalOr>("logical_or", "logical_or", "Logical or (1 or 0)", {"_logical_or", "_Logical_Or"});
+  RegisterFamily<LogicalAnd>("logical_and", "logical_and", "Logical and (1 or 0)",
+                             {"_logical_and", "_Logical_And"});
+  RegisterFamily<LogicalOr>("logical_or", "logical_or", "Logical or (1 or 0)",
+                            {"_logical_or", "_Logical_Or"});
   RegisterFamily<LogicalXor>("logical_xor", "logical_xor", "Logical exclusive or (1 or 0)",
                              {"_logical_xor", "_Logical_Xor"});
   // MXNet's other names for the same operations.
-  mxplug_tensor::Register<BinaryProp<Add, true>>("broadcast_plus", "Same as broadcast_add.", kBinaryInputs);
-  mxplug_tensor::Register<BinaryProp<Sub, true>>("broadcast_minus", "Same as broadcast_sub.", kBinaryInputs);
+  mxplug_tensor::Register<BinaryProp<Add, true>>("broadcast_plus", "Same as broadcast_add.",
+                                                 kBinaryInputs);
+  mxplug_tensor::Register<BinaryProp<Sub, true>>("broadcast_minus", "Same as broadcast_sub.",
+                                                 kBinaryInputs);
   return true;
 }();
 

@@ -87,12 +87,14 @@ template <typename Param>
 class LayoutProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
     if ((*in)[0].ndim() < 0 || !(*in)[0].IsKnown()) return false;
     (*out)[0] = OutShape((*in)[0]);
     return true;
   }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>&,
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>&,
                                              const std::vector<int>&) const override {
     return {out_grad[0]};
   }
@@ -119,19 +121,22 @@ mxplug::OpRegistration& Register(const char* name, const char* doc,
 
 // A tuple parameter as MXNet writes it, "(0, None, 2)" or a bare "1", where None means the
 // default for that position. \throws std::invalid_argument naming the parameter.
-inline std::vector<std::optional<int64_t>> ParseOptionalTuple(const std::string& text, const char* name) {
+inline std::vector<std::optional<int64_t>> ParseOptionalTuple(const std::string& text,
+                                                              const char* name) {
   std::vector<std::optional<int64_t>> out;
   std::string body = text;
   body.erase(std::remove_if(body.begin(), body.end(), [](char c) { return c == ' '; }), body.end());
   if (!body.empty() && body.front() != '(' && body.front() != '[') body = "(" + body + ")";
-  if (body.size() < 2 || (body.front() != '(' && body.front() != '[') || (body.back() != ')' && body.back() != ']'))
+  if (body.size() < 2 || (body.front() != '(' && body.front() != '[') ||
+      (body.back() != ')' && body.back() != ']'))
     throw std::invalid_argument(std::string("parameter '") + name + "' = '" + text +
                                 "' is not a tuple of integers or None");
   body = body.substr(1, body.size() - 2);
   size_t pos = 0;
   while (pos < body.size()) {
     size_t comma = body.find(',', pos);
-    std::string item = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item =
+        body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item == "None") {
       out.emplace_back(std::nullopt);
     } else if (!item.empty()) {
@@ -166,8 +171,8 @@ void MapForward(const TBlob& in, const TBlob& out, mxplug::OpReqType req, F&& f)
 
 // g[i] = og[i] * d(x[i], y[i]); x or y is null when backward does not read it (then 0 is passed).
 template <template <class> class CT, class D>
-void MapBackward(const TBlob& out_grad, const TBlob* x_blob, const TBlob* y_blob, const TBlob& in_grad,
-                 mxplug::OpReqType req, D&& d) {
+void MapBackward(const TBlob& out_grad, const TBlob* x_blob, const TBlob* y_blob,
+                 const TBlob& in_grad, mxplug::OpReqType req, D&& d) {
   if (req == mxplug::kNullOp) return;
   mxplug::TypeSwitch(out_grad.type_flag_, [&](auto zero) {
     using T = decltype(zero);
@@ -244,7 +249,8 @@ void ForEachBroadcast(const TShape& out, const std::vector<int64_t>& sa,
 // visit(fn) calls fn(o, i) for every output element o and the input element i it copied; og[o]
 // is summed onto in_grad[i] in the compute type, then written as req says.
 template <typename Visit>
-void ScatterAddGradient(const TBlob& og, const TBlob& in_grad, mxplug::OpReqType req, Visit&& visit) {
+void ScatterAddGradient(const TBlob& og, const TBlob& in_grad, mxplug::OpReqType req,
+                        Visit&& visit) {
   if (req == mxplug::kNullOp) return;
   mxplug::TypeSwitch(og.type_flag_, [&](auto zero) {
     using T = decltype(zero);

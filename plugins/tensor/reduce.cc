@@ -39,12 +39,14 @@ std::vector<bool> ReducedAxes(const ReduceParam& p, int nd) {
     std::fill(reduced.begin(), reduced.end(), !p.exclude);
     return reduced;
   }
-  const std::vector<std::optional<int64_t>> axes = mxplug_tensor::ParseOptionalTuple(p.axis, "axis");
+  const std::vector<std::optional<int64_t>> axes =
+      mxplug_tensor::ParseOptionalTuple(p.axis, "axis");
   if (axes.empty()) std::fill(reduced.begin(), reduced.end(), true);  // "()": every axis
   for (const auto& a : axes) {
     if (!a) throw std::invalid_argument("parameter 'axis' = '" + p.axis + "' may not contain None");
     const int axis = mxplug::NormalizeAxis(*a, nd);
-    if (reduced[axis]) throw std::invalid_argument("axis " + std::to_string(axis) + " is named twice");
+    if (reduced[axis])
+      throw std::invalid_argument("axis " + std::to_string(axis) + " is named twice");
     reduced[axis] = true;
   }
   if (p.exclude) reduced.flip();
@@ -56,8 +58,10 @@ std::vector<bool> ReducedAxes(const ReduceParam& p, int nd) {
 TShape ReducedShape(const TShape& in, const std::vector<bool>& reduced, bool keepdims) {
   std::vector<int64_t> d;
   for (int i = 0; i < in.ndim(); ++i) {
-    if (!reduced[i]) d.push_back(in[i]);
-    else if (keepdims) d.push_back(1);
+    if (!reduced[i])
+      d.push_back(in[i]);
+    else if (keepdims)
+      d.push_back(1);
   }
   if (d.empty()) d.push_back(1);
   return TShape(d);
@@ -87,8 +91,9 @@ class ReduceKernel : public mxplug::Operator {
  public:
   explicit ReduceKernel(const ReduceParam& p) : p_(p) {}
 
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-               const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const TShape& is = in[0].shape_;
     const std::vector<bool> reduced = ReducedAxes(p_, is.ndim());
@@ -105,15 +110,17 @@ class ReduceKernel : public mxplug::Operator {
       const int64_t count = n ? is.Size() / n : 0;
       for (int64_t j = 0; j < n; ++j) {
         A v = acc[j];
-        if constexpr (K == Kind::kMean) v = count ? v / A(count) : A(std::numeric_limits<double>::quiet_NaN());
+        if constexpr (K == Kind::kMean)
+          v = count ? v / A(count) : A(std::numeric_limits<double>::quiet_NaN());
         Assign(o[j], req[0], static_cast<T>(v));
       }
     });
   }
 
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
-                const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
-                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>& out,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const TShape& is = ig[0].shape_;
     const std::vector<bool> reduced = ReducedAxes(p_, is.ndim());
@@ -129,11 +136,16 @@ class ReduceKernel : public mxplug::Operator {
       ForEachReduced(is, kept, [&](int64_t i, int64_t j) {
         const C gv = C(g[j]), xv = C(x[i]), yv = C(y[j]);
         C v;
-        if constexpr (K == Kind::kSum) v = gv;
-        else if constexpr (K == Kind::kNanSum) v = std::isnan(double(xv)) ? C(0) : gv;
-        else if constexpr (K == Kind::kMean) v = gv / C(count);
-        else if constexpr (K == Kind::kProd || K == Kind::kNanProd) v = xv == C(0) ? C(0) : gv * yv / xv;
-        else v = xv == yv ? gv : C(0);
+        if constexpr (K == Kind::kSum)
+          v = gv;
+        else if constexpr (K == Kind::kNanSum)
+          v = std::isnan(double(xv)) ? C(0) : gv;
+        else if constexpr (K == Kind::kMean)
+          v = gv / C(count);
+        else if constexpr (K == Kind::kProd || K == Kind::kNanProd)
+          v = xv == C(0) ? C(0) : gv * yv / xv;
+        else
+          v = xv == yv ? gv : C(0);
         Assign(d[i], req[0], T(v));
       });
     });
@@ -151,16 +163,23 @@ class ReduceKernel : public mxplug::Operator {
     else if constexpr (K == Kind::kMin)
       return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
                                                   : std::numeric_limits<A>::max();
-    else return A(0);
+    else
+      return A(0);
   }
   template <class A>
   static void Combine(A& acc, A v) {
-    if constexpr (K == Kind::kSum || K == Kind::kMean) acc += v;
-    else if constexpr (K == Kind::kNanSum) acc += std::isnan(double(v)) ? A(0) : v;
-    else if constexpr (K == Kind::kProd) acc *= v;
-    else if constexpr (K == Kind::kNanProd) acc *= std::isnan(double(v)) ? A(1) : v;
-    else if constexpr (K == Kind::kMax) acc = (v > acc || std::isnan(double(v))) ? v : acc;
-    else acc = (v < acc || std::isnan(double(v))) ? v : acc;
+    if constexpr (K == Kind::kSum || K == Kind::kMean)
+      acc += v;
+    else if constexpr (K == Kind::kNanSum)
+      acc += std::isnan(double(v)) ? A(0) : v;
+    else if constexpr (K == Kind::kProd)
+      acc *= v;
+    else if constexpr (K == Kind::kNanProd)
+      acc *= std::isnan(double(v)) ? A(1) : v;
+    else if constexpr (K == Kind::kMax)
+      acc = (v > acc || std::isnan(double(v))) ? v : acc;
+    else
+      acc = (v < acc || std::isnan(double(v))) ? v : acc;
   }
 
   ReduceParam p_;
@@ -170,7 +189,8 @@ template <Kind K>
 class ReduceProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
     const TShape& is = (*in)[0];
     if (is.ndim() < 0) return false;
     (*out)[0] = ReducedShape(is, ReducedAxes(param_, is.ndim()), param_.keepdims);
@@ -181,7 +201,9 @@ class ReduceProp : public mxplug::OperatorProperty {
     if (K == Kind::kSum || K == Kind::kMean) return {og[0]};
     return {og[0], in[0], out[0]};
   }
-  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new ReduceKernel<K>(param_); }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override {
+    return new ReduceKernel<K>(param_);
+  }
 
  private:
   ReduceParam param_;
@@ -197,7 +219,8 @@ struct NormParam : mxplug::Parameter<NormParam> {
     MXPLUG_DECLARE_FIELD(ord).set_default(2).set_range(1, 2).describe("Order of the norm: 1 or 2.");
     MXPLUG_DECLARE_FIELD(axis).set_default("None").describe(
         "The axis or axes to reduce: an int, a tuple of ints, or None for all axes.");
-    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe("Keep the reduced axes with size 1.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axes with size 1.");
   }
 };
 MXPLUG_REGISTER_PARAMETER(NormParam);
@@ -211,8 +234,9 @@ ReduceParam AsReduce(const NormParam& n) {
 class NormKernel : public mxplug::Operator {
  public:
   explicit NormKernel(const NormParam& p) : p_(p) {}
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-               const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
     // L1 = sum |x|, L2 = sqrt(sum x^2): a sum over transformed values, then a root.
     if (req[0] == mxplug::kNullOp) return;
     const TShape& is = in[0].shape_;
@@ -230,9 +254,10 @@ class NormKernel : public mxplug::Operator {
         Assign(o[j], req[0], static_cast<T>(p_.ord == 1 ? acc[j] : std::sqrt(acc[j])));
     });
   }
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og, const std::vector<TBlob>& in,
-                const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
-                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>& out,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const TShape& is = ig[0].shape_;
     const TShape kept = KeptShape(is, ReducedAxes(AsReduce(p_), is.ndim()));
@@ -262,7 +287,8 @@ class NormKernel : public mxplug::Operator {
 class NormProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
     const TShape& is = (*in)[0];
     if (is.ndim() < 0) return false;
     (*out)[0] = ReducedShape(is, ReducedAxes(AsReduce(param_), is.ndim()), param_.keepdims);
@@ -272,7 +298,9 @@ class NormProp : public mxplug::OperatorProperty {
                                              const std::vector<int>& out) const override {
     return {og[0], in[0], out[0]};
   }
-  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new NormKernel(param_); }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override {
+    return new NormKernel(param_);
+  }
 
  private:
   NormParam param_;
@@ -284,9 +312,11 @@ struct ArgParam : mxplug::Parameter<ArgParam> {
   std::optional<int> axis;
   bool keepdims;
   MXPLUG_DECLARE_PARAMETER(ArgParam) {
-    MXPLUG_DECLARE_FIELD(axis).set_default(std::nullopt).describe(
-        "The axis to search; None searches the flattened array.");
-    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe("Keep the reduced axis with size 1.");
+    MXPLUG_DECLARE_FIELD(axis)
+        .set_default(std::nullopt)
+        .describe("The axis to search; None searches the flattened array.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axis with size 1.");
   }
 };
 MXPLUG_REGISTER_PARAMETER(ArgParam);
@@ -295,7 +325,8 @@ template <bool kMax>
 class ArgProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
     const TShape& s = (*in)[0];
     if (s.ndim() < 0) return false;
     if (!param_.axis) {
@@ -304,8 +335,10 @@ class ArgProp : public mxplug::OperatorProperty {
     }
     const int axis = Axis(s.ndim());
     std::vector<int64_t> d(s.begin(), s.end());
-    if (param_.keepdims) d[axis] = 1;
-    else d.erase(d.begin() + axis);
+    if (param_.keepdims)
+      d[axis] = 1;
+    else
+      d.erase(d.begin() + axis);
     if (d.empty()) d.push_back(1);
     (*out)[0] = TShape(d);
     return s.IsKnown();
@@ -318,8 +351,9 @@ class ArgProp : public mxplug::OperatorProperty {
     struct Kernel : mxplug::Operator {
       ArgParam p;
       int axis_of(int nd) const { return p.axis ? mxplug::NormalizeAxis(*p.axis, nd) : -1; }
-      void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                   const std::vector<TBlob>& out, const std::vector<TBlob>&) override {
+      void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+                   const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                   const std::vector<TBlob>&) override {
         if (req[0] == mxplug::kNullOp) return;
         const TShape& s = in[0].shape_;
         const int axis = axis_of(s.ndim());
@@ -366,10 +400,14 @@ const std::initializer_list<mxplug_tensor::InputDoc> kData{{"data", "The input a
 [[maybe_unused]] const bool registered = [] {
   using mxplug_tensor::Register;
   Register<ReduceProp<Kind::kSum>>("sum", "Sum over the given axes.", kData, ReduceParam::Fields());
-  Register<ReduceProp<Kind::kMean>>("mean", "Mean over the given axes.", kData, ReduceParam::Fields());
-  Register<ReduceProp<Kind::kProd>>("prod", "Product over the given axes.", kData, ReduceParam::Fields());
-  Register<ReduceProp<Kind::kMax>>("max", "Maximum over the given axes.", kData, ReduceParam::Fields());
-  Register<ReduceProp<Kind::kMin>>("min", "Minimum over the given axes.", kData, ReduceParam::Fields());
+  Register<ReduceProp<Kind::kMean>>("mean", "Mean over the given axes.", kData,
+                                    ReduceParam::Fields());
+  Register<ReduceProp<Kind::kProd>>("prod", "Product over the given axes.", kData,
+                                    ReduceParam::Fields());
+  Register<ReduceProp<Kind::kMax>>("max", "Maximum over the given axes.", kData,
+                                   ReduceParam::Fields());
+  Register<ReduceProp<Kind::kMin>>("min", "Minimum over the given axes.", kData,
+                                   ReduceParam::Fields());
   Register<ReduceProp<Kind::kNanSum>>("nansum", "Sum over the given axes, NaN counted as 0.", kData,
                                       ReduceParam::Fields());
   Register<ReduceProp<Kind::kNanProd>>("nanprod", "Product over the given axes, NaN counted as 1.",

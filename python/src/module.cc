@@ -51,12 +51,15 @@ PYBIND11_MODULE(_core, m) {
   mxplug::python::DefineImage(m);
   mxplug::python::DefineFiles(m);
 
-  m.def("load_default_plugins", [] {
-    mxplug::LoadOptions options;
-    options.isolate_new_files = true;  // a crashing plugin costs a probe, not the interpreter
-    py::gil_scoped_release release;
-    mxplug::Runtime::Get().EnsureDefaultPluginsLoaded(options);
-  }, "Loads the default plugin folder and MXPLUG_PLUGIN_PATH, once.");
+  m.def(
+      "load_default_plugins",
+      [] {
+        mxplug::LoadOptions options;
+        options.isolate_new_files = true;  // a crashing plugin costs a probe, not the interpreter
+        py::gil_scoped_release release;
+        mxplug::Runtime::Get().EnsureDefaultPluginsLoaded(options);
+      },
+      "Loads the default plugin folder and MXPLUG_PLUGIN_PATH, once.");
   m.def(
       "load_library",
       [](const std::string& path, bool probe) {
@@ -72,43 +75,61 @@ PYBIND11_MODULE(_core, m) {
       py::arg("path"), py::arg("probe") = true,
       "Loads one plugin file, probed in a child process first unless probe=False; raises "
       "MXPlugError with the reason when refused.");
-  m.def("plugins", [] {
-    py::list out;
-    for (const auto& r : mxplug::Runtime::Get().Plugins()) out.append(RecordDict(r));
-    return out;
-  }, "Every plugin file seen: loaded or refused, with versions and what it registered.");
+  m.def(
+      "plugins",
+      [] {
+        py::list out;
+        for (const auto& r : mxplug::Runtime::Get().Plugins()) out.append(RecordDict(r));
+        return out;
+      },
+      "Every plugin file seen: loaded or refused, with versions and what it registered.");
   py::module_ prof = m.def_submodule("profiler", "the engine profiler");
-  prof.def("set_config", [](const std::string& filename) { mxplug::Profiler::Get().SetConfig(filename); },
-           py::arg("filename"));
-  prof.def("set_state", [](bool running) { mxplug::Profiler::Get().SetState(running); }, py::arg("running"));
+  prof.def(
+      "set_config",
+      [](const std::string& filename) { mxplug::Profiler::Get().SetConfig(filename); },
+      py::arg("filename"));
+  prof.def(
+      "set_state", [](bool running) { mxplug::Profiler::Get().SetState(running); },
+      py::arg("running"));
   prof.def("running", [] { return mxplug::Profiler::Get().running(); });
   prof.def("dump", [] { mxplug::Profiler::Get().Dump(); });
   prof.def("dumps", [] { return mxplug::Profiler::Get().AggregateTable(); });
   prof.def("clear", [] { mxplug::Profiler::Get().Clear(); });
 
-  m.def("device_types", [] {
-    std::vector<int32_t> types;
-    for (const auto& d : mxplug::Runtime::Get().devices().List()) types.push_back(d->device_type);
-    return types;
-  }, "DLPack device types that have a backend.");
-  m.def("device_count", [](int32_t type) {
-    for (const auto& d : mxplug::Runtime::Get().devices().List())
-      if (d->device_type == type) return d->Count();
-    return 0;
-  }, py::arg("device_type"));
+  m.def(
+      "device_types",
+      [] {
+        std::vector<int32_t> types;
+        for (const auto& d : mxplug::Runtime::Get().devices().List())
+          types.push_back(d->device_type);
+        return types;
+      },
+      "DLPack device types that have a backend.");
+  m.def(
+      "device_count",
+      [](int32_t type) {
+        for (const auto& d : mxplug::Runtime::Get().devices().List())
+          if (d->device_type == type) return d->Count();
+        return 0;
+      },
+      py::arg("device_type"));
 
-  m.def("operators", [] {
-    py::list out;
-    const mxplug::Runtime& rt = mxplug::Runtime::Get();
-    for (const auto& op : rt.ops().List()) {
-      std::vector<std::string> devices;
-      for (const auto& k : rt.KernelsOf(op->name)) devices.push_back(mxplug::DeviceTypeName(k->device_type));
-      py::dict d;
-      d["name"] = op->name;
-      d["plugin"] = op->plugin;
-      d["devices"] = devices;
-      out.append(d);
-    }
-    return out;
-  }, "Every registered operator with its plugin and the devices that have kernels.");
+  m.def(
+      "operators",
+      [] {
+        py::list out;
+        const mxplug::Runtime& rt = mxplug::Runtime::Get();
+        for (const auto& op : rt.ops().List()) {
+          std::vector<std::string> devices;
+          for (const auto& k : rt.KernelsOf(op->name))
+            devices.push_back(mxplug::DeviceTypeName(k->device_type));
+          py::dict d;
+          d["name"] = op->name;
+          d["plugin"] = op->plugin;
+          d["devices"] = devices;
+          out.append(d);
+        }
+        return out;
+      },
+      "Every registered operator with its plugin and the devices that have kernels.");
 }

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <random>
-#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -59,7 +59,8 @@ TEST_P(EngineTest, RandomProgramMatchesSerialOracleBitForBit) {
   std::vector<Op> ops(kOps);
   for (Op& op : ops) {
     int nreads = std::uniform_int_distribution<int>(2, 20)(gen);
-    for (int i = 0; i < nreads; ++i) op.reads.push_back(std::uniform_int_distribution<int>(0, kVars - 1)(gen));
+    for (int i = 0; i < nreads; ++i)
+      op.reads.push_back(std::uniform_int_distribution<int>(0, kVars - 1)(gen));
     op.write = std::uniform_int_distribution<int>(0, kVars - 1)(gen);
     op.coef = std::uniform_real_distribution<double>(-1, 1)(gen);
   }
@@ -130,12 +131,14 @@ TEST_P(EngineTest, WritersSerializeInPushOrder) {
   std::vector<int> order;
   bool overlapped = false;
   for (int i = 0; i < 200; ++i)
-    engine_->PushSync([&, i](RunContext) {
-      if (inside.fetch_add(1) != 0) overlapped = true;
-      order.push_back(i);
-      std::this_thread::yield();
-      inside.fetch_sub(1);
-    }, cpu_, {}, {v});
+    engine_->PushSync(
+        [&, i](RunContext) {
+          if (inside.fetch_add(1) != 0) overlapped = true;
+          order.push_back(i);
+          std::this_thread::yield();
+          inside.fetch_sub(1);
+        },
+        cpu_, {}, {v});
   engine_->WaitForVar(v);
   EXPECT_FALSE(overlapped);
   ASSERT_EQ(order.size(), 200u);
@@ -165,13 +168,15 @@ TEST_F(ThreadedEngineTest, ReadersBetweenWritesRunTogether) {
   int arrived = 0;
   std::atomic<int> met{0}, seen{0};
   for (int r = 0; r < 2; ++r)
-    engine_->PushSync([&](RunContext) {
-      seen += value;
-      std::unique_lock<std::mutex> lock(mu);
-      ++arrived;
-      cv.notify_all();
-      if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 2; })) ++met;
-    }, cpu_, {v}, {});
+    engine_->PushSync(
+        [&](RunContext) {
+          seen += value;
+          std::unique_lock<std::mutex> lock(mu);
+          ++arrived;
+          cv.notify_all();
+          if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived == 2; })) ++met;
+        },
+        cpu_, {v}, {});
   engine_->PushSync([&](RunContext) { value = 1; }, cpu_, {}, {v});
   engine_->WaitForVar(v);
   EXPECT_EQ(met.load(), 2) << "the readers did not run concurrently";
@@ -184,9 +189,13 @@ TEST_P(EngineTest, PushDeleteRunsAfterEveryEarlierUser) {
   std::atomic<int> done{0};
   int seen_at_delete = -1;
   for (int i = 0; i < 50; ++i)
-    engine_->PushSync([&](RunContext) { std::this_thread::yield(); ++done; }, cpu_,
-                      i % 2 ? std::vector<VarHandle>{v} : std::vector<VarHandle>{},
-                      i % 2 ? std::vector<VarHandle>{} : std::vector<VarHandle>{v});
+    engine_->PushSync(
+        [&](RunContext) {
+          std::this_thread::yield();
+          ++done;
+        },
+        cpu_, i % 2 ? std::vector<VarHandle>{v} : std::vector<VarHandle>{},
+        i % 2 ? std::vector<VarHandle>{} : std::vector<VarHandle>{v});
   engine_->PushDelete([&](RunContext) { seen_at_delete = done.load(); }, cpu_, v);
   engine_->WaitForAll();
   EXPECT_EQ(seen_at_delete, 50);
@@ -197,14 +206,16 @@ TEST_P(EngineTest, AsyncFunctionCompletedFromAnotherThread) {
   int value = 0;
   std::thread helper;
   std::mutex helper_mu;
-  engine_->PushAsync([&](RunContext, CallbackOnComplete done) {
-    std::lock_guard<std::mutex> lock(helper_mu);
-    helper = std::thread([&value, done] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      value = 42;
-      done();
-    });
-  }, cpu_, {}, {v}, FnProperty::kAsync);
+  engine_->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        std::lock_guard<std::mutex> lock(helper_mu);
+        helper = std::thread([&value, done] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          value = 42;
+          done();
+        });
+      },
+      cpu_, {}, {v}, FnProperty::kAsync);
   int read = 0;
   engine_->PushSync([&](RunContext) { read = value; }, cpu_, {v}, {});
   engine_->WaitForAll();
@@ -217,9 +228,9 @@ TEST_P(EngineTest, AsyncFunctionThrowingBeforeItsCallbackFailsLikeAnyOther) {
   VarHandle a = engine_->NewVar(), b = engine_->NewVar();
   bool ran_dependent = false;
   int after = 0;
-  engine_->PushAsync([](RunContext, CallbackOnComplete) {
-    throw std::runtime_error("launch failed in op L");
-  }, cpu_, {}, {a}, FnProperty::kNormal, 0, "Launch");
+  engine_->PushAsync(
+      [](RunContext, CallbackOnComplete) { throw std::runtime_error("launch failed in op L"); },
+      cpu_, {}, {a}, FnProperty::kNormal, 0, "Launch");
   engine_->PushSync([&](RunContext) { ran_dependent = true; }, cpu_, {a}, {b});  // skipped
   engine_->PushSync([&](RunContext) { after = 1; }, cpu_, {}, {});               // independent
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(b); }), "launch failed in op L");
@@ -232,17 +243,20 @@ TEST_P(EngineTest, AsyncFunctionThrowingBeforeItsCallbackFailsLikeAnyOther) {
 TEST_P(EngineTest, CallbackCalledTwiceIsAnError) {
   VarHandle v = engine_->NewVar();
   std::string second;
-  engine_->PushAsync([&](RunContext, CallbackOnComplete done) {
-    done();
-    second = ErrorText([&] { done(); });
-  }, cpu_, {}, {v}, FnProperty::kAsync, 0, "Twice");
+  engine_->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        done();
+        second = ErrorText([&] { done(); });
+      },
+      cpu_, {}, {v}, FnProperty::kAsync, 0, "Twice");
   engine_->WaitForAll();
   EXPECT_EQ(second, "the callback of engine function 'Twice' was called twice");
 }
 
 TEST_P(EngineTest, ErrorIsStoredOnMutatedVarsRethrownAtWaitAndCleared) {
   VarHandle a = engine_->NewVar(), b = engine_->NewVar();
-  engine_->PushSync([](RunContext) { throw std::invalid_argument("shape mismatch in op X"); }, cpu_, {}, {a, b});
+  engine_->PushSync([](RunContext) { throw std::invalid_argument("shape mismatch in op X"); }, cpu_,
+                    {}, {a, b});
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "shape mismatch in op X");
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "no error");  // cleared
   // One failure is reported once (MXNet's shared exception slot): b held the same one.
@@ -251,7 +265,8 @@ TEST_P(EngineTest, ErrorIsStoredOnMutatedVarsRethrownAtWaitAndCleared) {
   // Any exception type crosses: an int, and the core's Error.
   engine_->PushSync([](RunContext) { throw 42; }, cpu_, {}, {a});
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "int 42");
-  engine_->PushSync([](RunContext) { throw Error("FullyConnected forward on cpu(0): bad"); }, cpu_, {}, {a});
+  engine_->PushSync([](RunContext) { throw Error("FullyConnected forward on cpu(0): bad"); }, cpu_,
+                    {}, {a});
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(a); }), "FullyConnected forward on cpu(0): bad");
   // After clearing, the variable works again.
   int value = 0;
@@ -263,7 +278,8 @@ TEST_P(EngineTest, ErrorIsStoredOnMutatedVarsRethrownAtWaitAndCleared) {
 TEST_P(EngineTest, FunctionsReadingAFailedVarAreSkippedAndInheritTheError) {
   VarHandle a = engine_->NewVar(), b = engine_->NewVar(), c = engine_->NewVar();
   bool ran_b = false, ran_c = false;
-  engine_->PushSync([](RunContext) { throw std::runtime_error("division by zero in op A"); }, cpu_, {}, {a});
+  engine_->PushSync([](RunContext) { throw std::runtime_error("division by zero in op A"); }, cpu_,
+                    {}, {a});
   engine_->PushSync([&](RunContext) { ran_b = true; }, cpu_, {a}, {b});  // b = f(a): skipped
   engine_->PushSync([&](RunContext) { ran_c = true; }, cpu_, {b}, {c});  // c = g(b): skipped too
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(c); }), "division by zero in op A");
@@ -320,16 +336,18 @@ TEST_F(ThreadedEngineTest, LongChainBehindAFailureIsSkippedWithoutRecursion) {
   std::condition_variable cv;
   bool release = false;
   std::thread completer;  // completes the root, and so skips the whole chain on its own stack
-  engine_->PushAsync([&](RunContext, CallbackOnComplete done) {
-    std::lock_guard<std::mutex> lock(mu);
-    completer = std::thread([&, done] {
-      std::unique_lock<std::mutex> wait_lock(mu);
-      cv.wait(wait_lock, [&] { return release; });
-      wait_lock.unlock();
-      done(std::make_exception_ptr(std::runtime_error("root failure")));
-    });
-    cv.notify_all();
-  }, cpu_, {}, {a}, FnProperty::kAsync);
+  engine_->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        std::lock_guard<std::mutex> lock(mu);
+        completer = std::thread([&, done] {
+          std::unique_lock<std::mutex> wait_lock(mu);
+          cv.wait(wait_lock, [&] { return release; });
+          wait_lock.unlock();
+          done(std::make_exception_ptr(std::runtime_error("root failure")));
+        });
+        cv.notify_all();
+      },
+      cpu_, {}, {a}, FnProperty::kAsync);
   std::atomic<int> ran{0};
   for (int i = 0; i < 100000; ++i) engine_->PushSync([&](RunContext) { ++ran; }, cpu_, {}, {a});
   {
@@ -351,10 +369,12 @@ TEST_F(ThreadedEngineTest, PrioritizedFunctionsRunOnTheirOwnPool) {
   for (int i = 0; i < 200; ++i) {
     VarHandle v = engine_->NewVar();
     bool prio = i % 10 == 0;
-    engine_->PushSync([&, prio](RunContext) {
-      std::lock_guard<std::mutex> lock(mu);
-      (prio ? prioritized : normal).insert(std::this_thread::get_id());
-    }, cpu_, {}, {v}, prio ? FnProperty::kCPUPrioritized : FnProperty::kNormal);
+    engine_->PushSync(
+        [&, prio](RunContext) {
+          std::lock_guard<std::mutex> lock(mu);
+          (prio ? prioritized : normal).insert(std::this_thread::get_id());
+        },
+        cpu_, {}, {v}, prio ? FnProperty::kCPUPrioritized : FnProperty::kNormal);
     engine_->PushDelete(nullptr, cpu_, v);
   }
   engine_->WaitForAll();
@@ -368,17 +388,20 @@ TEST(NaiveEngine, EachFunctionCompletesBeforeItsPushReturns) {
   int value = 0;
   std::thread helper;
   // Even an async function completed later from another thread.
-  engine->PushAsync([&](RunContext, CallbackOnComplete done) {
-    helper = std::thread([&value, done] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      value = 5;
-      done();
-    });
-  }, Context::CPU(), {}, {v}, FnProperty::kAsync);
+  engine->PushAsync(
+      [&](RunContext, CallbackOnComplete done) {
+        helper = std::thread([&value, done] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          value = 5;
+          done();
+        });
+      },
+      Context::CPU(), {}, {v}, FnProperty::kAsync);
   EXPECT_EQ(value, 5);
   EXPECT_TRUE(engine->IsReady(v));
   std::thread::id ran_on;
-  engine->PushSync([&](RunContext) { ran_on = std::this_thread::get_id(); }, Context::CPU(), {v}, {});
+  engine->PushSync([&](RunContext) { ran_on = std::this_thread::get_id(); }, Context::CPU(), {v},
+                   {});
   EXPECT_EQ(ran_on, std::this_thread::get_id());
   helper.join();
 }
@@ -386,13 +409,19 @@ TEST(NaiveEngine, EachFunctionCompletesBeforeItsPushReturns) {
 TEST_P(EngineTest, WaitingFromInsideAnEngineFunctionIsAnErrorNotADeadlock) {
   VarHandle v = engine_->NewVar(), w = engine_->NewVar();
   std::string for_var, for_all;
-  engine_->PushSync([&](RunContext) {
-    for_var = ErrorText([&] { engine_->WaitForVar(w); });
-    for_all = ErrorText([&] { engine_->WaitForAll(); });
-  }, cpu_, {}, {v});
+  engine_->PushSync(
+      [&](RunContext) {
+        for_var = ErrorText([&] { engine_->WaitForVar(w); });
+        for_all = ErrorText([&] { engine_->WaitForAll(); });
+      },
+      cpu_, {}, {v});
   engine_->WaitForAll();
-  EXPECT_NE(for_var.find("WaitForVar was called from inside a function running on the engine"), std::string::npos) << for_var;
-  EXPECT_NE(for_all.find("WaitForAll was called from inside a function running on the engine"), std::string::npos) << for_all;
+  EXPECT_NE(for_var.find("WaitForVar was called from inside a function running on the engine"),
+            std::string::npos)
+      << for_var;
+  EXPECT_NE(for_all.find("WaitForAll was called from inside a function running on the engine"),
+            std::string::npos)
+      << for_all;
 }
 
 TEST_P(EngineTest, PushFromEightThreadsAtOnce) {
@@ -425,13 +454,16 @@ TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {
   VarHandle v = engine_->NewVar();
   for (int i = 0; i < 40; ++i) {
     FnProperty prop = i % 4 == 0 ? FnProperty::kCopyToDevice : FnProperty::kNormal;
-    engine_->PushSync([&, prop](RunContext rctx) {
-      std::lock_guard<std::mutex> lock(mu);
-      EXPECT_EQ(rctx.ctx, dev);
-      EXPECT_NE(rctx.stream, nullptr);
-      streams_of_thread[std::this_thread::get_id()].insert(rctx.stream);
-      (prop == FnProperty::kNormal ? compute_threads : copy_threads).insert(std::this_thread::get_id());
-    }, dev, {v}, {}, prop);
+    engine_->PushSync(
+        [&, prop](RunContext rctx) {
+          std::lock_guard<std::mutex> lock(mu);
+          EXPECT_EQ(rctx.ctx, dev);
+          EXPECT_NE(rctx.stream, nullptr);
+          streams_of_thread[std::this_thread::get_id()].insert(rctx.stream);
+          (prop == FnProperty::kNormal ? compute_threads : copy_threads)
+              .insert(std::this_thread::get_id());
+        },
+        dev, {v}, {}, prop);
   }
   engine_->WaitForAll();
   std::set<void*> all_streams;
@@ -444,7 +476,7 @@ TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {
     // Compute and copy functions run on different pools; never on the pushing thread.
     EXPECT_GE(compute_threads.size(), 1u);
     EXPECT_LE(compute_threads.size(), 2u);  // device_compute_workers
-    EXPECT_EQ(copy_threads.size(), 1u);      // device_copy_workers
+    EXPECT_EQ(copy_threads.size(), 1u);     // device_copy_workers
     for (const auto& t : copy_threads) EXPECT_EQ(compute_threads.count(t), 0u);
     EXPECT_EQ(streams_of_thread.count(std::this_thread::get_id()), 0u);
   } else {

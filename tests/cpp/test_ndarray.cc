@@ -223,7 +223,8 @@ TEST_F(NDArrayTest, ExternalMemoryIsReleasedAfterPendingWork) {
   std::weak_ptr<std::vector<float>> watch = buffer;
   NDArray out;
   {
-    NDArray ext = NDArray::FromExternal(buffer->data(), TShape{3}, kMXPFloat32, Context::CPU(), buffer);
+    NDArray ext =
+        NDArray::FromExternal(buffer->data(), TShape{3}, kMXPFloat32, Context::CPU(), buffer);
     buffer.reset();
     out = Call("_mul_scalar", {{"scalar", "2"}}, {ext});
   }

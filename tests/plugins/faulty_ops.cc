@@ -47,8 +47,9 @@ class FailOnNegative : public mxplug::Operator {
 class Hang : public mxplug::Operator {
  public:
   Hang(const mxplug::KwArgs&, mxplug::Context) {}
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<mxplug::OpReqType>&,
-               const std::vector<TBlob>&, const std::vector<TBlob>&) override {
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>&,
+               const std::vector<mxplug::OpReqType>&, const std::vector<TBlob>&,
+               const std::vector<TBlob>&) override {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   }
 };

@@ -2,12 +2,11 @@
 #include <vector>  // Boost 1.74's library_info.hpp uses std::vector without including it
 
 #define BOOST_DLL_USE_STD_FS
-#include <boost/dll/library_info.hpp>
-
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <boost/dll/library_info.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <iostream>
@@ -24,8 +23,8 @@
 
 namespace {
 
-using nlohmann::json;
 using mxplug::Runtime;
+using nlohmann::json;
 
 // Note [stdout is the CLI's]
 // Plugins load in this process, and one may print from a static constructor or its init; on
@@ -136,7 +135,9 @@ int CmdList(const Options& o) {
   if (o.json) {
     json j = json::array();
     for (const auto& op : ops)
-      j.push_back({{"name", op->name}, {"plugin", op->plugin}, {"path", op->plugin_path},
+      j.push_back({{"name", op->name},
+                   {"plugin", op->plugin},
+                   {"path", op->plugin_path},
                    {"devices", KernelDevices(rt, op->name)}});
     Out() << Dumped(json{{"operators", j}, {"refused_plugins", RefusedCount(rt)}}) << "\n";
     return 0;
@@ -161,7 +162,10 @@ int CmdList(const Options& o) {
 
 // ---- describe ----
 json ParamJson(const mxplug::ParamInfo& p) {
-  json j{{"name", p.name}, {"type", p.type_text}, {"required", !p.default_value}, {"doc", p.doc},
+  json j{{"name", p.name},
+         {"type", p.type_text},
+         {"required", !p.default_value},
+         {"doc", p.doc},
          {"summary", p.Summary()}};
   if (p.default_value) j["default"] = *p.default_value;
   if (p.lower_bound) j["min"] = *p.lower_bound;
@@ -177,10 +181,11 @@ std::unique_ptr<mxplug::OpProperty> SampleInstance(std::shared_ptr<const mxplug:
                                                    std::string* error) {
   std::vector<std::string> filled;
   for (const auto& p : op->params) {
-    bool given = std::any_of(kwargs.begin(), kwargs.end(), [&](const auto& kv) { return kv.first == p.name; });
+    bool given = std::any_of(kwargs.begin(), kwargs.end(),
+                             [&](const auto& kv) { return kv.first == p.name; });
     if (given || p.default_value) continue;
-    std::string v = !p.choices.empty() ? p.choices[0]
-                    : p.lower_bound    ? mxplug::FieldInfo::FormatBound(*p.lower_bound)
+    std::string v = !p.choices.empty()         ? p.choices[0]
+                    : p.lower_bound            ? mxplug::FieldInfo::FormatBound(*p.lower_bound)
                     : p.type == kMXPParamShape ? "(1,)"
                                                : "1";
     kwargs.emplace_back(p.name, v);
@@ -201,15 +206,21 @@ std::string InplaceText(const std::vector<MXPInplacePair>& pairs, const mxplug::
   auto args = prop.ListArguments(), outs = prop.ListOutputs();
   auto name = [&](int32_t role, int32_t i) -> std::string {
     switch (role) {
-      case kMXPRoleInData: return args.at(i);
-      case kMXPRoleOutData: return outs.at(i);
-      case kMXPRoleOutGrad: return "grad(" + outs.at(i) + ")";
-      case kMXPRoleInGrad: return "grad(" + args.at(i) + ")";
-      default: return "aux" + std::to_string(i);
+      case kMXPRoleInData:
+        return args.at(i);
+      case kMXPRoleOutData:
+        return outs.at(i);
+      case kMXPRoleOutGrad:
+        return "grad(" + outs.at(i) + ")";
+      case kMXPRoleInGrad:
+        return "grad(" + args.at(i) + ")";
+      default:
+        return "aux" + std::to_string(i);
     }
   };
   std::vector<std::string> items;
-  for (const auto& p : pairs) items.push_back(name(p.src_role, p.src_index) + " -> " + name(p.dst_role, p.dst_index));
+  for (const auto& p : pairs)
+    items.push_back(name(p.src_role, p.src_index) + " -> " + name(p.dst_role, p.dst_index));
   return Join(items);
 }
 
@@ -220,7 +231,8 @@ std::string ResourceText(uint32_t mask) {
   return items.empty() ? "none" : Join(items);
 }
 
-int CmdDescribe(const Options& o, const std::string& name, const std::vector<std::string>& kv_args) {
+int CmdDescribe(const Options& o, const std::string& name,
+                const std::vector<std::string>& kv_args) {
   Runtime& rt = LoadPlugins(o);
   std::shared_ptr<const mxplug::OpEntry> op;
   try {
@@ -249,28 +261,34 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
   j["params"] = json::array();
   for (const auto& p : op->params) j["params"].push_back(ParamJson(p));
   j["inputs"] = json::array();
-  for (const auto& a : op->arguments) j["inputs"].push_back({{"name", a.name}, {"type", a.type_text}, {"doc", a.doc}});
+  for (const auto& a : op->arguments)
+    j["inputs"].push_back({{"name", a.name}, {"type", a.type_text}, {"doc", a.doc}});
   j["kernels"] = json::array();
   for (const auto& k : rt.KernelsOf(op->name))
-    j["kernels"].push_back({{"device", mxplug::DeviceTypeName(k->device_type)}, {"plugin", k->plugin},
+    j["kernels"].push_back({{"device", mxplug::DeviceTypeName(k->device_type)},
+                            {"plugin", k->plugin},
                             {"backward", k->has_backward()}});
   if (prop) {
     try {
       auto deps = prop->DeclareBackwardDependency();
       auto args = prop->ListArguments(), outs = prop->ListOutputs();
       std::vector<std::string> reads;
-      for (size_t i = 0; i < deps.out_grad.size(); ++i) if (deps.out_grad[i]) reads.push_back("grad(" + outs[i] + ")");
-      for (size_t i = 0; i < deps.in_data.size(); ++i) if (deps.in_data[i]) reads.push_back(args[i]);
-      for (size_t i = 0; i < deps.out_data.size(); ++i) if (deps.out_data[i]) reads.push_back(outs[i]);
-      j["instance"] = {{"note", note},
-                       {"arguments", args},
-                       {"outputs", outs},
-                       {"auxiliary_states", prop->ListAuxiliaryStates()},
-                       {"forward_inplace", InplaceText(prop->InplaceOption(kMXPPhaseForward), *prop)},
-                       {"backward_inplace", InplaceText(prop->InplaceOption(kMXPPhaseBackward), *prop)},
-                       {"backward_reads", reads},
-                       {"forward_resources", ResourceText(prop->Resources(kMXPPhaseForward))},
-                       {"backward_resources", ResourceText(prop->Resources(kMXPPhaseBackward))}};
+      for (size_t i = 0; i < deps.out_grad.size(); ++i)
+        if (deps.out_grad[i]) reads.push_back("grad(" + outs[i] + ")");
+      for (size_t i = 0; i < deps.in_data.size(); ++i)
+        if (deps.in_data[i]) reads.push_back(args[i]);
+      for (size_t i = 0; i < deps.out_data.size(); ++i)
+        if (deps.out_data[i]) reads.push_back(outs[i]);
+      j["instance"] = {
+          {"note", note},
+          {"arguments", args},
+          {"outputs", outs},
+          {"auxiliary_states", prop->ListAuxiliaryStates()},
+          {"forward_inplace", InplaceText(prop->InplaceOption(kMXPPhaseForward), *prop)},
+          {"backward_inplace", InplaceText(prop->InplaceOption(kMXPPhaseBackward), *prop)},
+          {"backward_reads", reads},
+          {"forward_resources", ResourceText(prop->Resources(kMXPPhaseForward))},
+          {"backward_resources", ResourceText(prop->Resources(kMXPPhaseBackward))}};
     } catch (const std::exception& e) {
       error = e.what();
       prop.reset();
@@ -298,14 +316,17 @@ int CmdDescribe(const Options& o, const std::string& name, const std::vector<std
     const json& in = j["instance"];
     Out() << "\nInstance" << (note.empty() ? "" : " (" + note + "; pass KEY=VALUE for others)")
           << ":\n";
-    PrintTable({{"  arguments", Join(in["arguments"].get<std::vector<std::string>>())},
-                {"  outputs", Join(in["outputs"].get<std::vector<std::string>>())},
-                {"  auxiliary states", in["auxiliary_states"].empty() ? "none" : Join(in["auxiliary_states"].get<std::vector<std::string>>())},
-                {"  in-place forward", in["forward_inplace"].get<std::string>()},
-                {"  in-place backward", in["backward_inplace"].get<std::string>()},
-                {"  backward reads", Join(in["backward_reads"].get<std::vector<std::string>>())},
-                {"  resources", "forward " + in["forward_resources"].get<std::string>() +
-                                    "; backward " + in["backward_resources"].get<std::string>()}});
+    PrintTable(
+        {{"  arguments", Join(in["arguments"].get<std::vector<std::string>>())},
+         {"  outputs", Join(in["outputs"].get<std::vector<std::string>>())},
+         {"  auxiliary states", in["auxiliary_states"].empty()
+                                    ? "none"
+                                    : Join(in["auxiliary_states"].get<std::vector<std::string>>())},
+         {"  in-place forward", in["forward_inplace"].get<std::string>()},
+         {"  in-place backward", in["backward_inplace"].get<std::string>()},
+         {"  backward reads", Join(in["backward_reads"].get<std::vector<std::string>>())},
+         {"  resources", "forward " + in["forward_resources"].get<std::string>() + "; backward " +
+                             in["backward_resources"].get<std::string>()}});
   } else {
     Out() << "\nInstance: " << error << "\n";
   }
@@ -446,27 +467,34 @@ int CmdCheck(const Options& o, const std::string& file) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mxplug " MXPLUG_VERSION_STRING ": lists and checks the operators, kernels and devices that plugins register"};
+  CLI::App app{"mxplug " MXPLUG_VERSION_STRING
+               ": lists and checks the operators, kernels and devices that plugins register"};
   app.set_version_flag("--version", MXPLUG_VERSION_STRING);
   app.require_subcommand(1);
   app.fallthrough();
   Options o;
   app.add_flag("--json", o.json, "Print JSON instead of text");
-  app.add_option("--plugin-path", o.plugin_path,
-                 "Colon-separated plugin folders, replacing the default folder and MXPLUG_PLUGIN_PATH");
+  app.add_option(
+      "--plugin-path", o.plugin_path,
+      "Colon-separated plugin folders, replacing the default folder and MXPLUG_PLUGIN_PATH");
   app.add_flag("--no-probe", o.no_probe,
                "Load plugin files in-process without probing new ones in a child process first");
 
-  auto* list = app.add_subcommand("list", "List every operator with its plugin and the devices that have kernels");
+  auto* list = app.add_subcommand(
+      "list", "List every operator with its plugin and the devices that have kernels");
   std::string op_name;
   std::vector<std::string> kv_args;
-  auto* describe = app.add_subcommand("describe", "Describe one operator: parameters, inputs, outputs, in-place options, resources, kernels");
+  auto* describe = app.add_subcommand(
+      "describe",
+      "Describe one operator: parameters, inputs, outputs, in-place options, resources, kernels");
   describe->add_option("op", op_name, "Operator name")->required();
   describe->add_option("params", kv_args, "KEY=VALUE parameters for the instance shown");
   auto* devices = app.add_subcommand("devices", "List device backends and their devices");
-  auto* plugins = app.add_subcommand("plugins", "List plugin files: loaded or refused and why, versions, what they registered");
+  auto* plugins = app.add_subcommand(
+      "plugins", "List plugin files: loaded or refused and why, versions, what they registered");
   std::string check_file;
-  auto* check = app.add_subcommand("check", "Validate one plugin file in a child process and print what it would register");
+  auto* check = app.add_subcommand(
+      "check", "Validate one plugin file in a child process and print what it would register");
   check->add_option("file", check_file, "Plugin file (.so)")->required();
 
   try {

@@ -8,12 +8,12 @@
 #ifndef MXPLUG_NDARRAY_H_
 #define MXPLUG_NDARRAY_H_
 
+#include <dlpack/dlpack.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include <dlpack/dlpack.h>
 
 #include "mxplug/engine.h"
 #include "mxplug/sdk/context.hpp"
@@ -86,7 +86,8 @@ class NDArray {
   void WaitToRead() const;
   /*! \brief Waits for pending reads and writes. */
   void WaitToWrite() const;
-  /*! \brief Copies `bytes` (all of the array) from host memory, ordered with other pushes; waits. */
+  /*! \brief Copies `bytes` (all of the array) from host memory, ordered with other pushes; waits.
+   */
   void SyncCopyFromCPU(const void* src, size_t bytes) const;
   /*! \brief Waits for pending writes, then copies all of the array to host memory. */
   void SyncCopyToCPU(void* dst, size_t bytes) const;

@@ -7,10 +7,9 @@
 #define MXPLUG_PLUGIN_RECORD_H_
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace mxplug {
 

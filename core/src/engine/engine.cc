@@ -75,7 +75,8 @@ Engine* Engine::Get() {
   if (Engine* e = g_engine.load(std::memory_order_acquire)) return e;
   std::lock_guard<std::mutex> lock(g_engine_mu);
   if (Engine* e = g_engine.load(std::memory_order_relaxed)) return e;
-  EngineType type = g_default_type >= 0 ? static_cast<EngineType>(g_default_type) : TypeFromEnvironment();
+  EngineType type =
+      g_default_type >= 0 ? static_cast<EngineType>(g_default_type) : TypeFromEnvironment();
   // Never destroyed, so no static destructor can run it down; at exit, the handler below drains
   // the queued work and stops the workers before static objects it may touch are destroyed.
   // The profiler's exit handler (MXPLUG_PROFILER) must run after the engine's drain below:
@@ -97,7 +98,8 @@ void Engine::SetDefaultType(EngineType type) {
   std::lock_guard<std::mutex> lock(g_engine_mu);
   if (g_engine.load() && g_engine.load()->type() != type)
     throw Error("Engine::SetDefaultType: the process-wide engine already exists (" +
-                g_engine.load()->Describe() + ")", kMXPFailedPrecondition);
+                    g_engine.load()->Describe() + ")",
+                kMXPFailedPrecondition);
   g_default_type = static_cast<int>(type);
 }
 

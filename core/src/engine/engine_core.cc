@@ -56,9 +56,11 @@ bool EngineCore::InEngineFunction() { return tls_engine_function_depth > 0; }
 
 void EngineCore::CheckNotInEngineFunction(const char* what) const {
   if (InEngineFunction())
-    throw Error(std::string(what) + " was called from inside a function running on the engine; "
-                "it would wait for work queued behind the caller. Push the dependent work with "
-                "the variable as a dependency instead.", kMXPFailedPrecondition);
+    throw Error(std::string(what) +
+                    " was called from inside a function running on the engine; "
+                    "it would wait for work queued behind the caller. Push the dependent work with "
+                    "the variable as a dependency instead.",
+                kMXPFailedPrecondition);
 }
 
 VarHandle EngineCore::NewVar() {
@@ -263,7 +265,8 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx) {
 void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
   if (opr->completed.exchange(true, std::memory_order_acq_rel))
     throw Error(std::string("the callback of engine function '") + (opr->name ? opr->name : "?") +
-                "' was called twice", kMXPFailedPrecondition);
+                    "' was called twice",
+                kMXPFailedPrecondition);
   WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, std::move(error), ready); });
 }
 
@@ -321,9 +324,7 @@ void EngineCore::WaitForVar(VarHandle var) {
   if (!var->IsReady()) {
     Done done;
     Opr* opr = oprs_.New();
-    opr->fn = [&done](RunContext, CallbackOnComplete cb) {
-      cb();
-    };
+    opr->fn = [&done](RunContext, CallbackOnComplete cb) { cb(); };
     opr->done = &done;
     opr->ctx = Context::CPU();
     opr->const_vars.push_back(var);

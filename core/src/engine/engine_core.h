@@ -79,10 +79,10 @@ class EngineCore : public Engine {
 
   VarHandle NewVar() override;
   VarHandle NewResourceVar() override;
-  void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
-                 FnProperty prop, int priority, const char* name) override;
-  void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars,
-                FnProperty prop, int priority, const char* name) override;
+  void PushAsync(AsyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
+                 int priority, const char* name) override;
+  void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
+                int priority, const char* name) override;
   void PushDelete(SyncFn fn, Context ctx, VarHandle var) override;
   void WaitForVar(VarHandle var) override;
   void WaitForAll() override;
@@ -117,8 +117,8 @@ class EngineCore : public Engine {
   static void PrepareThread();
 
  private:
-  Opr* NewOpr(Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
-              int priority, const char* name);
+  Opr* NewOpr(Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop, int priority,
+              const char* name);
   // Calls fill(list) with the list that the dispatch loop on this thread will run, then runs it
   // if no loop is running yet (Note [Dispatch loop]). Allocates nothing on the steady path.
   template <typename Fill>

@@ -214,7 +214,8 @@ class ThreadedEngine : public EngineCore {
     void* stream = nullptr;
     if (pool->device) {
       // Each worker owns a stream, so functions on different workers overlap on the device.
-      if (MXPStatus* s = pool->device->def.stream_create(pool->device->def.user, pool->ctx.dev_id, &stream))
+      if (MXPStatus* s =
+              pool->device->def.stream_create(pool->device->def.user, pool->ctx.dev_id, &stream))
         ThrowIfErrorLogged(s, pool);
     }
     {
@@ -228,7 +229,8 @@ class ThreadedEngine : public EngineCore {
       Run(opr, RunContext{opr->ctx, stream});
       running->store(nullptr, std::memory_order_relaxed);
     }
-    if (pool->device && stream) pool->device->def.stream_destroy(pool->device->def.user, pool->ctx.dev_id, stream);
+    if (pool->device && stream)
+      pool->device->def.stream_destroy(pool->device->def.user, pool->ctx.dev_id, stream);
   }
 
   static void ThrowIfErrorLogged(MXPStatus* status, Pool* pool) {
@@ -257,7 +259,8 @@ class ThreadedEngine : public EngineCore {
     int workers = options_.priority_workers;
     if (kind != Kind::kPriority) {
       device = Runtime::Get().GetDevice(ctx.dev_type);
-      workers = kind == Kind::kCopy ? options_.device_copy_workers : options_.device_compute_workers;
+      workers =
+          kind == Kind::kCopy ? options_.device_copy_workers : options_.device_compute_workers;
     }
     // "mxp cpu prio", "mxp gpu(1)", "mxp gpu(1) copy".
     std::string name = kind == Kind::kPriority

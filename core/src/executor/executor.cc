@@ -7,9 +7,9 @@
 
 #include "executor/memory_plan.h"
 #include "mxplug/error.h"
-#include "operator/kernel_call.h"
 #include "mxplug/imperative.h"
 #include "mxplug/runtime.h"
+#include "operator/kernel_call.h"
 
 namespace mxplug {
 
@@ -36,10 +36,14 @@ enum class StepKind { kForward, kHead, kBackward, kSum };
 
 const char* KindName(StepKind k) {
   switch (k) {
-    case StepKind::kForward: return "forward";
-    case StepKind::kHead: return "head";
-    case StepKind::kBackward: return "backward";
-    case StepKind::kSum: return "sum";
+    case StepKind::kForward:
+      return "forward";
+    case StepKind::kHead:
+      return "head";
+    case StepKind::kBackward:
+      return "backward";
+    case StepKind::kSum:
+      return "sum";
   }
   return "";
 }
@@ -92,16 +96,22 @@ struct Executor::Plan {
   std::vector<Step> steps;
   size_t num_forward = 0;
   std::vector<uint32_t> head_steps;  // the steps that take a given output gradient
-  std::vector<int> storage;           // per buffer: block of the memory plan, -1 not planned
-  std::vector<uint32_t> arg_entry;    // per argument: its entry (and buffer) id
+  std::vector<int> storage;          // per buffer: block of the memory plan, -1 not planned
+  std::vector<uint32_t> arg_entry;   // per argument: its entry (and buffer) id
 };
 
 Executor::~Executor() = default;
 
-Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args, std::vector<NDArray> arg_grads,
-                   std::vector<GradReq> grad_req, std::vector<NDArray> aux, ExecutorOptions options)
-    : symbol_(symbol), ctx_(ctx), args_(std::move(args)), arg_grads_(std::move(arg_grads)),
-      aux_(std::move(aux)), grad_req_(std::move(grad_req)), plan_(std::make_unique<Plan>(symbol)) {
+Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
+                   std::vector<NDArray> arg_grads, std::vector<GradReq> grad_req,
+                   std::vector<NDArray> aux, ExecutorOptions options)
+    : symbol_(symbol),
+      ctx_(ctx),
+      args_(std::move(args)),
+      arg_grads_(std::move(arg_grads)),
+      aux_(std::move(aux)),
+      grad_req_(std::move(grad_req)),
+      plan_(std::make_unique<Plan>(symbol)) {
   Plan& p = *plan_;
   const IndexedGraph& g = p.graph;
   const uint32_t E = static_cast<uint32_t>(g.num_entries());
@@ -116,8 +126,9 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   };
   auto check_list = [&](const char* what, size_t got, const std::vector<uint32_t>& nodes) {
     if (got != nodes.size())
-      throw Error("bind: expected " + std::to_string(nodes.size()) + " " + what + " (" + detail::JoinNames(names(nodes)) +
-                  "), got " + std::to_string(got), kMXPInvalidArgument);
+      throw Error("bind: expected " + std::to_string(nodes.size()) + " " + what + " (" +
+                      detail::JoinNames(names(nodes)) + "), got " + std::to_string(got),
+                  kMXPInvalidArgument);
   };
   check_list("arguments", args_.size(), arg_nodes);
   check_list("gradient arrays (one per argument)", arg_grads_.size(), arg_nodes);
@@ -126,8 +137,9 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   auto check_array = [&](const NDArray& a, const std::string& what) {
     if (a.is_none()) throw Error("bind: " + what + " is missing", kMXPInvalidArgument);
     if (a.ctx() != ctx_)
-      throw Error("bind: " + what + " is on " + a.ctx().ToString() + ", the executor on " + ctx_.ToString(),
-                  kMXPInvalidArgument);
+      throw Error(
+          "bind: " + what + " is on " + a.ctx().ToString() + ", the executor on " + ctx_.ToString(),
+          kMXPInvalidArgument);
   };
   std::vector<TShape> shapes(E);
   std::vector<int> dtypes(E, kMXPUnknownDType);
@@ -141,8 +153,9 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     if (grad_req_[i] == GradReq::kNull) continue;
     check_array(arg_grads_[i], "gradient of '" + name + "'");
     if (arg_grads_[i].shape() != args_[i].shape() || arg_grads_[i].dtype() != args_[i].dtype())
-      throw Error("bind: gradient of '" + name + "' is " + arg_grads_[i].Describe() + ", the argument " +
-                  args_[i].Describe(), kMXPInvalidArgument);
+      throw Error("bind: gradient of '" + name + "' is " + arg_grads_[i].Describe() +
+                      ", the argument " + args_[i].Describe(),
+                  kMXPInvalidArgument);
     p.arrays[E + e] = arg_grads_[i];
   }
   for (size_t i = 0; i < aux_nodes.size(); ++i) {
@@ -159,11 +172,13 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     return detail::JoinNames(n);
   };
   if (!InferGraphShapes(g, &shapes))
-    throw Error("bind: cannot infer the shapes of " + unknown([&](uint32_t e) { return shapes[e].IsKnown(); }),
+    throw Error("bind: cannot infer the shapes of " +
+                    unknown([&](uint32_t e) { return shapes[e].IsKnown(); }),
                 kMXPInvalidArgument);
   if (!InferGraphTypes(g, &dtypes))
     throw Error("bind: cannot infer the dtypes of " +
-                unknown([&](uint32_t e) { return dtypes[e] != kMXPUnknownDType; }), kMXPInvalidArgument);
+                    unknown([&](uint32_t e) { return dtypes[e] != kMXPUnknownDType; }),
+                kMXPInvalidArgument);
   for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
   for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kUnused);
   for (uint32_t v : g.variables()) p.roles[g.entry_id(v, 0)] = BufferRole::kExternal;
@@ -187,7 +202,8 @@ void Executor::Plan::AddForwardSteps() {
     s.node = n;
     s.op = ImperativeOp::Get(node.op->name, node.Params());
     const size_t nargs = node.num_arguments();
-    for (size_t i = 0; i < g[n].inputs.size(); ++i) (i < nargs ? s.in : s.aux).push_back(g[n].inputs[i]);
+    for (size_t i = 0; i < g[n].inputs.size(); ++i)
+      (i < nargs ? s.in : s.aux).push_back(g[n].inputs[i]);
     for (uint32_t j = 0; j < node.num_outputs(); ++j) s.out.push_back(g[n].first_entry + j);
     s.req.assign(s.out.size(), kWriteTo);
     steps.push_back(std::move(s));
@@ -200,7 +216,8 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
   const uint32_t E = static_cast<uint32_t>(g.num_entries());
   // Which entries a gradient flows to: from arguments with a grad_req, through op arguments.
   std::vector<bool> needs(E, false);
-  for (uint32_t v : g.variables()) needs[g.entry_id(v, 0)] = var_req[g.entry_id(v, 0)] != GradReq::kNull;
+  for (uint32_t v : g.variables())
+    needs[g.entry_id(v, 0)] = var_req[g.entry_id(v, 0)] != GradReq::kNull;
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const Node& node = *g[n].node;
     if (node.is_variable()) continue;
@@ -226,9 +243,10 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     if (!needs[e]) continue;
     const uint32_t n = g.node_of_entry(e);
     const Node& node = *g[n].node;
-    const bool read = node.is_variable() ||
-                      ImperativeOp::Get(node.op->name, node.Params())->property().DeclareBackwardDependency()
-                          .out_grad[e - g[n].first_entry];
+    const bool read = node.is_variable() || ImperativeOp::Get(node.op->name, node.Params())
+                                                ->property()
+                                                .DeclareBackwardDependency()
+                                                .out_grad[e - g[n].first_entry];
     if (!read) continue;  // a loss output: its op's backward does not read the gradient
     // The given gradient is the first thing written to the buffer, so Backward copies it straight
     // in; only an argument gradient with grad_req 'add' (or an output listed twice) adds a copy.
@@ -264,8 +282,10 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
       if (deps.out_grad[j]) read_grad[e] = true;
     }
     for (size_t i = 0; i < g[n].inputs.size(); ++i) {
-      if (i < nargs) s.in.push_back(deps.in_data[i] ? g[n].inputs[i] : kNone);
-      else s.aux.push_back(g[n].inputs[i]);
+      if (i < nargs)
+        s.in.push_back(deps.in_data[i] ? g[n].inputs[i] : kNone);
+      else
+        s.aux.push_back(g[n].inputs[i]);
     }
     std::vector<Step> sums;
     for (size_t i = 0; i < nargs; ++i) {
@@ -310,7 +330,8 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
   std::vector<PlanStep> plan_steps;
   for (const Step& s : steps) {
     PlanStep ps;
-    for (const auto* list : {&s.in, &s.aux, &s.out_grad}) ps.reads.insert(ps.reads.end(), list->begin(), list->end());
+    for (const auto* list : {&s.in, &s.aux, &s.out_grad})
+      ps.reads.insert(ps.reads.end(), list->begin(), list->end());
     if (s.kind == StepKind::kBackward) ps.reads.insert(ps.reads.end(), s.out.begin(), s.out.end());
     const std::vector<uint32_t>& writes = s.kind == StepKind::kBackward ? s.in_grad : s.out;
     for (size_t i = 0; i < writes.size(); ++i) {
@@ -326,10 +347,13 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
                                             : role == kMXPRoleOutGrad ? &s.out_grad
                                             : role == kMXPRoleInGrad  ? &s.in_grad
                                                                       : nullptr;
-        return list && index >= 0 && static_cast<size_t>(index) < list->size() ? (*list)[index] : kNone;
+        return list && index >= 0 && static_cast<size_t>(index) < list->size() ? (*list)[index]
+                                                                               : kNone;
       };
-      for (const MXPInplacePair& pair : s.op->property().InplaceOption(fwd ? kMXPPhaseForward : kMXPPhaseBackward)) {
-        const uint32_t src = tensor(pair.src_role, pair.src_index), dst = tensor(pair.dst_role, pair.dst_index);
+      for (const MXPInplacePair& pair :
+           s.op->property().InplaceOption(fwd ? kMXPPhaseForward : kMXPPhaseBackward)) {
+        const uint32_t src = tensor(pair.src_role, pair.src_index),
+                       dst = tensor(pair.dst_role, pair.dst_index);
         // A tensor read through two slots cannot be overwritten through one of them.
         if (src != kNone && dst != kNone && std::count(ps.reads.begin(), ps.reads.end(), src) == 1)
           ps.inplace.emplace_back(src, dst);
@@ -341,12 +365,14 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
   std::vector<size_t> bytes(shapes.size());
   for (size_t b = 0; b < bytes.size(); ++b)
     bytes[b] = roles[b] == BufferRole::kUnused || roles[b] == BufferRole::kExternal
-                   ? 0 : static_cast<size_t>(shapes[b].Size()) * DTypeSize(dtypes[b]);
+                   ? 0
+                   : static_cast<size_t>(shapes[b].Size()) * DTypeSize(dtypes[b]);
   MemoryPlan mp = PlanMemory(plan_steps, bytes, roles, dtypes, share);
   storage = mp.storage;
   std::vector<NDArray> blocks;
   for (size_t bytes_of_block : mp.block_bytes)
-    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(bytes_of_block, 1))}, ctx, kMXPUint8);
+    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(bytes_of_block, 1))}, ctx,
+                        kMXPUint8);
   arrays.resize(shapes.size());
   for (size_t b = 0; b < shapes.size(); ++b) {
     if (storage[b] >= 0) arrays[b] = blocks[storage[b]].View(shapes[b], dtypes[b]);
@@ -397,7 +423,8 @@ void Executor::Plan::Prepare(Context ctx) {
       }
     } catch (const Error& e) {
       const std::string where = s.node == kNone ? "" : " of " + graph[s.node].node->Describe();
-      throw Error("bind: " + std::string(KindName(s.kind)) + " step" + where + ": " + e.what(), e.code());
+      throw Error("bind: " + std::string(KindName(s.kind)) + " step" + where + ": " + e.what(),
+                  e.code());
     }
   }
 }
@@ -455,19 +482,24 @@ void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
   const Plan& p = *plan_;
   const IndexedGraph& g = p.graph;
   if (!out_grads.empty() && out_grads.size() != g.outputs().size())
-    throw Error("backward: expected " + std::to_string(g.outputs().size()) + " output gradients (one per output: " +
-                detail::JoinNames(symbol_.ListOutputs()) + "), got " + std::to_string(out_grads.size()), kMXPInvalidArgument);
+    throw Error(
+        "backward: expected " + std::to_string(g.outputs().size()) +
+            " output gradients (one per output: " + detail::JoinNames(symbol_.ListOutputs()) +
+            "), got " + std::to_string(out_grads.size()),
+        kMXPInvalidArgument);
   for (uint32_t i : p.head_steps) {
     const Plan::Step& s = p.steps[i];
     const uint32_t h = s.head, b = s.out[0];
     const std::string name = p.BufferName(g.outputs()[h]);
     if (out_grads.empty() || out_grads[h].is_none())
-      throw Error("backward: output '" + name + "' does not come from a loss op, so its gradient must be given "
-                  "(or make it a loss with make_loss)", kMXPInvalidArgument);
+      throw Error("backward: output '" + name +
+                      "' does not come from a loss op, so its gradient must be given "
+                      "(or make it a loss with make_loss)",
+                  kMXPInvalidArgument);
     if (out_grads[h].shape() != p.shapes[b] || out_grads[h].dtype() != p.dtypes[b])
-      throw Error("backward: the gradient of output '" + name + "' is " + out_grads[h].Describe() + ", expected " +
-                  p.shapes[b].ToString() + " " +
-                  DTypeName(p.dtypes[b]), kMXPInvalidArgument);
+      throw Error("backward: the gradient of output '" + name + "' is " + out_grads[h].Describe() +
+                      ", expected " + p.shapes[b].ToString() + " " + DTypeName(p.dtypes[b]),
+                  kMXPInvalidArgument);
   }
   for (size_t i = p.num_forward; i < p.steps.size(); ++i) {
     const Plan::Step& s = p.steps[i];

@@ -15,7 +15,8 @@ namespace {
 // fills what it can, in either direction: weights from data, an elementwise input from the other
 // or from the output. Passes go forward over the nodes, then backward, until a pass learns nothing
 // more, as MXNet's InferShape pass does. An op that returns a value contradicting a known one is an
-// error naming the node, the op, the slot, the variable or node the value came from, and both values.
+// error naming the node, the op, the slot, the variable or node the value came from, and both
+// values.
 
 struct ShapeTraits {
   using Value = TShape;
@@ -69,7 +70,8 @@ struct TypeTraits {
     return false;
   }
   static std::string Text(int t) { return t == kMXPUnknownDType ? "unknown" : DTypeName(t); }
-  static bool Run(const OpProperty& p, std::vector<int>* in, std::vector<int>* out, std::vector<int>* aux) {
+  static bool Run(const OpProperty& p, std::vector<int>* in, std::vector<int>* out,
+                  std::vector<int>* aux) {
     return p.InferType(in, out, aux);
   }
 };
@@ -80,7 +82,8 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
   const IndexedGraph::NodeInfo& info = g[nid];
   const Node& node = *info.node;
   const OpSignature& sig = *node.signature;
-  const size_t nargs = sig.arguments.size(), naux = sig.aux_states.size(), nout = sig.outputs.size();
+  const size_t nargs = sig.arguments.size(), naux = sig.aux_states.size(),
+               nout = sig.outputs.size();
   std::vector<Value> in(nargs), aux(naux), out(nout);
   for (size_t i = 0; i < nargs; ++i) in[i] = (*values)[info.inputs[i]];
   for (size_t i = 0; i < naux; ++i) aux[i] = (*values)[info.inputs[nargs + i]];
@@ -91,7 +94,8 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
     std::string s = "input " + std::string(Traits::kWhat) + "s:";
     for (size_t i = 0; i < nargs + naux; ++i) {
       const std::string& slot = i < nargs ? sig.arguments[i] : sig.aux_states[i - nargs];
-      s += (i ? ", " : " ") + slot + "=" + Traits::Text(i < nargs ? given_in[i] : given_aux[i - nargs]);
+      s += (i ? ", " : " ") + slot + "=" +
+           Traits::Text(i < nargs ? given_in[i] : given_aux[i - nargs]);
     }
     return s;
   };
@@ -101,8 +105,9 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
     std::string message = e.what();
     const std::string prefix = node.op->name + ": ";
     if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
-    throw Error("infer_" + std::string(Traits::kWhat) + ": " + node.Describe() + ": " + message + " (" +
-                where() + ")", e.code());
+    throw Error("infer_" + std::string(Traits::kWhat) + ": " + node.Describe() + ": " + message +
+                    " (" + where() + ")",
+                e.code());
   }
   auto merge = [&](uint32_t entry, const Value& got, const std::string& slot) {
     Value& have = (*values)[entry];
@@ -111,9 +116,10 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
       const Node& from = *g[g.node_of_entry(entry)].node;
       const std::string source = from.is_variable() ? "variable '" + from.name + "'"
                                                     : "output of node '" + from.name + "'";
-      throw Error("infer_" + std::string(Traits::kWhat) + ": " + node.Describe() + ": " + slot + " has " +
-                  Traits::kWhat + " " + Traits::Text(before) + " (" + source + ") but the op infers " +
-                  Traits::Text(got) + " (" + where() + ")", kMXPInvalidArgument);
+      throw Error("infer_" + std::string(Traits::kWhat) + ": " + node.Describe() + ": " + slot +
+                      " has " + Traits::kWhat + " " + Traits::Text(before) + " (" + source +
+                      ") but the op infers " + Traits::Text(got) + " (" + where() + ")",
+                  kMXPInvalidArgument);
     });
     if constexpr (std::is_same_v<Value, TShape>) {
       if (!have.SizeFits())
@@ -123,7 +129,8 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
                     kMXPInvalidArgument);
     }
   };
-  for (size_t i = 0; i < nargs; ++i) merge(info.inputs[i], in[i], "input '" + sig.arguments[i] + "'");
+  for (size_t i = 0; i < nargs; ++i)
+    merge(info.inputs[i], in[i], "input '" + sig.arguments[i] + "'");
   for (size_t i = 0; i < naux; ++i)
     merge(info.inputs[nargs + i], aux[i], "auxiliary state '" + sig.aux_states[i] + "'");
   for (size_t i = 0; i < nout; ++i)
@@ -133,8 +140,9 @@ void InferNode(const IndexedGraph& g, uint32_t nid, std::vector<typename Traits:
 template <typename Traits>
 bool InferGraph(const IndexedGraph& g, std::vector<typename Traits::Value>* values) {
   if (values->size() != g.num_entries())
-    throw Error("graph inference: expected one value per entry (" + std::to_string(g.num_entries()) + ")",
-                kMXPInvalidArgument);
+    throw Error(
+        "graph inference: expected one value per entry (" + std::to_string(g.num_entries()) + ")",
+        kMXPInvalidArgument);
   auto knowledge = [&] {
     size_t k = 0;
     for (const auto& v : *values) k += Traits::Knowledge(v);

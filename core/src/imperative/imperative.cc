@@ -70,7 +70,8 @@ std::string CacheKey(const std::string& name, const KwArgs& kwargs) {
 
 }  // namespace
 
-std::shared_ptr<const ImperativeOp> ImperativeOp::Get(const std::string& name, const KwArgs& kwargs) {
+std::shared_ptr<const ImperativeOp> ImperativeOp::Get(const std::string& name,
+                                                      const KwArgs& kwargs) {
   // Distinct kwargs are few in practice (a model's layers); bound the cache all the same.
   constexpr size_t kMaxCached = 4096;
   static std::mutex mu;
@@ -89,7 +90,9 @@ std::shared_ptr<const ImperativeOp> ImperativeOp::Get(const std::string& name, c
 
 std::shared_ptr<const ImperativeOp> ImperativeOp::Copy(const std::string& who) {
   if (!Runtime::Get().ops().Contains("_copy"))
-    throw Error(who + " needs the op '_copy' (the tensor plugin) to sum arrays, which no loaded plugin registers",
+    throw Error(who +
+                    " needs the op '_copy' (the tensor plugin) to sum arrays, which no loaded "
+                    "plugin registers",
                 kMXPNotFound);
   return Get("_copy", {});
 }
@@ -115,7 +118,8 @@ std::shared_ptr<const Kernel> ImperativeOp::KernelFor(Context ctx) const {
     for (const auto& k : rt.KernelsOf(name()))
       have += (have.empty() ? "" : ", ") + DeviceTypeName(k->device_type);
     throw Error(name() + " has no kernel for " + DeviceTypeName(ctx.dev_type) +
-                "; kernels exist for: " + (have.empty() ? "no device" : have), kMXPNotFound);
+                    "; kernels exist for: " + (have.empty() ? "no device" : have),
+                kMXPNotFound);
   }
   auto kernel = std::make_shared<const Kernel>(entry, kwargs_, ctx);
   kernels_.emplace_back(ctx, kernel);
@@ -130,9 +134,10 @@ Context ImperativeOp::CommonContext(const std::vector<NDArray>& arrays, const ch
     if (!found) {
       ctx = arrays[i].ctx(), found = true;
     } else if (arrays[i].ctx() != ctx) {
-      const std::string n = i < input_names_.size() ? "'" + input_names_[i] + "'" : std::to_string(i);
+      const std::string n =
+          i < input_names_.size() ? "'" + input_names_[i] + "'" : std::to_string(i);
       throw Error(name() + ": " + what + " " + n + " is on " + arrays[i].ctx().ToString() +
-                  " but the first is on " + ctx.ToString() + "; all must be on one device",
+                      " but the first is on " + ctx.ToString() + "; all must be on one device",
                   kMXPInvalidArgument);
     }
   }
@@ -156,7 +161,8 @@ std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareForward(
   std::vector<NDArray> given = outputs;
   if (given.size() != output_names_.size())
     throw Error(name() + ": expected " + std::to_string(output_names_.size()) + " outputs (" +
-                detail::JoinNames(output_names_) + "), got " + std::to_string(given.size()), kMXPInvalidArgument);
+                    detail::JoinNames(output_names_) + "), got " + std::to_string(given.size()),
+                kMXPInvalidArgument);
   for (size_t j = 0; j < given.size(); ++j)
     if (given[j].is_none())
       throw Error(name() + ": output '" + output_names_[j] + "' is missing", kMXPInvalidArgument);
@@ -169,20 +175,22 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     std::vector<std::pair<size_t, NDArray>>* copy_back) const {
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (inputs.size() != nin)
-    throw Error(name() + ": expected " + std::to_string(nin) + " inputs (" + detail::JoinNames(input_names_) +
-                "), got " + std::to_string(inputs.size()), kMXPInvalidArgument);
+    throw Error(name() + ": expected " + std::to_string(nin) + " inputs (" +
+                    detail::JoinNames(input_names_) + "), got " + std::to_string(inputs.size()),
+                kMXPInvalidArgument);
   for (size_t i = 0; i < nin; ++i)
     if (inputs[i].is_none())
       throw Error(name() + ": input '" + input_names_[i] + "' is missing", kMXPInvalidArgument);
   CheckAuxWritable(inputs);
   if (outputs->empty()) outputs->resize(nout);
   if (outputs->size() != nout)
-    throw Error(name() + ": expected " + std::to_string(nout) + " outputs (" + detail::JoinNames(output_names_) +
-                "), got " + std::to_string(outputs->size()), kMXPInvalidArgument);
+    throw Error(name() + ": expected " + std::to_string(nout) + " outputs (" +
+                    detail::JoinNames(output_names_) + "), got " + std::to_string(outputs->size()),
+                kMXPInvalidArgument);
   if (!req.empty() && req.size() != nout)
     throw Error(name() + ": expected one request per output", kMXPInvalidArgument);
-  const Context ctx = nin == 0 ? (no_input_ctx ? *no_input_ctx : Context::CPU())
-                               : CommonContext(inputs, "input");
+  const Context ctx =
+      nin == 0 ? (no_input_ctx ? *no_input_ctx : Context::CPU()) : CommonContext(inputs, "input");
   if (nin == 0) Runtime::Get().CheckContext(ctx);
 
   // Shapes and dtypes: inputs fixed, outputs from the given arrays where there are any.
@@ -193,7 +201,8 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     (i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_]) = inputs[i].dtype();
   }
   for (size_t i = 0; i < nout; ++i)
-    if (!(*outputs)[i].is_none()) out_s[i] = (*outputs)[i].shape(), out_t[i] = (*outputs)[i].dtype();
+    if (!(*outputs)[i].is_none())
+      out_s[i] = (*outputs)[i].shape(), out_t[i] = (*outputs)[i].dtype();
   const std::vector<TShape> given_in = in_s;
   uint32_t resources = 0;
   {
@@ -202,8 +211,9 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     bool complete = property_.InferShape(&in_s, &out_s, &aux_s);
     for (const TShape& s : out_s) complete = complete && s.IsKnown();
     if (!complete)
-      throw Error(name() + ": cannot infer output shapes from input shapes " + detail::ShapeList(given_in),
-                  kMXPInvalidArgument);
+      throw Error(
+          name() + ": cannot infer output shapes from input shapes " + detail::ShapeList(given_in),
+          kMXPInvalidArgument);
     if (!property_.InferType(&in_t, &out_t, &aux_t))
       throw Error(name() + ": cannot infer output dtypes", kMXPInvalidArgument);
     resources = property_.Resources(kMXPPhaseForward);
@@ -215,10 +225,12 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     const int dtype = i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_];
     if (inferred != inputs[i].shape())
       throw Error(name() + ": input '" + input_names_[i] + "' has shape " +
-                  inputs[i].shape().ToString() + ", expected " + inferred.ToString(), kMXPInvalidArgument);
+                      inputs[i].shape().ToString() + ", expected " + inferred.ToString(),
+                  kMXPInvalidArgument);
     if (dtype != inputs[i].dtype())
       throw Error(name() + ": input '" + input_names_[i] + "' has dtype " +
-                  DTypeName(inputs[i].dtype()) + ", expected " + DTypeName(dtype), kMXPInvalidArgument);
+                      DTypeName(inputs[i].dtype()) + ", expected " + DTypeName(dtype),
+                  kMXPInvalidArgument);
   }
 
   auto call = std::make_shared<Call>();
@@ -236,14 +248,17 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     } else {
       o.CheckWritable(name() + ": output '" + output_names_[j] + "'");
       if (o.shape() != out_s[j])
-        throw Error(name() + ": output '" + output_names_[j] + "' has shape " + o.shape().ToString() +
-                    ", expected " + out_s[j].ToString(), kMXPInvalidArgument);
+        throw Error(name() + ": output '" + output_names_[j] + "' has shape " +
+                        o.shape().ToString() + ", expected " + out_s[j].ToString(),
+                    kMXPInvalidArgument);
       if (o.dtype() != out_t[j])
-        throw Error(name() + ": output '" + output_names_[j] + "' has dtype " + DTypeName(o.dtype()) +
-                    ", expected " + DTypeName(out_t[j]), kMXPInvalidArgument);
+        throw Error(name() + ": output '" + output_names_[j] + "' has dtype " +
+                        DTypeName(o.dtype()) + ", expected " + DTypeName(out_t[j]),
+                    kMXPInvalidArgument);
       if (o.ctx() != ctx)
         throw Error(name() + ": output '" + output_names_[j] + "' is on " + o.ctx().ToString() +
-                    ", the inputs on " + ctx.ToString(), kMXPInvalidArgument);
+                        ", the inputs on " + ctx.ToString(),
+                    kMXPInvalidArgument);
     }
     for (size_t i = 0; i < num_arguments_; ++i) {
       if (!inputs[i].SharesStorageWith(o)) continue;
@@ -252,11 +267,13 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
                      inputs[i].dtype() == o.dtype();
       bool declared = false;
       for (const MXPInplacePair& p : forward_inplace_)
-        declared |= p.src_index == static_cast<int32_t>(i) && p.dst_index == static_cast<int32_t>(j);
+        declared |=
+            p.src_index == static_cast<int32_t>(i) && p.dst_index == static_cast<int32_t>(j);
       if (allowed && declared) continue;
       if (!copy_back)
-        throw Error(name() + ": output '" + output_names_[j] + "' shares memory with input '" + input_names_[i] +
-                    "', which the op does not allow in place", kMXPInvalidArgument);
+        throw Error(name() + ": output '" + output_names_[j] + "' shares memory with input '" +
+                        input_names_[i] + "', which the op does not allow in place",
+                    kMXPInvalidArgument);
       NDArray temp(out_s[j], ctx, out_t[j]);
       if (call->req[j] == kAddTo) NDArray::Copy(o, temp);
       copy_back->emplace_back(j, o);
@@ -269,8 +286,9 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
   return call;
 }
 
-void ImperativeOp::Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
-                            const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
+void ImperativeOp::Backward(const std::vector<NDArray>& out_grads,
+                            const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
+                            std::vector<NDArray>* in_grads,
                             const std::vector<OpReqType>& req) const {
   Push(PrepareGradient(out_grads, inputs, outputs, in_grads, req, true));
 }
@@ -290,16 +308,19 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (out_grads.size() != nout || inputs.size() != nin || outputs.size() != nout)
     throw Error(name() + " backward: expected " + std::to_string(nout) + " output gradients, " +
-                std::to_string(nin) + " inputs and " + std::to_string(nout) + " outputs, got " +
-                std::to_string(out_grads.size()) + ", " + std::to_string(inputs.size()) + " and " +
-                std::to_string(outputs.size()), kMXPInvalidArgument);
+                    std::to_string(nin) + " inputs and " + std::to_string(nout) + " outputs, got " +
+                    std::to_string(out_grads.size()) + ", " + std::to_string(inputs.size()) +
+                    " and " + std::to_string(outputs.size()),
+                kMXPInvalidArgument);
   if (in_grads->empty()) in_grads->resize(num_arguments_);
   if (in_grads->size() != num_arguments_ || (!req.empty() && req.size() != num_arguments_))
     throw Error(name() + " backward: expected one gradient and request per argument (" +
-                std::to_string(num_arguments_) + ")", kMXPInvalidArgument);
+                    std::to_string(num_arguments_) + ")",
+                kMXPInvalidArgument);
   // Backward may read no input at all (elemwise_add's gradient): its device is that of any array.
   std::vector<NDArray> all = inputs;
-  for (const auto* list : {&out_grads, &outputs, static_cast<const std::vector<NDArray>*>(in_grads)})
+  for (const auto* list :
+       {&out_grads, &outputs, static_cast<const std::vector<NDArray>*>(in_grads)})
     all.insert(all.end(), list->begin(), list->end());
   const Context ctx = CommonContext(all, "array");
   CheckAuxWritable(inputs);
@@ -312,15 +333,18 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
     NDArray& g = (*in_grads)[i];
     if (g.is_none() && call->req[i] != kNullOp) {
       if (inputs[i].is_none())
-        throw Error(name() + " backward: gradient of '" + input_names_[i] + "' is asked for but neither it nor "
-                    "its input is given", kMXPInvalidArgument);
+        throw Error(name() + " backward: gradient of '" + input_names_[i] +
+                        "' is asked for but neither it nor "
+                        "its input is given",
+                    kMXPInvalidArgument);
       g = NDArray(inputs[i].shape(), ctx, inputs[i].dtype());
     }
     if (!g.is_none() && call->req[i] != kNullOp)
       g.CheckWritable(name() + " backward: gradient of '" + input_names_[i] + "'");
     if (!g.is_none() && !inputs[i].is_none() && g.shape() != inputs[i].shape())
       throw Error(name() + " backward: gradient of '" + input_names_[i] + "' has shape " +
-                  g.shape().ToString() + ", expected " + inputs[i].shape().ToString(), kMXPInvalidArgument);
+                      g.shape().ToString() + ", expected " + inputs[i].shape().ToString(),
+                  kMXPInvalidArgument);
   }
   call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
   call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
@@ -369,9 +393,12 @@ std::shared_ptr<const ImperativeOp::Call> ImperativeOp::WithInputs(
 void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
   Engine::Get()->PushSync(
       [call](RunContext rctx) {
-        MXPKernelArgs args = call->views.Args(call->is_train, call->ctx, call->requested, rctx.stream);
-        if (call->backward) call->kernel->Backward(args);
-        else call->kernel->Forward(args);
+        MXPKernelArgs args =
+            call->views.Args(call->is_train, call->ctx, call->requested, rctx.stream);
+        if (call->backward)
+          call->kernel->Backward(args);
+        else
+          call->kernel->Forward(args);
       },
       call->ctx, call->reads, call->writes, FnProperty::kNormal, 0, call->name);
 }

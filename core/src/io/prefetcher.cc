@@ -117,7 +117,8 @@ void Prefetcher::Work() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     changed_.wait(lock, [this] {
-      return stopping_ || next_to_make_ >= num_batches_ || next_to_make_ < next_to_take_ + capacity_;
+      return stopping_ || next_to_make_ >= num_batches_ ||
+             next_to_make_ < next_to_take_ + capacity_;
     });
     if (stopping_ || next_to_make_ >= num_batches_) return;
     const size_t batch = next_to_make_++;

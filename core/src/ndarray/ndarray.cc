@@ -112,7 +112,8 @@ DLTensor NDArray::ToDLTensor() const {
 
 namespace {
 void CheckNotNone(const NDArray& a, const char* what) {
-  if (a.is_none()) throw Error(std::string(what) + ": the array is empty (none)", kMXPInvalidArgument);
+  if (a.is_none())
+    throw Error(std::string(what) + ": the array is empty (none)", kMXPInvalidArgument);
 }
 }  // namespace
 
@@ -133,8 +134,9 @@ void NDArray::SyncCopyFromCPU(const void* src, size_t n) const {
   CheckWritable("NDArray::SyncCopyFromCPU: the destination");
   if (n != bytes())
     throw Error("NDArray::SyncCopyFromCPU: " + std::to_string(n) + " bytes given, array of shape " +
-                shape_.ToString() + " and dtype " + DTypeName(dtype_) + " holds " +
-                std::to_string(bytes()), kMXPInvalidArgument);
+                    shape_.ToString() + " and dtype " + DTypeName(dtype_) + " holds " +
+                    std::to_string(bytes()),
+                kMXPInvalidArgument);
   void* dst = data();
   Context to = ctx();
   std::shared_ptr<Chunk> keep = chunk_;
@@ -151,8 +153,9 @@ void NDArray::SyncCopyToCPU(void* dst, size_t n) const {
   CheckNotNone(*this, "NDArray::SyncCopyToCPU");
   if (n != bytes())
     throw Error("NDArray::SyncCopyToCPU: " + std::to_string(n) + " bytes asked, array of shape " +
-                shape_.ToString() + " and dtype " + DTypeName(dtype_) + " holds " +
-                std::to_string(bytes()), kMXPInvalidArgument);
+                    shape_.ToString() + " and dtype " + DTypeName(dtype_) + " holds " +
+                    std::to_string(bytes()),
+                kMXPInvalidArgument);
   WaitToRead();
   if (n == 0) return;
   Runtime::Get().GetDevice(ctx().dev_type)->Copy(Context::CPU(), dst, ctx(), data(), n);
@@ -162,8 +165,9 @@ void NDArray::Copy(const NDArray& from, const NDArray& to) {
   CheckNotNone(from, "NDArray::Copy");
   CheckNotNone(to, "NDArray::Copy");
   if (from.size() != to.size() || from.dtype_ != to.dtype_)
-    throw Error("NDArray::Copy: source " + from.Describe() + " does not fit destination " + to.Describe(),
-                kMXPInvalidArgument);
+    throw Error(
+        "NDArray::Copy: source " + from.Describe() + " does not fit destination " + to.Describe(),
+        kMXPInvalidArgument);
   if (from.SharesStorageWith(to) && from.byte_offset_ == to.byte_offset_) return;
   to.CheckWritable("NDArray::Copy: the destination");
   const Context fc = from.ctx(), tc = to.ctx();
@@ -171,8 +175,9 @@ void NDArray::Copy(const NDArray& from, const NDArray& to) {
   const bool to_device = tc.dev_type != kDLCPU;
   const Context run_on = to_device ? tc : fc;
   const FnProperty prop = to_device && fc.dev_type == kDLCPU ? FnProperty::kCopyToDevice
-                          : fc.dev_type != kDLCPU && tc.dev_type == kDLCPU ? FnProperty::kCopyFromDevice
-                          : FnProperty::kNormal;
+                          : fc.dev_type != kDLCPU && tc.dev_type == kDLCPU
+                              ? FnProperty::kCopyFromDevice
+                              : FnProperty::kNormal;
   std::shared_ptr<Chunk> keep_from = from.chunk_, keep_to = to.chunk_;
   void* dst = to.data();
   const void* src = from.data();
@@ -196,7 +201,8 @@ NDArray NDArray::Reshape(const TShape& shape) const {
   CheckSizeFits(shape, dtype_, "NDArray::Reshape");
   if (!shape.IsKnown() || shape.Size() != size())
     throw Error("NDArray::Reshape: cannot view an array of shape " + shape_.ToString() +
-                " as shape " + shape.ToString() + " (sizes differ)", kMXPInvalidArgument);
+                    " as shape " + shape.ToString() + " (sizes differ)",
+                kMXPInvalidArgument);
   NDArray v = *this;
   v.shape_ = shape;
   return v;
@@ -208,7 +214,8 @@ NDArray NDArray::Slice(int64_t begin, int64_t end) const {
     throw Error("NDArray::Slice: cannot slice a 0-d array", kMXPInvalidArgument);
   if (begin < 0 || end < begin || end > shape_[0])
     throw Error("NDArray::Slice: [" + std::to_string(begin) + ", " + std::to_string(end) +
-                ") is out of range for axis 0 of shape " + shape_.ToString(), kMXPOutOfRange);
+                    ") is out of range for axis 0 of shape " + shape_.ToString(),
+                kMXPOutOfRange);
   NDArray v = *this;
   const int64_t row = shape_.ndim() > 1 ? shape_.ProdShape(1, shape_.ndim()) : 1;
   v.byte_offset_ += static_cast<size_t>(begin * row) * DTypeSize(dtype_);
@@ -220,8 +227,9 @@ NDArray NDArray::At(int64_t i) const {
   CheckNotNone(*this, "NDArray::At");
   if (shape_.ndim() < 1) throw Error("NDArray::At: cannot index a 0-d array", kMXPInvalidArgument);
   if (i < 0 || i >= shape_[0])
-    throw Error("NDArray::At: index " + std::to_string(i) + " is out of range for axis 0 of shape " +
-                shape_.ToString(), kMXPOutOfRange);
+    throw Error("NDArray::At: index " + std::to_string(i) +
+                    " is out of range for axis 0 of shape " + shape_.ToString(),
+                kMXPOutOfRange);
   NDArray v = Slice(i, i + 1);
   v.shape_ = TShape(std::vector<int64_t>(shape_.begin() + 1, shape_.end()));
   return v;
@@ -233,7 +241,8 @@ NDArray NDArray::View(const TShape& shape, int dtype) const {
   const size_t need = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
   if (need > bytes())
     throw Error("NDArray::View: shape " + shape.ToString() + " of " + DTypeName(dtype) + " needs " +
-                std::to_string(need) + " bytes, the array holds " + std::to_string(bytes()), kMXPOutOfRange);
+                    std::to_string(need) + " bytes, the array holds " + std::to_string(bytes()),
+                kMXPOutOfRange);
   NDArray v = *this;
   v.shape_ = shape;
   v.dtype_ = dtype;

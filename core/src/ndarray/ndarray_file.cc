@@ -32,7 +32,9 @@ constexpr uint32_t kMaxNDim = 32;
 class Writer {
  public:
   template <typename T>
-  void Put(T v) { out_.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+  void Put(T v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
   void PutBytes(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
   std::string& str() { return out_; }
 
@@ -60,7 +62,8 @@ class Reader {
   size_t left() const { return bytes_.size() - pos_; }
   [[noreturn]] void Fail(const std::string& why) const {
     throw Error("cannot load NDArrays from " + source_ + ": " + context_ + why + " (at byte " +
-                std::to_string(pos_) + ")", kMXPInvalidArgument);
+                    std::to_string(pos_) + ")",
+                kMXPInvalidArgument);
   }
   void SetContext(std::string c) { context_ = std::move(c); }
 
@@ -73,7 +76,8 @@ class Reader {
 
 bool NeedsNumpyShape(const TShape& s) {
   if (s.ndim() == 0) return true;
-  for (int64_t d : s) if (d == 0) return true;
+  for (int64_t d : s)
+    if (d == 0) return true;
   return false;
 }
 
@@ -166,7 +170,8 @@ Parsed LoadOne(Reader& r) {
 std::string SaveNDArrays(const NDArrayFile& file) {
   if (!file.names.empty() && file.names.size() != file.arrays.size())
     throw Error("SaveNDArrays: " + std::to_string(file.names.size()) + " names for " +
-                std::to_string(file.arrays.size()) + " arrays", kMXPInvalidArgument);
+                    std::to_string(file.arrays.size()) + " arrays",
+                kMXPInvalidArgument);
   Writer w;
   w.Put<uint64_t>(kListMagic);
   w.Put<uint64_t>(0);

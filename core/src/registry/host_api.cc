@@ -109,7 +109,8 @@ MXPStatus* RegisterKernel(MXPRegistrar* registrar, const MXPKernelDef* raw) {
   entry->op_name = Str(def.op_name);
   entry->device_type = def.device_type;
   if (!ValidName(entry->op_name))
-    return NewStatus(kMXPInvalidArgument, "register_kernel: invalid op name '" + entry->op_name + "'");
+    return NewStatus(kMXPInvalidArgument,
+                     "register_kernel: invalid op name '" + entry->op_name + "'");
   const std::string what = "kernel " + entry->Key();
   if (!def.create || !def.destroy || !def.forward)
     return NewStatus(kMXPInvalidArgument, what + " lacks one of create, destroy, forward");
@@ -127,13 +128,15 @@ MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
   entry->name = Str(def.name);
   entry->device_type = def.device_type;
   if (!ValidName(entry->name))
-    return NewStatus(kMXPInvalidArgument, "register_device: invalid device name '" + entry->name + "'");
+    return NewStatus(kMXPInvalidArgument,
+                     "register_device: invalid device name '" + entry->name + "'");
   const std::string what = "device '" + entry->name + "'";
   if (!def.device_count || !def.describe || !def.allocate || !def.free || !def.copy ||
       !def.stream_create || !def.stream_destroy || !def.stream_synchronize || !def.event_create ||
-      !def.event_destroy || !def.event_record || !def.stream_wait_event ||
-      !def.event_synchronize || !def.synchronize)
-    return NewStatus(kMXPInvalidArgument, what + " lacks functions of MXPDeviceDef (all are required)");
+      !def.event_destroy || !def.event_record || !def.stream_wait_event || !def.event_synchronize ||
+      !def.synchronize)
+    return NewStatus(kMXPInvalidArgument,
+                     what + " lacks functions of MXPDeviceDef (all are required)");
   for (const auto& other : registrar->pending.devices)
     if (other->device_type == entry->device_type)
       return NewStatus(kMXPAlreadyExists, what + ": device type registered twice by this plugin");

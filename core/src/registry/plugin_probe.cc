@@ -36,10 +36,14 @@ namespace mxplug {
 
 const char* ProbeKindName(ProbeVerdict::Kind kind) {
   switch (kind) {
-    case ProbeVerdict::Kind::kOk: return "ok";
-    case ProbeVerdict::Kind::kRefused: return "refused";
-    case ProbeVerdict::Kind::kCrashed: return "crashed";
-    case ProbeVerdict::Kind::kTimedOut: return "timed out";
+    case ProbeVerdict::Kind::kOk:
+      return "ok";
+    case ProbeVerdict::Kind::kRefused:
+      return "refused";
+    case ProbeVerdict::Kind::kCrashed:
+      return "crashed";
+    case ProbeVerdict::Kind::kTimedOut:
+      return "timed out";
   }
   return "unknown";
 }
@@ -65,8 +69,9 @@ std::string ProbeHelperPath() {
 ProbeVerdict ProbePlugin(const std::string& path, double timeout_seconds) {
   std::string helper = ProbeHelperPath();
   if (helper.empty())
-    throw Error("cannot probe " + path + ": the mxplug-probe helper was not found (set "
-                "MXPLUG_PROBE_HELPER, or install mxplug so lib/mxplug/mxplug-probe exists)",
+    throw Error("cannot probe " + path +
+                    ": the mxplug-probe helper was not found (set "
+                    "MXPLUG_PROBE_HELPER, or install mxplug so lib/mxplug/mxplug-probe exists)",
                 kMXPNotFound);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error("cannot probe " + path + ": pipe failed");
@@ -93,12 +98,19 @@ ProbeVerdict ProbePlugin(const std::string& path, double timeout_seconds) {
                   std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) { timed_out = true; break; }
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
     pollfd pfd{fds[0], POLLIN, 0};
     int ready = poll(&pfd, 1, static_cast<int>(left));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) { timed_out = ready == 0; break; }
+    if (ready <= 0) {
+      timed_out = ready == 0;
+      break;
+    }
     char buf[4096];
     ssize_t n = read(fds[0], buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
@@ -141,7 +153,8 @@ ProbeVerdict ProbePlugin(const std::string& path, double timeout_seconds) {
 std::string DefaultProbeCacheDir() {
   if (const char* dir = std::getenv("MXPLUG_CACHE_DIR")) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return (fs::path(xdg) / "mxplug").string();
-  if (const char* home = std::getenv("HOME")) return (fs::path(home) / ".cache" / "mxplug").string();
+  if (const char* home = std::getenv("HOME"))
+    return (fs::path(home) / ".cache" / "mxplug").string();
   return (fs::temp_directory_path() / "mxplug-cache").string();
 }
 
@@ -187,7 +200,8 @@ nlohmann::json ReadCache(const std::string& dir) {
 
 }  // namespace
 
-std::optional<ProbeVerdict> CachedProbeVerdict(const std::string& path, const std::string& cache_dir) {
+std::optional<ProbeVerdict> CachedProbeVerdict(const std::string& path,
+                                               const std::string& cache_dir) {
   auto key = IdentityKey(path);
   if (!key) return std::nullopt;
   nlohmann::json cache = ReadCache(cache_dir);

@@ -370,7 +370,8 @@ std::shared_ptr<const DeviceEntry> Runtime::GetDevice(int32_t device_type) const
   for (const auto& d : devices_.List())
     if (d->device_type == device_type) return d;
   throw Error("no device backend for " + DeviceTypeName(device_type) +
-              " is loaded (see `mxplug devices` and `mxplug plugins`)", kMXPNotFound);
+                  " is loaded (see `mxplug devices` and `mxplug plugins`)",
+              kMXPNotFound);
 }
 
 void Runtime::CheckContext(const Context& ctx) const {
@@ -379,7 +380,8 @@ void Runtime::CheckContext(const Context& ctx) const {
   int32_t count = device->Count(&reason);
   if (ctx.dev_id < 0 || ctx.dev_id >= count)
     throw Error("context " + ctx.ToString() + " does not exist: " + device->name + " has " +
-                std::to_string(count) + " device(s)" + (reason.empty() ? "" : " (" + reason + ")"),
+                    std::to_string(count) + " device(s)" +
+                    (reason.empty() ? "" : " (" + reason + ")"),
                 kMXPInvalidArgument);
 }
 

@@ -2,23 +2,24 @@
 #include <nlohmann/json.hpp>
 
 #include "mxplug/error.h"
-#include "operator/kernel_call.h"
 #include "mxplug/symbol.h"
+#include "operator/kernel_call.h"
 
 namespace mxplug {
 namespace {
 
 // Note [Symbol JSON]
 // The format MXNet 1.x writes with Symbol.tojson/save (nnvm's graph JSON):
-//   {"nodes": [{"op": "null" | name, "name": str, "attrs": {str: str}, "inputs": [[node, output, 0]]}],
+//   {"nodes": [{"op": "null" | name, "name": str, "attrs": {str: str}, "inputs": [[node, output,
+//   0]]}],
 //    "arg_nodes": [...], "node_row_ptr": [...], "heads": [[node, output, 0]],
 //    "attrs": {"mxnet_version": ["int", 10901]}}
 // Nodes are in topological order, so an input always names an earlier node: a reference to the node
 // itself or a later one is a cycle or a dangling input, refused. node_row_ptr counts every output
 // of each node, the hidden ones too. Files from MXNet before 0.9 keep op parameters in "param" and
 // user attributes in "attr" (hidden keys without their underscores), use [node, output] pairs, and
-// may omit BatchNorm's auxiliary inputs; they load as MXNet's upgrade pass loads them. arg_nodes and
-// node_row_ptr are derived data: written for MXNet, recomputed on reading.
+// may omit BatchNorm's auxiliary inputs; they load as MXNet's upgrade pass loads them. arg_nodes
+// and node_row_ptr are derived data: written for MXNet, recomputed on reading.
 
 using json = nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
@@ -132,8 +133,10 @@ Symbol Symbol::FromJSON(const std::string& text) {
     Fail(std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) Fail("the top level must be an object with \"nodes\" and \"heads\"");
-  if (!root.contains("nodes") || !root["nodes"].is_array()) Fail("\"nodes\" is missing or not a list");
-  if (!root.contains("heads") || !root["heads"].is_array()) Fail("\"heads\" is missing or not a list");
+  if (!root.contains("nodes") || !root["nodes"].is_array())
+    Fail("\"nodes\" is missing or not a list");
+  if (!root.contains("heads") || !root["heads"].is_array())
+    Fail("\"heads\" is missing or not a list");
   const json& jnodes = root["nodes"];
   std::vector<std::shared_ptr<Node>> nodes;
   nodes.reserve(jnodes.size());
@@ -141,8 +144,10 @@ Symbol Symbol::FromJSON(const std::string& text) {
     const json& jn = jnodes[i];
     const std::string where = NodeWhere(i, jn);
     if (!jn.is_object()) Fail(where + ": a node must be an object");
-    if (!jn.contains("op") || !jn["op"].is_string()) Fail(where + ": \"op\" is missing or not a string");
-    if (!jn.contains("name") || !jn["name"].is_string()) Fail(where + ": \"name\" is missing or not a string");
+    if (!jn.contains("op") || !jn["op"].is_string())
+      Fail(where + ": \"op\" is missing or not a string");
+    if (!jn.contains("name") || !jn["name"].is_string())
+      Fail(where + ": \"name\" is missing or not a string");
     const std::string op = jn["op"].get<std::string>(), name = jn["name"].get<std::string>();
     Attrs attrs;
     ReadAttrs(jn, "param", false, &attrs, where);
@@ -165,15 +170,15 @@ Symbol Symbol::FromJSON(const std::string& text) {
       }
       const OpSignature& sig = *node->signature;
       if (inputs.size() == sig.arguments.size() && !sig.aux_states.empty()) {
-        for (const std::string& aux : sig.aux_states)  // a file from before auxiliary states were inputs
+        for (const std::string& aux :
+             sig.aux_states)  // a file from before auxiliary states were inputs
           inputs.push_back(NodeEntry{Node::MakeVariable(name + "_" + aux), 0});
       }
       if (inputs.size() != node->num_inputs()) {
         std::vector<std::string> expected = sig.arguments;
         expected.insert(expected.end(), sig.aux_states.begin(), sig.aux_states.end());
         Fail(where + ": " + op + " takes " + std::to_string(node->num_inputs()) + " inputs (" +
-             detail::JoinNames(expected) +
-             "), the file gives " + std::to_string(inputs.size()));
+             detail::JoinNames(expected) + "), the file gives " + std::to_string(inputs.size()));
       }
     }
     node->inputs = std::move(inputs);

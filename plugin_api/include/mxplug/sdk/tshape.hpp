@@ -100,8 +100,9 @@ class TShape {
  */
 inline int NormalizeAxis(int64_t axis, int ndim, const char* what = "axis") {
   if (axis < -ndim || axis >= ndim)
-    throw std::out_of_range(std::string(what) + " " + std::to_string(axis) + " is out of range for an " +
-                            "array of " + std::to_string(ndim) + " dimensions");
+    throw std::out_of_range(std::string(what) + " " + std::to_string(axis) +
+                            " is out of range for an " + "array of " + std::to_string(ndim) +
+                            " dimensions");
   return static_cast<int>(axis < 0 ? axis + ndim : axis);
 }
 
