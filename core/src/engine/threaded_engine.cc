@@ -134,14 +134,14 @@ class ThreadedEngine : public EngineCore {
     std::lock_guard<std::mutex> lock(pools_mu_);
     for (auto* pool : AllPools()) {
       pool->queue.Restart();
-      StartWorkers(pool, pool == cpu_.get() ? options_.cpu_workers : pool->workers);
+      StartWorkers(pool, pool->workers);
     }
   }
 
   std::vector<std::string> Running() const override {
     std::vector<std::string> out;
     std::lock_guard<std::mutex> lock(pools_mu_);
-    for (const Pool* pool : const_cast<ThreadedEngine*>(this)->AllPools())
+    for (const Pool* pool : AllPools())
       for (const auto& slot : pool->running)
         if (const char* name = slot.load(std::memory_order_relaxed))
           out.push_back("'" + std::string(*name ? name : "unnamed") + "' on " +
@@ -270,7 +270,7 @@ class ThreadedEngine : public EngineCore {
     return pool;
   }
 
-  std::vector<Pool*> AllPools() {
+  std::vector<Pool*> AllPools() const {
     std::vector<Pool*> all{cpu_.get()};
     for (auto& kv : pools_) all.push_back(kv.second.get());
     return all;
