@@ -52,6 +52,26 @@ class CpuBackend : public mxplug::DeviceBackend {
     if (bytes) std::memmove(dst, src, bytes);
   }
 
+  void Memset(int dev_id, void* ptr, int value, size_t bytes, void*) override {
+    CheckId(dev_id);
+    if (bytes) std::memset(ptr, value, bytes);
+  }
+
+  // The machine's memory, as the kernel counts it (MemAvailable: what can be had without swap).
+  void MemoryInfo(int dev_id, uint64_t* free_bytes, uint64_t* total_bytes) override {
+    CheckId(dev_id);
+    *free_bytes = *total_bytes = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+      uint64_t kib = 0;
+      meminfo >> kib;
+      if (key == "MemTotal:") *total_bytes = kib << 10;
+      if (key == "MemAvailable:") *free_bytes = kib << 10;
+      meminfo.ignore(64, '\n');
+    }
+    if (!*total_bytes) throw std::runtime_error("cannot read the memory size from /proc/meminfo");
+  }
+
   // Tokens: non-null handles so that callers can treat every device alike.
   void* CreateStream(int dev_id) override { return CheckId(dev_id), new int(dev_id); }
   void DestroyStream(int, void* stream) override { delete static_cast<int*>(stream); }
@@ -69,7 +89,8 @@ class CpuBackend : public mxplug::DeviceBackend {
   }
   static void CheckId(int dev_id) {
     if (dev_id < 0 || dev_id >= Contexts())
-      throw std::out_of_range("cpu(" + std::to_string(dev_id) + ") does not exist; the cpu backend has " +
+      throw std::out_of_range("cpu(" + std::to_string(dev_id) +
+                              ") does not exist; the cpu backend has " +
                               std::to_string(Contexts()) + " contexts (MXPLUG_CPU_CONTEXTS)");
   }
 };

@@ -66,7 +66,20 @@ static_assert(sizeof(MXPKernelDef) == 72);
 static_assert(offsetof(MXPDeviceDef, device_type) == 24);
 static_assert(offsetof(MXPDeviceDef, device_count) == 40);
 static_assert(offsetof(MXPDeviceDef, synchronize) == 144);
-static_assert(sizeof(MXPDeviceDef) == 152);
+static_assert(offsetof(MXPDeviceDef, memset) == 152);  // 1.2
+static_assert(offsetof(MXPDeviceDef, memory_info) == 160);
+static_assert(offsetof(MXPDeviceDef, host_allocate) == 168);
+static_assert(offsetof(MXPDeviceDef, host_free) == 176);
+static_assert(offsetof(MXPDeviceDef, event_query) == 184);
+static_assert(offsetof(MXPDeviceDef, attributes) == 192);
+static_assert(offsetof(MXPDeviceDef, thread_start) == 200);
+static_assert(sizeof(MXPDeviceDef) == 208);
+
+static_assert(offsetof(MXPDeviceAttributes, compute_capability_major) == 16);  // 1.2
+static_assert(offsetof(MXPDeviceAttributes, max_threads_per_block) == 32);
+static_assert(offsetof(MXPDeviceAttributes, total_memory) == 40);
+static_assert(offsetof(MXPDeviceAttributes, shared_memory_per_block) == 48);
+static_assert(sizeof(MXPDeviceAttributes) == 56);
 
 static_assert(sizeof(MXPInplacePair) == 16);
 static_assert(sizeof(MXPResource) == 32);
@@ -86,7 +99,9 @@ TEST(AbiLayout, StructSizeMacroMatchesCompiledC) {
   // The C99 translation unit and this C++ one agree on the handshake struct.
   EXPECT_EQ(mxplug_c99_check_plugin_api_size(), sizeof(MXPPluginApi));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPOpDef, num_visible_outputs), sizeof(MXPOpDef));
-  EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, synchronize), sizeof(MXPDeviceDef));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, thread_start), sizeof(MXPDeviceDef));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceAttributes, shared_memory_per_block),
+            sizeof(MXPDeviceAttributes));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, random_philox), sizeof(MXPHostApi));
 }
 

@@ -476,7 +476,7 @@ TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {
     // Compute and copy functions run on different pools; never on the pushing thread.
     EXPECT_GE(compute_threads.size(), 1u);
     EXPECT_LE(compute_threads.size(), 2u);  // device_compute_workers
-    EXPECT_EQ(copy_threads.size(), 1u);     // device_copy_workers
+    EXPECT_LE(copy_threads.size(), 2u);     // device_copy_workers
     for (const auto& t : copy_threads) EXPECT_EQ(compute_threads.count(t), 0u);
     EXPECT_EQ(streams_of_thread.count(std::this_thread::get_id()), 0u);
   } else {

@@ -1,39 +1,283 @@
-// A device backend for tests: host memory under DLPack's kDLExtDev, two devices, and streams that
-// are real objects with an id, so tests can see which stream each engine function ran on.
+// An asynchronous device for tests ("testdev", DLPack kDLExtDev, two devices). Its memory is host
+// memory, but it behaves as a GPU does towards the host: each stream is a queue that a thread of
+// its own runs later, every job delayed (MXPLUG_TESTDEV_DELAY_US, default 50 microseconds), so a
+// copy or kernel queued on a stream is not done when the call that queued it returns. A host that
+// let an engine function complete before its stream did would hand readers stale data and reuse
+// memory still being written: the tests run on this device to catch exactly that.
+//
+// Kernels: when it registers, the device takes every kernel registered for the CPU so far
+// (MXPHostApi::visit_kernels) and registers a kernel for the same op on itself that queues the CPU
+// kernel's call on the stream. So every op the CPU plugins have runs here, and results can be
+// compared with the CPU's exactly.
+//
+// Checks of the host's side of the contract: stream work must come from a thread bound to the
+// stream's device (thread_start), and a failed job's error is reported by the next synchronize.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "mxplug/plugin.hpp"
 
 namespace {
 
-struct Stream {
-  int device;
-  int id;
+constexpr int kDevices = 2;
+constexpr uint64_t kMemoryBytes = uint64_t(1) << 30;  // what memory_info reports as total
+
+std::chrono::microseconds Delay() {
+  static const auto delay = [] {
+    const char* env = std::getenv("MXPLUG_TESTDEV_DELAY_US");
+    return std::chrono::microseconds(env ? std::atoi(env) : 50);
+  }();
+  return delay;
+}
+
+thread_local int tls_bound_device = -1;  // set by thread_start
+
+// A queue of jobs run in order by a thread of its own, each after the delay.
+class Stream {
+ public:
+  explicit Stream(int device) : device_(device), thread_([this] { Loop(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  int device() const { return device_; }
+
+  void Enqueue(std::function<void()> job) {
+    if (tls_bound_device != device_)
+      throw std::logic_error("work queued on a stream of testdev(" + std::to_string(device_) +
+                             ") from a thread bound to " +
+                             (tls_bound_device < 0
+                                  ? std::string("no device")
+                                  : "testdev(" + std::to_string(tls_bound_device) + ")") +
+                             " (the host skipped thread_start)");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_all();
+  }
+
+  // Waits for every job queued so far; rethrows (once) the first error a job raised.
+  void Synchronize() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t target = queued_total_ + jobs_.size();
+    cv_.wait(lock, [&] { return done_total_ >= target; });
+    if (error_) {
+      std::exception_ptr e = error_;
+      error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopped
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      ++queued_total_;
+      lock.unlock();
+      std::this_thread::sleep_for(Delay());
+      std::exception_ptr error;
+      try {
+        job();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (error && !error_) error_ = error;
+      ++done_total_;
+      cv_.notify_all();
+    }
+  }
+
+  const int device_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  uint64_t queued_total_ = 0;  // jobs taken off the queue
+  uint64_t done_total_ = 0;    // jobs finished
+  std::exception_ptr error_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
 };
+
+// Completes when the jobs queued on its stream before the record have run.
+struct Event {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t recorded = 0, reached = 0;  // generations
+};
+
+Stream* AsStream(void* s) { return static_cast<Stream*>(s); }
+Event* AsEvent(void* e) { return static_cast<Event*>(e); }
 
 class TestDevice : public mxplug::DeviceBackend {
  public:
-  int DeviceCount(std::string*) override { return 2; }
-  std::string Describe(int dev_id) override { return "test device " + std::to_string(dev_id); }
-  void* Allocate(int, size_t bytes, size_t alignment) override {
-    void* p = std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
+  int DeviceCount(std::string*) override { return kDevices; }
+  std::string Describe(int dev_id) override {
+    return "asynchronous test device " + std::to_string(dev_id) + " (host memory, delayed streams)";
+  }
+  void* Allocate(int dev_id, size_t bytes, size_t alignment) override {
+    CheckId(dev_id);
+    void* p = std::aligned_alloc(
+        alignment, std::max(alignment, (bytes + alignment - 1) / alignment * alignment));
     if (!p) throw std::bad_alloc();
+    allocated_[dev_id] += bytes;
+    sizes_mu_.lock();
+    sizes_[p] = bytes;
+    sizes_mu_.unlock();
     return p;
   }
-  void Free(int, void* ptr) override { std::free(ptr); }
-  void Copy(DLDevice, void* dst, DLDevice, const void* src, size_t bytes, void*) override {
-    std::memmove(dst, src, bytes);
+  void Free(int dev_id, void* ptr) override {
+    sizes_mu_.lock();
+    auto it = sizes_.find(ptr);
+    if (it != sizes_.end()) {
+      allocated_[dev_id] -= it->second;
+      sizes_.erase(it);
+    }
+    sizes_mu_.unlock();
+    std::free(ptr);
   }
-  void* CreateStream(int dev_id) override { return new Stream{dev_id, next_id_++}; }
-  void DestroyStream(int, void* stream) override { delete static_cast<Stream*>(stream); }
+  void Copy(DLDevice, void* dst, DLDevice, const void* src, size_t bytes, void* stream) override {
+    if (!stream) {
+      std::memmove(dst, src, bytes);
+      return;
+    }
+    AsStream(stream)->Enqueue([=] { std::memmove(dst, src, bytes); });
+  }
+  void Memset(int dev_id, void* ptr, int value, size_t bytes, void* stream) override {
+    CheckId(dev_id);
+    if (!stream) {
+      std::memset(ptr, value, bytes);
+      return;
+    }
+    // A value that is not a byte fails in the job, later, as a kernel fault does on a GPU: the
+    // error must reach the host through the stream's synchronize.
+    AsStream(stream)->Enqueue([=] {
+      if (value < 0 || value > 255)
+        throw std::invalid_argument(
+            "testdev: memset value " + std::to_string(value) +
+            " is not a byte (a fault reported by the stream, after the call)");
+      std::memset(ptr, value, bytes);
+    });
+  }
+  void MemoryInfo(int dev_id, uint64_t* free_bytes, uint64_t* total_bytes) override {
+    CheckId(dev_id);
+    *total_bytes = kMemoryBytes;
+    *free_bytes = kMemoryBytes - std::min<uint64_t>(kMemoryBytes, allocated_[dev_id].load());
+  }
+  void Attributes(int dev_id, MXPDeviceAttributes* out) override {
+    CheckId(dev_id);
+    out->compute_capability_major = 9;
+    out->compute_capability_minor = 0;
+    out->multiprocessor_count = 4 + dev_id;
+    out->warp_size = 32;
+    out->max_threads_per_block = 1024;
+    out->total_memory = kMemoryBytes;
+    out->shared_memory_per_block = 48 << 10;
+  }
+  void StartThread(int dev_id) override {
+    CheckId(dev_id);
+    tls_bound_device = dev_id;
+  }
+
+  void* CreateStream(int dev_id) override {
+    CheckId(dev_id);
+    auto* stream = new Stream(dev_id);
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    streams_.insert(stream);
+    return stream;
+  }
+  void DestroyStream(int, void* stream) override {
+    {
+      std::lock_guard<std::mutex> lock(streams_mu_);
+      streams_.erase(AsStream(stream));
+    }
+    delete AsStream(stream);
+  }
+  void SynchronizeStream(int, void* stream) override { AsStream(stream)->Synchronize(); }
+  void* CreateEvent(int dev_id) override { return CheckId(dev_id), new Event(); }
+  void DestroyEvent(int, void* event) override { delete AsEvent(event); }
+  void RecordEvent(int, void* event, void* stream) override {
+    Event* e = AsEvent(event);
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      generation = ++e->recorded;
+    }
+    AsStream(stream)->Enqueue([e, generation] {
+      std::lock_guard<std::mutex> lock(e->mu);
+      e->reached = std::max(e->reached, generation);
+      e->cv.notify_all();
+    });
+  }
+  void WaitEvent(int, void* stream, void* event) override {
+    Event* e = AsEvent(event);
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      generation = e->recorded;
+    }
+    AsStream(stream)->Enqueue([e, generation] { WaitFor(e, generation); });
+  }
+  void SynchronizeEvent(int, void* event) override {
+    Event* e = AsEvent(event);
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      generation = e->recorded;
+    }
+    WaitFor(e, generation);
+  }
+  bool QueryEvent(int, void* event) override {
+    Event* e = AsEvent(event);
+    std::lock_guard<std::mutex> lock(e->mu);
+    return e->reached >= e->recorded;
+  }
+  void Synchronize(int dev_id) override {
+    CheckId(dev_id);
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    for (Stream* s : streams_)
+      if (s->device() == dev_id) s->Synchronize();
+  }
 
  private:
-  std::atomic<int> next_id_{1};
+  static void WaitFor(Event* e, uint64_t generation) {
+    std::unique_lock<std::mutex> lock(e->mu);
+    e->cv.wait(lock, [&] { return e->reached >= generation; });
+  }
+  static void CheckId(int dev_id) {
+    if (dev_id < 0 || dev_id >= kDevices)
+      throw std::out_of_range("testdev(" + std::to_string(dev_id) + ") does not exist; there are " +
+                              std::to_string(kDevices));
+  }
+  std::atomic<uint64_t> allocated_[kDevices] = {};
+  std::mutex sizes_mu_;
+  std::map<void*, size_t> sizes_;
+  std::mutex streams_mu_;
+  std::set<Stream*> streams_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "mxplug/abi/device.h"
 #include "mxplug/sdk/context.hpp"
@@ -31,6 +32,31 @@ struct DeviceEntry {
   void Copy(Context dst_ctx, void* dst, Context src_ctx, const void* src, size_t bytes,
             void* stream = nullptr) const;
   void Synchronize(int32_t device_id) const;
+
+  // Streams and events (handles from the backend; null streams are allowed where abi/device.h
+  // says).
+  void* CreateStream(int32_t device_id) const;
+  void DestroyStream(int32_t device_id, void* stream) const;
+  void SynchronizeStream(int32_t device_id, void* stream) const;
+  void* CreateEvent(int32_t device_id) const;
+  void DestroyEvent(int32_t device_id, void* event) const;
+  void RecordEvent(int32_t device_id, void* event, void* stream) const;
+  void SynchronizeEvent(int32_t device_id, void* event) const;
+
+  // ABI 1.2. Each works with a 1.1 backend too, through the fallback named.
+  /*! \brief Sets bytes to `value` (fallback: a host buffer copied over, after the stream). */
+  void Memset(int32_t device_id, void* ptr, int value, size_t bytes, void* stream = nullptr) const;
+  /*! \brief (free, total) bytes. \throws Error kMXPUnimplemented when the backend does not say. */
+  std::pair<uint64_t, uint64_t> MemoryInfo(int32_t device_id) const;
+  /*! \brief Page-locked host memory for this device (fallback: ordinary 64-byte aligned memory). */
+  void* HostAllocate(int32_t device_id, size_t bytes) const;
+  void HostFree(int32_t device_id, void* ptr) const;
+  /*! \brief True when the event's work has completed (fallback: waits for it, then true). */
+  bool QueryEvent(int32_t device_id, void* event) const;
+  /*! \brief What the backend says of the device; fields it does not know are 0. */
+  MXPDeviceAttributes Attributes(int32_t device_id) const;
+  /*! \brief Binds the calling thread to the device (nothing when the backend has no hook). */
+  void StartThread(int32_t device_id) const;
 };
 
 }  // namespace mxplug

@@ -90,8 +90,11 @@ enum class EngineType { kThreaded, kNaive };
 struct EngineOptions {
   int cpu_workers = 0;       // 0: MXPLUG_CPU_WORKER_NTHREADS, else 1 (as MXNet)
   int priority_workers = 1;  // for FnProperty::kCPUPrioritized
-  int device_compute_workers = 2;  // per accelerator device, each with its own stream
-  int device_copy_workers = 1;     // per accelerator device, each with its own stream
+  // Per accelerator device, each worker with its own stream. 0: MXPLUG_GPU_WORKER_NTHREADS /
+  // MXPLUG_GPU_COPY_NTHREADS, else MXNet's MXNET_GPU_WORKER_NTHREADS / MXNET_GPU_COPY_NTHREADS,
+  // else 2 (MXNet's defaults).
+  int device_compute_workers = 0;
+  int device_copy_workers = 0;
 };
 
 class Engine {

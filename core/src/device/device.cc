@@ -1,5 +1,10 @@
 #include "mxplug/device.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
 #include "mxplug/error.h"
 #include "registry/host_api.h"
 
@@ -36,12 +41,131 @@ void DeviceEntry::Free(int32_t device_id, void* ptr) const { def.free(def.user, 
 
 void DeviceEntry::Copy(Context dst_ctx, void* dst, Context src_ctx, const void* src, size_t bytes,
                        void* stream) const {
-  ThrowIfError(def.copy(def.user, dst_ctx.ToDLDevice(), dst, src_ctx.ToDLDevice(), src, bytes, stream),
-               Where(*this, "copying " + src_ctx.ToString() + " -> " + dst_ctx.ToString()));
+  ThrowIfError(
+      def.copy(def.user, dst_ctx.ToDLDevice(), dst, src_ctx.ToDLDevice(), src, bytes, stream),
+      Where(*this, "copying " + src_ctx.ToString() + " -> " + dst_ctx.ToString()));
 }
 
 void DeviceEntry::Synchronize(int32_t device_id) const {
   ThrowIfError(def.synchronize(def.user, device_id), Where(*this, "synchronize"));
+}
+
+void* DeviceEntry::CreateStream(int32_t device_id) const {
+  void* stream = nullptr;
+  ThrowIfError(def.stream_create(def.user, device_id, &stream),
+               Where(*this, "creating a stream on device " + std::to_string(device_id)));
+  return stream;
+}
+
+void DeviceEntry::DestroyStream(int32_t device_id, void* stream) const {
+  def.stream_destroy(def.user, device_id, stream);
+}
+
+void DeviceEntry::SynchronizeStream(int32_t device_id, void* stream) const {
+  ThrowIfError(def.stream_synchronize(def.user, device_id, stream),
+               Where(*this, "synchronizing a stream of device " + std::to_string(device_id)));
+}
+
+void* DeviceEntry::CreateEvent(int32_t device_id) const {
+  void* event = nullptr;
+  ThrowIfError(def.event_create(def.user, device_id, &event),
+               Where(*this, "creating an event on device " + std::to_string(device_id)));
+  return event;
+}
+
+void DeviceEntry::DestroyEvent(int32_t device_id, void* event) const {
+  def.event_destroy(def.user, device_id, event);
+}
+
+void DeviceEntry::RecordEvent(int32_t device_id, void* event, void* stream) const {
+  ThrowIfError(def.event_record(def.user, device_id, event, stream),
+               Where(*this, "recording an event on device " + std::to_string(device_id)));
+}
+
+void DeviceEntry::SynchronizeEvent(int32_t device_id, void* event) const {
+  ThrowIfError(def.event_synchronize(def.user, device_id, event),
+               Where(*this, "waiting for an event of device " + std::to_string(device_id)));
+}
+
+// The 1.2 functions. A 1.1 backend's table was zero-filled past its struct_size when it was
+// registered (CopyDef), so an absent function reads as null here.
+
+void DeviceEntry::Memset(int32_t device_id, void* ptr, int value, size_t bytes,
+                         void* stream) const {
+  const std::string what =
+      "setting " + std::to_string(bytes) + " bytes of device " + std::to_string(device_id);
+  if (def.memset) {
+    ThrowIfError(def.memset(def.user, device_id, ptr, value, bytes, stream), Where(*this, what));
+    return;
+  }
+  if (!bytes) return;
+  // The host buffer lives only during this call, so the copy must be complete on return.
+  if (stream) SynchronizeStream(device_id, stream);
+  std::vector<unsigned char> host(bytes, static_cast<unsigned char>(value));
+  const Context dev{device_type, device_id};
+  Copy(dev, ptr, Context::CPU(), host.data(), bytes, nullptr);
+}
+
+std::pair<uint64_t, uint64_t> DeviceEntry::MemoryInfo(int32_t device_id) const {
+  if (!def.memory_info)
+    throw Error(Where(*this, "does not report its memory (its plugin predates ABI 1.2 or " +
+                                 std::string("does not implement memory_info)")),
+                kMXPUnimplemented);
+  uint64_t free_bytes = 0, total_bytes = 0;
+  ThrowIfError(def.memory_info(def.user, device_id, &free_bytes, &total_bytes),
+               Where(*this, "memory_info of device " + std::to_string(device_id)));
+  return {free_bytes, total_bytes};
+}
+
+void* DeviceEntry::HostAllocate(int32_t device_id, size_t bytes) const {
+  void* ptr = nullptr;
+  if (def.host_allocate) {
+    ThrowIfError(
+        def.host_allocate(def.user, device_id, bytes, &ptr),
+        Where(*this, "allocating " + std::to_string(bytes) + " bytes of pinned host memory"));
+    return ptr;
+  }
+  constexpr size_t kAlign = 64;
+  ptr = std::aligned_alloc(kAlign, bytes ? (bytes + kAlign - 1) / kAlign * kAlign : kAlign);
+  if (!ptr)
+    throw Error(Where(*this, "allocating " + std::to_string(bytes) +
+                                 " bytes of host memory: out of memory"),
+                kMXPResourceExhausted);
+  return ptr;
+}
+
+void DeviceEntry::HostFree(int32_t device_id, void* ptr) const {
+  if (def.host_allocate)
+    def.host_free(def.user, device_id, ptr);
+  else
+    std::free(ptr);
+}
+
+bool DeviceEntry::QueryEvent(int32_t device_id, void* event) const {
+  if (!def.event_query) {
+    SynchronizeEvent(device_id, event);
+    return true;
+  }
+  int32_t complete = 0;
+  ThrowIfError(def.event_query(def.user, device_id, event, &complete),
+               Where(*this, "querying an event of device " + std::to_string(device_id)));
+  return complete != 0;
+}
+
+MXPDeviceAttributes DeviceEntry::Attributes(int32_t device_id) const {
+  MXPDeviceAttributes out{};
+  out.struct_size = sizeof out;
+  if (def.attributes)
+    ThrowIfError(def.attributes(def.user, device_id, &out),
+                 Where(*this, "attributes of device " + std::to_string(device_id)));
+  out.struct_size = sizeof out;
+  return out;
+}
+
+void DeviceEntry::StartThread(int32_t device_id) const {
+  if (def.thread_start)
+    ThrowIfError(def.thread_start(def.user, device_id),
+                 Where(*this, "binding a thread to device " + std::to_string(device_id)));
 }
 
 }  // namespace mxplug

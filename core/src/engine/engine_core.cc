@@ -226,7 +226,18 @@ void EngineCore::DispatchLoop(std::vector<Opr*>* ready) {
   }
 }
 
-void EngineCore::Run(Opr* opr, const RunContext& rctx) {
+// Note [Completion]
+// A kernel or copy on an accelerator queues work on the worker's stream and returns before the
+// work is done. Its engine function must not complete then: completing would start its readers
+// on other streams too early and let a PushDelete free memory the device still uses. So, as
+// MXNet 1.x does, a sync function run for an accelerator completes only after its worker's stream
+// has been synchronised; an error from the stream (a kernel fault reported late) becomes the
+// function's error. The stream is synchronised even when the function threw: work it queued
+// before throwing may still touch its arrays. An async function pushed to an accelerator runs
+// without a stream and calls its callback when its own work is done. Executor segments
+// (docs/engine.md) make one synchronisation cover many kernels; recording an event instead of
+// waiting is the second step described there.
+void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device) {
   opr->refs.fetch_add(1, std::memory_order_relaxed);  // the runner's reference
   ++tls_engine_function_depth;
   Profiler& profiler = Profiler::Get();
@@ -242,6 +253,13 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx) {
         opr->sync_fn(rctx);
       } catch (...) {
         error = std::current_exception();
+      }
+      if (device && rctx.stream) {
+        try {
+          device->SynchronizeStream(rctx.ctx.dev_id, rctx.stream);
+        } catch (...) {
+          if (!error) error = std::current_exception();
+        }
       }
       // Stamped before completing: completion starts the dependents, possibly on another worker.
       if (profiling) end = profiler.Now();

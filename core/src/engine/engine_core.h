@@ -12,6 +12,7 @@
 
 #include "engine/object_pool.h"
 #include "engine/var.h"
+#include "mxplug/device.h"
 #include "mxplug/engine.h"
 
 namespace mxplug::engine_detail {
@@ -109,8 +110,10 @@ class EngineCore : public Engine {
  protected:
   // Runs or schedules a function whose dependencies are met.
   virtual void Execute(Opr* opr) = 0;
-  // Calls the function on this thread with the given run context.
-  void Run(Opr* opr, const RunContext& rctx);
+  // Calls the function on this thread with the given run context. With `device`, the function
+  // ran for an accelerator, and rctx.stream is synchronised before a sync function completes
+  // (Note [Completion]).
+  void Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device = nullptr);
   // True while the calling thread runs an engine function.
   static bool InEngineFunction();
   // Sets up a worker thread's per-thread lists, so that its first completions do not allocate.

@@ -12,36 +12,39 @@ class NaiveEngine : public EngineCore {
  public:
   ~NaiveEngine() override {
     Drain();
-    for (auto& kv : streams_) {
-      auto device = Runtime::Get().GetDevice(kv.first.first);
-      device->def.stream_destroy(device->def.user, kv.first.second, kv.second);
-    }
+    for (auto& [key, stream] : streams_)
+      Runtime::Get().GetDevice(key.first)->DestroyStream(key.second, stream);
   }
 
   EngineType type() const override { return EngineType::kNaive; }
-  std::string Describe() const override { return "naive engine: functions run synchronously on the pushing thread"; }
+  std::string Describe() const override {
+    return "naive engine: functions run synchronously on the pushing thread";
+  }
 
  protected:
   void Execute(Opr* opr) override {
-    RunContext rctx{opr->ctx, StreamFor(opr->ctx)};  // may throw: before `done` is in use
+    // May throw: before `done` is in use.
+    std::shared_ptr<const DeviceEntry> device;
+    void* stream = nullptr;
+    if (opr->ctx.dev_type != kDLCPU && opr->prop != FnProperty::kAsync &&
+        opr->prop != FnProperty::kDeleteVar) {
+      device = Runtime::Get().GetDevice(opr->ctx.dev_type);
+      device->StartThread(opr->ctx.dev_id);  // the pushing thread runs it: bind it each time
+      stream = StreamFor(*device, opr->ctx);
+    }
     Done done;
     opr->done = &done;
-    Run(opr, rctx);
+    Run(opr, RunContext{opr->ctx, stream}, device.get());
     done.Wait();  // an async function may complete from another thread
   }
 
  private:
-  void* StreamFor(Context ctx) {
-    if (ctx.dev_type == kDLCPU) return nullptr;
+  void* StreamFor(const DeviceEntry& device, Context ctx) {
     std::lock_guard<std::mutex> lock(mu_);
     auto key = std::make_pair(ctx.dev_type, ctx.dev_id);
     auto it = streams_.find(key);
     if (it != streams_.end()) return it->second;
-    auto device = Runtime::Get().GetDevice(ctx.dev_type);
-    void* stream = nullptr;
-    ThrowIfError(device->def.stream_create(device->def.user, ctx.dev_id, &stream),
-                 "naive engine: creating a stream on " + ctx.ToString());
-    return streams_[key] = stream;
+    return streams_[key] = device.CreateStream(ctx.dev_id);
   }
 
   std::mutex mu_;

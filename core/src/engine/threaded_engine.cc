@@ -3,8 +3,11 @@
 // pools whose workers each own a stream from the device's plugin.
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
@@ -109,6 +112,18 @@ class ThreadedEngine : public EngineCore {
       if (!env) env = std::getenv("MXNET_CPU_WORKER_NTHREADS");  // MXNet users' habit
       options_.cpu_workers = std::max(1, env ? std::atoi(env) : 1);
     }
+    // Per accelerator: MXNet's MXNET_GPU_WORKER_NTHREADS and MXNET_GPU_COPY_NTHREADS (2 each).
+    auto from_env = [](int given, const char* ours, const char* mxnets, int fallback) {
+      if (given > 0) return given;
+      const char* env = std::getenv(ours);
+      if (!env) env = std::getenv(mxnets);
+      return std::max(1, env ? std::atoi(env) : fallback);
+    };
+    options_.device_compute_workers =
+        from_env(options_.device_compute_workers, "MXPLUG_GPU_WORKER_NTHREADS",
+                 "MXNET_GPU_WORKER_NTHREADS", 2);
+    options_.device_copy_workers = from_env(
+        options_.device_copy_workers, "MXPLUG_GPU_COPY_NTHREADS", "MXNET_GPU_COPY_NTHREADS", 2);
     cpu_ = MakePool(Context::CPU(), options_.cpu_workers, /*device=*/nullptr, "mxp cpu");
   }
 
@@ -152,7 +167,9 @@ class ThreadedEngine : public EngineCore {
   EngineType type() const override { return EngineType::kThreaded; }
   std::string Describe() const override {
     return "threaded engine: " + std::to_string(options_.cpu_workers) + " CPU worker(s), " +
-           std::to_string(options_.priority_workers) + " priority worker(s)";
+           std::to_string(options_.priority_workers) + " priority worker(s); per accelerator " +
+           std::to_string(options_.device_compute_workers) + " compute and " +
+           std::to_string(options_.device_copy_workers) + " copy worker(s)";
   }
 
  protected:
@@ -211,12 +228,19 @@ class ThreadedEngine : public EngineCore {
   void WorkerLoop(Pool* pool, std::atomic<const char*>* running) {
     pthread_setname_np(pthread_self(), pool->thread_name.c_str());
     PrepareThread();
+    const DeviceEntry* device = pool->device.get();
     void* stream = nullptr;
-    if (pool->device) {
-      // Each worker owns a stream, so functions on different workers overlap on the device.
-      if (MXPStatus* s =
-              pool->device->def.stream_create(pool->device->def.user, pool->ctx.dev_id, &stream))
-        ThrowIfErrorLogged(s, pool);
+    if (device) {
+      // Bound to its device first (cudaSetDevice), then each worker owns a stream, so functions
+      // on different workers overlap on the device. A failure is logged; the worker still serves
+      // its queue, and the functions fail on the device's own errors.
+      try {
+        device->StartThread(pool->ctx.dev_id);
+        stream = device->CreateStream(pool->ctx.dev_id);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "[mxplug error] engine worker for %s: %s\n",
+                     pool->ctx.ToString().c_str(), e.what());
+      }
     }
     {
       std::lock_guard<std::mutex> lock(pool->started_mu);
@@ -226,19 +250,10 @@ class ThreadedEngine : public EngineCore {
     Opr* opr = nullptr;
     while (pool->queue.Pop(&opr)) {
       running->store(opr->name ? opr->name : "", std::memory_order_relaxed);
-      Run(opr, RunContext{opr->ctx, stream});
+      Run(opr, RunContext{opr->ctx, stream}, device);  // Note [Completion]
       running->store(nullptr, std::memory_order_relaxed);
     }
-    if (pool->device && stream)
-      pool->device->def.stream_destroy(pool->device->def.user, pool->ctx.dev_id, stream);
-  }
-
-  static void ThrowIfErrorLogged(MXPStatus* status, Pool* pool) {
-    try {
-      ThrowIfError(status, "engine worker for " + pool->ctx.ToString() + ": creating a stream");
-    } catch (const Error& e) {
-      std::fprintf(stderr, "[mxplug error] %s\n", e.what());
-    }
+    if (device && stream) device->DestroyStream(pool->ctx.dev_id, stream);
   }
 
   enum class Kind { kCompute, kCopy, kPriority };

@@ -136,7 +136,12 @@ MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
       !def.event_destroy || !def.event_record || !def.stream_wait_event || !def.event_synchronize ||
       !def.synchronize)
     return NewStatus(kMXPInvalidArgument,
-                     what + " lacks functions of MXPDeviceDef (all are required)");
+                     what + " lacks functions of MXPDeviceDef (all of ABI 1.0's are required)");
+  // The optional 1.2 functions (memset ... thread_start) may each be null, except that pinned
+  // memory comes as a pair: a block must go back to the allocator it came from.
+  if (!def.host_allocate != !def.host_free)
+    return NewStatus(kMXPInvalidArgument,
+                     what + " has only one of host_allocate and host_free (give both or neither)");
   for (const auto& other : registrar->pending.devices)
     if (other->device_type == entry->device_type)
       return NewStatus(kMXPAlreadyExists, what + ": device type registered twice by this plugin");

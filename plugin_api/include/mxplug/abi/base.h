@@ -26,7 +26,7 @@ extern "C" {
  * \since 1.0
  */
 #define MXP_ABI_MAJOR 1
-#define MXP_ABI_MINOR 1
+#define MXP_ABI_MINOR 2
 
 /*! \brief Size of a struct up to and including `last_field`: what a writer stores in struct_size. */
 #define MXP_STRUCT_SIZE(type, last_field) \

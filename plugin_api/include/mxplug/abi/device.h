@@ -5,6 +5,16 @@
  * A backend on a machine without its hardware loads, reports zero devices with a reason, and
  * never aborts the process. Streams and events are opaque handles owned by the backend and
  * released through the same table.
+ *
+ * Note [Native streams] (1.2): for kDLCUDA and kDLROCM a stream handle *is* the
+ * runtime's stream (cudaStream_t, hipStream_t) and an event handle its event (cudaEvent_t,
+ * hipEvent_t), so that kernels hand it to cuBLAS or cuDNN and the host hands it to DLPack's
+ * `__dlpack__(stream=)`. Other device types keep opaque handles.
+ *
+ * Note [Completion] (1.2): work a kernel or a copy queues on a stream may still run after the call
+ * returns. The host treats an engine function on a device as finished only once the worker's
+ * stream has completed (it synchronises the stream, docs/engine.md), and it frees or reuses memory
+ * only after that; a backend needs no bookkeeping of its own for it.
  */
 #ifndef MXPLUG_ABI_DEVICE_H_
 #define MXPLUG_ABI_DEVICE_H_
@@ -15,6 +25,25 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*!
+ * \brief What a device is, for users and for kernels choosing launch shapes. The host sets
+ * `struct_size` (how much room it gave) and zeroes the rest; a backend writes what it knows and
+ * leaves a field it does not know at 0.
+ * \since 1.2
+ */
+typedef struct MXPDeviceAttributes {
+  size_t struct_size;
+  MXPExtension* ext;
+  int32_t compute_capability_major; /*!< CUDA's major.minor; a GPU architecture's on ROCm */
+  int32_t compute_capability_minor;
+  int32_t multiprocessor_count; /*!< streaming multiprocessors / compute units */
+  int32_t warp_size;            /*!< threads per warp or wavefront */
+  int32_t max_threads_per_block;
+  int32_t reserved;                 /*!< padding, 0 */
+  uint64_t total_memory;            /*!< bytes */
+  uint64_t shared_memory_per_block; /*!< bytes */
+} MXPDeviceAttributes;
 
 /*! \brief A device backend. Every function receives `user` first. \since 1.0 */
 typedef struct MXPDeviceDef {
@@ -31,8 +60,7 @@ typedef struct MXPDeviceDef {
   /*! \brief One line describing a device, e.g. its model and memory (borrowed, static). */
   MXPStatus* (*describe)(void* user, int32_t device_id, const char** text);
   /*! \brief Allocates `bytes` aligned to `alignment` (a power of two). \param[out] ptr new. */
-  MXPStatus* (*allocate)(void* user, int32_t device_id, size_t bytes, size_t alignment,
-                         void** ptr);
+  MXPStatus* (*allocate)(void* user, int32_t device_id, size_t bytes, size_t alignment, void** ptr);
   void (*free)(void* user, int32_t device_id, void* ptr);
   /*!
    * \brief Copies `bytes` between two devices of which at least one is of this type and the other
@@ -53,6 +81,38 @@ typedef struct MXPDeviceDef {
   MXPStatus* (*event_synchronize)(void* user, int32_t device_id, void* event);
   /*! \brief Waits for all work on a device. */
   MXPStatus* (*synchronize)(void* user, int32_t device_id);
+
+  /*!
+   * \brief Sets `bytes` bytes at `ptr` (memory of this device) to the byte `value`; with a NULL
+   * stream complete on return, with a stream ordered on it.
+   * \since 1.2
+   */
+  MXPStatus* (*memset)(void* user, int32_t device_id, void* ptr, int32_t value, size_t bytes,
+                       void* stream);
+  /*! \brief Free and total memory of a device, in bytes (MXNet's gpu_memory_info). \since 1.2 */
+  MXPStatus* (*memory_info)(void* user, int32_t device_id, uint64_t* free_bytes,
+                            uint64_t* total_bytes);
+  /*!
+   * \brief Page-locked host memory that copies to and from `device_id` use at full speed (MXNet's
+   * cpu_pinned), aligned to at least 64 bytes. \param[out] ptr new; release with host_free.
+   * \since 1.2
+   */
+  MXPStatus* (*host_allocate)(void* user, int32_t device_id, size_t bytes, void** ptr);
+  void (*host_free)(void* user, int32_t device_id, void* ptr);
+  /*!
+   * \brief Without blocking: `*complete` = 1 when the work recorded by `event` has completed
+   * (or the event was never recorded), else 0.
+   * \since 1.2
+   */
+  MXPStatus* (*event_query)(void* user, int32_t device_id, void* event, int32_t* complete);
+  /*! \brief Fills `out` (see MXPDeviceAttributes). \since 1.2 */
+  MXPStatus* (*attributes)(void* user, int32_t device_id, MXPDeviceAttributes* out);
+  /*!
+   * \brief Called once on each host thread that will run work for `device_id` (an engine worker),
+   * before any other call from that thread: binds the thread to the device (cudaSetDevice).
+   * \since 1.2
+   */
+  MXPStatus* (*thread_start)(void* user, int32_t device_id);
 } MXPDeviceDef;
 
 #ifdef __cplusplus

@@ -2,11 +2,17 @@
  * \file mxplug/sdk/device_backend.hpp
  * \brief Base class of a device backend plugin (register with MXPLUG_REGISTER_DEVICE). A device
  * whose work runs inline on the calling thread, as the CPU's, keeps the stream and event defaults.
+ *
+ * The functions of ABI 1.2 (Memset to StartThread) are optional: the registration publishes one
+ * only when the backend class overrides it, and the host has a fallback for each that is absent
+ * (abi/device.h), so a backend overrides only what its device does better than the fallback.
  */
 #ifndef MXPLUG_SDK_DEVICE_BACKEND_HPP_
 #define MXPLUG_SDK_DEVICE_BACKEND_HPP_
 
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "mxplug/abi/device.h"
@@ -40,6 +46,35 @@ class DeviceBackend {
   }
   virtual void SynchronizeEvent(int dev_id, void* event) { (void)dev_id, (void)event; }
   virtual void Synchronize(int dev_id) { (void)dev_id; }
+
+  // ---- Optional (ABI 1.2): published only when overridden; never called otherwise. ----
+  /*! \brief Sets bytes to `value`, ordered on `stream` (null: complete on return). Fallback:
+   * a host buffer copied over. */
+  virtual void Memset(int dev_id, void* ptr, int value, size_t bytes, void* stream) {
+    (void)dev_id, (void)ptr, (void)value, (void)bytes, (void)stream;
+    throw std::logic_error("DeviceBackend::Memset is not overridden");
+  }
+  /*! \brief Free and total bytes. Fallback: the host reports that the device does not say. */
+  virtual void MemoryInfo(int dev_id, uint64_t* free_bytes, uint64_t* total_bytes) {
+    (void)dev_id, (void)free_bytes, (void)total_bytes;
+    throw std::logic_error("DeviceBackend::MemoryInfo is not overridden");
+  }
+  /*! \brief Page-locked host memory for fast copies. Fallback: ordinary host memory. */
+  virtual void* HostAllocate(int dev_id, size_t bytes) {
+    (void)dev_id, (void)bytes;
+    throw std::logic_error("DeviceBackend::HostAllocate is not overridden");
+  }
+  virtual void HostFree(int dev_id, void* ptr) { (void)dev_id, (void)ptr; }
+  /*! \brief True when the event's work has completed; never blocks. Fallback: SynchronizeEvent,
+   * then true. */
+  virtual bool QueryEvent(int dev_id, void* event) {
+    (void)dev_id, (void)event;
+    throw std::logic_error("DeviceBackend::QueryEvent is not overridden");
+  }
+  /*! \brief Fills what is known of `out` (zeroed by the caller). Fallback: all unknown. */
+  virtual void Attributes(int dev_id, MXPDeviceAttributes* out) { (void)dev_id, (void)out; }
+  /*! \brief Binds the calling thread to the device (an engine worker, once, first). */
+  virtual void StartThread(int dev_id) { (void)dev_id; }
 };
 
 }  // namespace mxplug

@@ -135,7 +135,8 @@ inline OpContext ToOpContext(const MXPKernelArgs* a) {
     Resource r;
     r.raw = a->requested[i];
     r.host = Host();
-    r.type = r.raw->kind == kMXPResourceRandom ? ResourceRequest::kRandom : ResourceRequest::kTempSpace;
+    r.type =
+        r.raw->kind == kMXPResourceRandom ? ResourceRequest::kRandom : ResourceRequest::kTempSpace;
     ctx.requested.push_back(r);
   }
   return ctx;
@@ -179,8 +180,8 @@ inline MXPStatus* KernelBackward(void* state, const MXPKernelArgs* a) {
     std::vector<OpReqType> req;
     for (size_t i = 0; i < a->num_req; ++i) req.push_back(static_cast<OpReqType>(a->req[i]));
     k->op->Backward(ToOpContext(a), ToBlobs(a->out_grad, a->num_out_grad),
-                    ToBlobs(a->in_data, a->num_in_data), ToBlobs(a->out_data, a->num_out_data),
-                    req, ToBlobs(a->in_grad, a->num_in_grad), ToBlobs(a->aux, a->num_aux));
+                    ToBlobs(a->in_data, a->num_in_data), ToBlobs(a->out_data, a->num_out_data), req,
+                    ToBlobs(a->in_grad, a->num_in_grad), ToBlobs(a->aux, a->num_aux));
   });
 }
 
@@ -194,14 +195,15 @@ struct KernelRecord {
   Operator* (*make)(const KernelRecord& self, const KwArgs& kwargs, Context ctx) = nullptr;
   const OpRegistration* owner = nullptr;  // for kernels made by a property's CreateOperator
 
-  static MXPStatus* Create(void* user, const char* const* keys, const char* const* values,
-                           size_t n, DLDevice device, void** state) {
+  static MXPStatus* Create(void* user, const char* const* keys, const char* const* values, size_t n,
+                           DLDevice device, void** state) {
     return Guard([&] {
       auto* self = static_cast<KernelRecord*>(user);
       Context ctx{device.device_type, device.device_id};
       std::unique_ptr<Operator> op(self->make(*self, ToKwArgs(keys, values, n), ctx));
       if (!op)
-        throw std::logic_error(self->op_name + ": CreateOperator returned no operator for this device");
+        throw std::logic_error(self->op_name +
+                               ": CreateOperator returned no operator for this device");
       *state = new KernelInstance{std::move(op)};
     });
   }
@@ -246,16 +248,33 @@ struct DeviceRecord {
   std::unique_ptr<DeviceBackend> backend;
   std::once_flag counted;
   int32_t count = 0;
-  std::string reason;                                // why the count is zero
+  std::string reason;  // why the count is zero
   std::mutex describe_mutex;
-  std::map<int32_t, std::string> descriptions;       // by device id
+  std::map<int32_t, std::string> descriptions;  // by device id
   MXPDeviceDef def{};
 
   static DeviceRecord* Self(void* user) { return static_cast<DeviceRecord*>(user); }
   static DeviceBackend& B(void* user) { return *Self(user)->backend; }
 
-  void Fill(int32_t device_type) {
-    def.struct_size = MXP_STRUCT_SIZE(MXPDeviceDef, synchronize);
+  // Which optional (1.2) functions the backend class overrides: only those are published.
+  struct Overrides {
+    bool memset, memory_info, host_memory, event_query, attributes, thread_start;
+  };
+  // &Backend::F has DeviceBackend's member type unless Backend (or a base between) declares F.
+  template <typename Backend>
+  static constexpr Overrides OverridesOf() {
+    using Base = DeviceBackend;
+    using std::is_same_v;
+    return {!is_same_v<decltype(&Backend::Memset), decltype(&Base::Memset)>,
+            !is_same_v<decltype(&Backend::MemoryInfo), decltype(&Base::MemoryInfo)>,
+            !is_same_v<decltype(&Backend::HostAllocate), decltype(&Base::HostAllocate)>,
+            !is_same_v<decltype(&Backend::QueryEvent), decltype(&Base::QueryEvent)>,
+            !is_same_v<decltype(&Backend::Attributes), decltype(&Base::Attributes)>,
+            !is_same_v<decltype(&Backend::StartThread), decltype(&Base::StartThread)>};
+  }
+
+  void Fill(int32_t device_type, Overrides overrides) {
+    def.struct_size = MXP_STRUCT_SIZE(MXPDeviceDef, thread_start);
     def.name = name.c_str();
     def.device_type = device_type;
     def.user = this;
@@ -285,9 +304,8 @@ struct DeviceRecord {
       return Guard([&] { *ptr = B(u).Allocate(id, bytes, align); });
     };
     def.free = [](void* u, int32_t id, void* ptr) { B(u).Free(id, ptr); };
-    def.copy = [](void* u, DLDevice dd, void* dst, DLDevice sd, const void* src, size_t n, void* s) {
-      return Guard([&] { B(u).Copy(dd, dst, sd, src, n, s); });
-    };
+    def.copy = [](void* u, DLDevice dd, void* dst, DLDevice sd, const void* src, size_t n,
+                  void* s) { return Guard([&] { B(u).Copy(dd, dst, sd, src, n, s); }); };
     def.stream_create = [](void* u, int32_t id, void** s) {
       return Guard([&] { *s = B(u).CreateStream(id); });
     };
@@ -309,6 +327,39 @@ struct DeviceRecord {
       return Guard([&] { B(u).SynchronizeEvent(id, e); });
     };
     def.synchronize = [](void* u, int32_t id) { return Guard([&] { B(u).Synchronize(id); }); };
+    if (overrides.memset)
+      def.memset = [](void* u, int32_t id, void* p, int32_t value, size_t n, void* s) {
+        return Guard([&] { B(u).Memset(id, p, value, n, s); });
+      };
+    if (overrides.memory_info)
+      def.memory_info = [](void* u, int32_t id, uint64_t* free_bytes, uint64_t* total_bytes) {
+        return Guard([&] { B(u).MemoryInfo(id, free_bytes, total_bytes); });
+      };
+    if (overrides.host_memory) {
+      def.host_allocate = [](void* u, int32_t id, size_t n, void** p) {
+        return Guard([&] { *p = B(u).HostAllocate(id, n); });
+      };
+      def.host_free = [](void* u, int32_t id, void* p) { B(u).HostFree(id, p); };
+    }
+    if (overrides.event_query)
+      def.event_query = [](void* u, int32_t id, void* e, int32_t* complete) {
+        return Guard([&] { *complete = B(u).QueryEvent(id, e) ? 1 : 0; });
+      };
+    if (overrides.attributes)
+      def.attributes = [](void* u, int32_t id, MXPDeviceAttributes* out) {
+        return Guard([&] {
+          // Filled in a full-size struct, then as much handed over as the host made room for.
+          MXPDeviceAttributes mine{};
+          mine.struct_size = sizeof mine;
+          B(u).Attributes(id, &mine);
+          const size_t n = out->struct_size < sizeof mine ? out->struct_size : sizeof mine;
+          mine.struct_size = out->struct_size;
+          mine.ext = out->ext;
+          std::memcpy(out, &mine, n);
+        });
+      };
+    if (overrides.thread_start)
+      def.thread_start = [](void* u, int32_t id) { return Guard([&] { B(u).StartThread(id); }); };
   }
 };
 
@@ -317,7 +368,7 @@ DeviceRecord& RegisterDevice(const char* name, DLDeviceType device_type) {
   auto* rec = new DeviceRecord();
   rec->name = name;
   rec->backend = std::make_unique<Backend>();
-  rec->Fill(device_type);
+  rec->Fill(device_type, DeviceRecord::OverridesOf<Backend>());
   Records().devices.push_back(rec);
   return *rec;
 }
@@ -438,8 +489,8 @@ class OpRegistration {
 
   static sdk::PropertyInstance* Inst(void* p) { return static_cast<sdk::PropertyInstance*>(p); }
 
-  static MXPStatus* Create(void* user, const char* const* keys, const char* const* values,
-                           size_t n, void** out) {
+  static MXPStatus* Create(void* user, const char* const* keys, const char* const* values, size_t n,
+                           void** out) {
     return sdk::Guard([&] {
       auto* self = static_cast<OpRegistration*>(user);
       auto inst = std::make_unique<sdk::PropertyInstance>();
@@ -457,7 +508,8 @@ class OpRegistration {
 
   static MXPStatus* List(void* p, int32_t kind, size_t* count, const char* const** names) {
     return sdk::Guard([&] {
-      if (kind < 0 || kind > 2) throw std::out_of_range("unknown list kind " + std::to_string(kind));
+      if (kind < 0 || kind > 2)
+        throw std::out_of_range("unknown list kind " + std::to_string(kind));
       *count = Inst(p)->list_ptrs[kind].size();
       *names = Inst(p)->list_ptrs[kind].data();
     });
@@ -502,14 +554,18 @@ class OpRegistration {
     return sdk::Guard([&] {
       const int nin = static_cast<int>(Inst(p)->lists[0].size());
       const int nout = static_cast<int>(Inst(p)->lists[1].size());
-      std::vector<int> deps = Inst(p)->prop->DeclareBackwardDependency(
-          Ids(0, nout), Ids(nout, nin), Ids(nout + nin, nout));
+      std::vector<int> deps = Inst(p)->prop->DeclareBackwardDependency(Ids(0, nout), Ids(nout, nin),
+                                                                       Ids(nout + nin, nout));
       for (int d : deps) {
         if (d < 0 || d >= 2 * nout + nin)
-          throw std::out_of_range("DeclareBackwardDependency returned unknown id " + std::to_string(d));
-        if (d < nout) og[d] = 1;
-        else if (d < nout + nin) id[d - nout] = 1;
-        else od[d - nout - nin] = 1;
+          throw std::out_of_range("DeclareBackwardDependency returned unknown id " +
+                                  std::to_string(d));
+        if (d < nout)
+          og[d] = 1;
+        else if (d < nout + nin)
+          id[d - nout] = 1;
+        else
+          od[d - nout - nin] = 1;
       }
     });
   }
@@ -530,14 +586,15 @@ class OpRegistration {
         }
       } else {
         const int grad_begin = 2 * nout + nin;
-        for (auto [s, d] : inst->prop->BackwardInplaceOption(Ids(0, nout), Ids(nout, nin),
-                                                             Ids(nout + nin, nout),
-                                                             Ids(grad_begin, nin))) {
+        for (auto [s, d] : inst->prop->BackwardInplaceOption(
+                 Ids(0, nout), Ids(nout, nin), Ids(nout + nin, nout), Ids(grad_begin, nin))) {
           if (d < grad_begin || d >= grad_begin + nin || s < 0 || s >= grad_begin)
             throw std::out_of_range("BackwardInplaceOption returned an unknown id");
           MXPInplacePair pair{kMXPRoleOutGrad, s, kMXPRoleInGrad, d - grad_begin};
-          if (s >= nout + nin) pair.src_role = kMXPRoleOutData, pair.src_index = s - nout - nin;
-          else if (s >= nout) pair.src_role = kMXPRoleInData, pair.src_index = s - nout;
+          if (s >= nout + nin)
+            pair.src_role = kMXPRoleOutData, pair.src_index = s - nout - nin;
+          else if (s >= nout)
+            pair.src_role = kMXPRoleInData, pair.src_index = s - nout;
           res.push_back(pair);
         }
       }
@@ -571,10 +628,10 @@ namespace sdk {
 
 template <typename Prop>
 OpRegistration& RegisterOp(const char* name) {
-  static_assert(std::is_base_of_v<OperatorProperty, Prop>, "Prop must derive from OperatorProperty");
-  auto* reg = new OpRegistration(name, []() -> std::unique_ptr<OperatorProperty> {
-    return std::make_unique<Prop>();
-  });
+  static_assert(std::is_base_of_v<OperatorProperty, Prop>,
+                "Prop must derive from OperatorProperty");
+  auto* reg = new OpRegistration(
+      name, []() -> std::unique_ptr<OperatorProperty> { return std::make_unique<Prop>(); });
   Records().ops.push_back(reg);
   return *reg;
 }
@@ -658,39 +715,43 @@ OpRegistration& RegisterOpProperty(const char* name) {
 #ifndef MXPLUG_PLUGIN_MIN_HOST_VERSION
 #define MXPLUG_PLUGIN_MIN_HOST_VERSION nullptr
 #endif
-#define MXPLUG_PLUGIN(NAME, VERSION, VENDOR)                                                   \
-  namespace mxplug::sdk {                                                                      \
-  PluginRecords& Records() {                                                                   \
-    /* Never destroyed: the host may call into these records until the process ends. */        \
-    static PluginRecords* records = new PluginRecords();                                       \
-    return *records;                                                                           \
-  }                                                                                            \
-  const MXPHostApi*& HostSlot() {                                                              \
-    static const MXPHostApi* host = nullptr;                                                   \
-    return host;                                                                               \
-  }                                                                                            \
-  const char* PluginName() { return NAME; }                                                    \
-  }                                                                                            \
-  extern "C" MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {    \
+#define MXPLUG_PLUGIN(NAME, VERSION, VENDOR)                                                      \
+  namespace mxplug::sdk {                                                                         \
+  PluginRecords& Records() {                                                                      \
+    /* Never destroyed: the host may call into these records until the process ends. */           \
+    static PluginRecords* records = new PluginRecords();                                          \
+    return *records;                                                                              \
+  }                                                                                               \
+  const MXPHostApi*& HostSlot() {                                                                 \
+    static const MXPHostApi* host = nullptr;                                                      \
+    return host;                                                                                  \
+  }                                                                                               \
+  const char* PluginName() { return NAME; }                                                       \
+  }                                                                                               \
+  extern "C" MXP_EXPORT MXPStatus* mxplug_init(const MXPHostApi* host, MXPPluginApi* out) {       \
     return ::mxplug::sdk::Init(host, out, NAME, VERSION, VENDOR, MXPLUG_PLUGIN_MIN_HOST_VERSION); \
   }
 
-/*! \brief Registers OperatorProperty class Prop as op Name; chain describe, add_argument(s), add_kernel. */
-#define MXPLUG_REGISTER_OP_PROPERTY(Name, Prop) \
-  static ::mxplug::OpRegistration& mxplug_op_registration_##Name = ::mxplug::RegisterOpProperty<Prop>(#Name)
+/*! \brief Registers OperatorProperty class Prop as op Name; chain describe, add_argument(s),
+ * add_kernel. */
+#define MXPLUG_REGISTER_OP_PROPERTY(Name, Prop)                    \
+  static ::mxplug::OpRegistration& mxplug_op_registration_##Name = \
+      ::mxplug::RegisterOpProperty<Prop>(#Name)
 /*! \brief Same, for a name that is not an identifier ("myorg.MyOp"); Var names the registration. */
-#define MXPLUG_REGISTER_OP_PROPERTY_AS(Var, NameString, Prop) \
-  static ::mxplug::OpRegistration& mxplug_op_registration_##Var = ::mxplug::RegisterOpProperty<Prop>(NameString)
-/*! \brief Registers Operator class OpClass, built as OpClass(kwargs, ctx), as op Name's kernel on DevType. */
-#define MXPLUG_REGISTER_KERNEL(Name, DevType, OpClass)                                       \
-  static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Name##_##DevType =       \
+#define MXPLUG_REGISTER_OP_PROPERTY_AS(Var, NameString, Prop)     \
+  static ::mxplug::OpRegistration& mxplug_op_registration_##Var = \
+      ::mxplug::RegisterOpProperty<Prop>(NameString)
+/*! \brief Registers Operator class OpClass, built as OpClass(kwargs, ctx), as op Name's kernel on
+ * DevType. */
+#define MXPLUG_REGISTER_KERNEL(Name, DevType, OpClass)                                \
+  static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Name##_##DevType = \
       ::mxplug::sdk::RegisterKernel<OpClass>(#Name, DevType)
-#define MXPLUG_REGISTER_KERNEL_AS(Var, NameString, DevType, OpClass)                         \
-  static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Var =                    \
+#define MXPLUG_REGISTER_KERNEL_AS(Var, NameString, DevType, OpClass)     \
+  static ::mxplug::sdk::KernelRecord& mxplug_kernel_registration_##Var = \
       ::mxplug::sdk::RegisterKernel<OpClass>(NameString, DevType)
 /*! \brief Registers DeviceBackend class Backend for DLPack device type DevType under `name`. */
-#define MXPLUG_REGISTER_DEVICE(Name, DevType, Backend)                                        \
-  static ::mxplug::sdk::DeviceRecord& mxplug_device_registration_##Name =                   \
+#define MXPLUG_REGISTER_DEVICE(Name, DevType, Backend)                    \
+  static ::mxplug::sdk::DeviceRecord& mxplug_device_registration_##Name = \
       ::mxplug::sdk::RegisterDevice<Backend>(#Name, DevType)
 /*! \brief Checks parameter struct P's declarations when the plugin registers. */
 #define MXPLUG_REGISTER_PARAMETER(P) \
