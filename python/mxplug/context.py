@@ -1,8 +1,11 @@
 """Devices (MXNet's ``mx.Context``, ``mx.cpu()``, ``mx.gpu()``).
 
 A context names a device type and an index. ``'gpu'`` is an accelerator of the CUDA backend
-(DLPack ``kDLCUDA``), or of the HIP backend where only that one is loaded.
+(DLPack ``kDLCUDA``), or of the HIP backend where only that one is loaded, or of the backend
+that ``MXPLUG_GPU_BACKEND`` names (``cuda``, ``hip``, or any loaded device backend, such as the
+asynchronous test device ``testdev`` on which CI runs the GPU tests).
 """
+import os
 import threading
 
 from . import _core
@@ -73,6 +76,13 @@ class Context:
 
 
 def _gpu_device_type():
+    chosen = os.environ.get("MXPLUG_GPU_BACKEND")
+    if chosen:
+        dev_type = _core.device_type_of(chosen)
+        if dev_type < 0:
+            raise ValueError("MXPLUG_GPU_BACKEND=%s names no loaded device backend (loaded: %s)"
+                             % (chosen, ", ".join(_core.device_names())))
+        return dev_type
     kinds = _core.device_types()
     if _DL_CUDA not in kinds and _DL_ROCM in kinds:
         return _DL_ROCM
@@ -81,7 +91,7 @@ def _gpu_device_type():
 
 def _from_dl(dl):
     dev_type, dev_id = dl
-    if dev_type in (_DL_CUDA, _DL_ROCM):
+    if dev_type in (_DL_CUDA, _DL_ROCM) or (dev_type != _DL_CPU and dev_type == _gpu_device_type()):
         return Context("gpu", dev_id)
     return Context("cpu", dev_id)
 

@@ -106,6 +106,22 @@ PYBIND11_MODULE(_core, m) {
       },
       "DLPack device types that have a backend.");
   m.def(
+      "device_type_of",
+      [](const std::string& name) {
+        for (const auto& d : mxplug::Runtime::Get().devices().List())
+          if (d->name == name) return d->device_type;
+        return -1;
+      },
+      py::arg("name"), "The DLPack device type of the backend registered as `name`, or -1.");
+  m.def(
+      "device_names",
+      [] {
+        std::vector<std::string> names;
+        for (const auto& d : mxplug::Runtime::Get().devices().List()) names.push_back(d->name);
+        return names;
+      },
+      "The names of the loaded device backends.");
+  m.def(
       "device_count",
       [](int32_t type) {
         for (const auto& d : mxplug::Runtime::Get().devices().List())

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -130,11 +131,13 @@ py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py:
     }
   }
   std::vector<NDArray> outputs = OutArrays(*op, out);
-  // Ops without inputs (zeros, random sampling) run on the context asked for.
-  const Context where = ctx.is_none() ? Context::CPU() : ToContext(ctx);
+  // Ops without inputs (zeros, random sampling) run on the context asked for, else on that of
+  // `out`, else on the CPU (ImperativeOp::Invoke).
+  const std::optional<Context> where =
+      ctx.is_none() ? std::nullopt : std::optional<Context>(ToContext(ctx));
   {
     py::gil_scoped_release release;  // the call never blocks on the engine
-    op->Invoke(inputs, &outputs, is_train, {}, &where);
+    op->Invoke(inputs, &outputs, is_train, {}, where ? &*where : nullptr);
   }
   if (!out.is_none()) return py::reinterpret_borrow<py::object>(out);
   return Visible(*op, std::move(outputs));

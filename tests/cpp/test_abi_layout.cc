@@ -25,7 +25,8 @@ static_assert(offsetof(MXPHostApi, host_version) == 24);
 static_assert(offsetof(MXPHostApi, status_new) == 32);
 static_assert(offsetof(MXPHostApi, temp_space) == 120);
 static_assert(offsetof(MXPHostApi, random_philox) == 128);  // 1.1
-static_assert(sizeof(MXPHostApi) == 136);
+static_assert(offsetof(MXPHostApi, visit_kernels) == 136);  // 1.2
+static_assert(sizeof(MXPHostApi) == 144);
 
 static_assert(offsetof(MXPPluginApi, abi_major) == 16);
 static_assert(offsetof(MXPPluginApi, abi_minor_built) == 20);
@@ -102,7 +103,7 @@ TEST(AbiLayout, StructSizeMacroMatchesCompiledC) {
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, thread_start), sizeof(MXPDeviceDef));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceAttributes, shared_memory_per_block),
             sizeof(MXPDeviceAttributes));
-  EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, random_philox), sizeof(MXPHostApi));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, visit_kernels), sizeof(MXPHostApi));
 }
 
 TEST(AbiLayout, HasFieldReadsOnlyWhatTheWriterWrote) {

@@ -1,4 +1,4 @@
-// An asynchronous device for tests ("testdev", DLPack kDLExtDev, two devices). Its memory is host
+// An asynchronous device for tests ("testdev", DLPack kDLExtDev, four devices). Its memory is host
 // memory, but it behaves as a GPU does towards the host: each stream is a queue that a thread of
 // its own runs later, every job delayed (MXPLUG_TESTDEV_DELAY_US, default 50 microseconds), so a
 // copy or kernel queued on a stream is not done when the call that queued it returns. A host that
@@ -34,7 +34,7 @@
 
 namespace {
 
-constexpr int kDevices = 2;
+constexpr int kDevices = 4;
 constexpr uint64_t kMemoryBytes = uint64_t(1) << 30;  // what memory_info reports as total
 
 std::chrono::microseconds Delay() {
@@ -280,8 +280,122 @@ class TestDevice : public mxplug::DeviceBackend {
   std::set<Stream*> streams_;
 };
 
+// ---- Kernels: each CPU kernel, queued on the stream ----
+
+struct Delegate {
+  std::string op_name;
+  MXPKernelDef cpu{};  // the CPU kernel's table
+  MXPKernelDef def{};  // ours, registered for kDLExtDev
+};
+
+// A kernel instance: the CPU kernel's, shared with the calls still queued, so that the host may
+// destroy the instance before its stream has run them.
+struct Instance {
+  const Delegate* delegate;
+  void* cpu_state = nullptr;
+  ~Instance() {
+    if (cpu_state) delegate->cpu.destroy(delegate->cpu.user, cpu_state);
+  }
+};
+using InstancePtr = std::shared_ptr<Instance>;
+
+// A kernel call's arguments, owned by the queued job: the host's are valid only during the call.
+// The tensors are said to be on the CPU, whose kernel runs them on this device's host memory.
+class OwnedArgs {
+ public:
+  explicit OwnedArgs(const MXPKernelArgs& a) : args(a) {
+    args.device = DLDevice{kDLCPU, 0};
+    args.stream = nullptr;
+    args.in_data = Own(a.in_data, a.num_in_data, 0);
+    args.out_data = Own(a.out_data, a.num_out_data, 1);
+    args.aux = Own(a.aux, a.num_aux, 2);
+    args.out_grad = Own(a.out_grad, a.num_out_grad, 3);
+    args.in_grad = Own(a.in_grad, a.num_in_grad, 4);
+    for (size_t i = 0; i < a.num_requested; ++i) resources_.push_back(*a.requested[i]);
+    for (const MXPResource& r : resources_) resource_ptrs_.push_back(&r);
+    args.requested = resource_ptrs_.data();
+    req_.assign(a.req, a.req + a.num_req);
+    args.req = req_.data();
+  }
+  OwnedArgs(const OwnedArgs&) = delete;
+  MXPKernelArgs args;
+
+ private:
+  const DLTensor* Own(const DLTensor* list, size_t n, int slot) {
+    tensors_[slot].assign(list, list + n);
+    for (DLTensor& t : tensors_[slot]) {
+      t.device = DLDevice{kDLCPU, 0};
+      if (t.shape) t.shape = dims_.emplace_back(t.shape, t.shape + t.ndim).data();
+      if (t.strides) t.strides = dims_.emplace_back(t.strides, t.strides + t.ndim).data();
+    }
+    return tensors_[slot].data();
+  }
+  std::vector<DLTensor> tensors_[5];
+  std::deque<std::vector<int64_t>> dims_;  // a deque: adding never moves the earlier ones
+  std::vector<MXPResource> resources_;
+  std::vector<const MXPResource*> resource_ptrs_;
+  std::vector<int32_t> req_;
+};
+
+MXPStatus* Queue(void* state, const MXPKernelArgs* a, bool backward) {
+  return mxplug::sdk::Guard([&] {
+    InstancePtr instance = *static_cast<InstancePtr*>(state);
+    auto owned = std::make_shared<OwnedArgs>(*a);
+    auto run = [instance, owned, backward] {
+      const MXPKernelDef& cpu = instance->delegate->cpu;
+      MXPStatus* status =
+          (backward ? cpu.backward : cpu.forward)(instance->cpu_state, &owned->args);
+      mxplug::sdk::ThrowIfError(status);
+    };
+    if (a->stream)
+      AsStream(a->stream)->Enqueue(run);
+    else
+      run();
+  });
+}
+
+MXPStatus* RegisterKernels(const MXPHostApi* host, MXPRegistrar* registrar) {
+  if (!MXP_HAS_FIELD(host, MXPHostApi, visit_kernels)) return nullptr;    // a host before 1.2
+  static auto* delegates = new std::vector<std::unique_ptr<Delegate>>();  // for the process
+  std::vector<std::unique_ptr<Delegate>> found;
+  MXPStatus* status =
+      host->visit_kernels(registrar, kDLCPU, &found, [](void* user, const MXPKernelDef* def) {
+        auto d = std::make_unique<Delegate>();
+        d->op_name = def->op_name;
+        std::memcpy(&d->cpu, def, std::min(def->struct_size, sizeof(MXPKernelDef)));
+        static_cast<std::vector<std::unique_ptr<Delegate>>*>(user)->push_back(std::move(d));
+        return static_cast<MXPStatus*>(nullptr);
+      });
+  if (status) return status;
+  for (auto& d : found) {
+    MXPKernelDef& def = d->def;
+    def.struct_size = MXP_STRUCT_SIZE(MXPKernelDef, backward);
+    def.op_name = d->op_name.c_str();
+    def.device_type = kDLExtDev;
+    def.user = d.get();
+    def.create = [](void* user, const char* const* keys, const char* const* values, size_t n,
+                    DLDevice, void** state) {
+      return mxplug::sdk::Guard([&] {
+        auto* delegate = static_cast<const Delegate*>(user);
+        auto instance = std::make_shared<Instance>(Instance{delegate});
+        mxplug::sdk::ThrowIfError(delegate->cpu.create(delegate->cpu.user, keys, values, n,
+                                                       DLDevice{kDLCPU, 0}, &instance->cpu_state));
+        *state = new InstancePtr(std::move(instance));
+      });
+    };
+    def.destroy = [](void*, void* state) { delete static_cast<InstancePtr*>(state); };
+    def.forward = [](void* state, const MXPKernelArgs* a) { return Queue(state, a, false); };
+    if (d->cpu.backward)
+      def.backward = [](void* state, const MXPKernelArgs* a) { return Queue(state, a, true); };
+    if ((status = host->register_kernel(registrar, &def))) return status;
+    delegates->push_back(std::move(d));
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 MXPLUG_REGISTER_DEVICE(testdev, kDLExtDev, TestDevice);
+MXPLUG_REGISTER_AT_LOAD(testdev_kernels, &RegisterKernels);
 
 MXPLUG_PLUGIN("test_device", "1.0.0", "tests")

@@ -68,13 +68,35 @@ def run_python(code, plugin_path="", extra_env=None):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
 
 
+# MXPLUG_TEST_DEVICE=testdev (tools/test.sh sets it for a second run of the NDArray, executor,
+# Module and kvstore tests): mx.gpu is the asynchronous test device (tests/plugins/test_device.cc:
+# host memory, but streams that run every copy and kernel later, on threads of their own), and
+# every test runs inside `with mx.gpu(0)`, so arrays made without a context live there. A host
+# that let a function complete before its stream did fails these runs.
+TEST_DEVICE = os.environ.get("MXPLUG_TEST_DEVICE", "")
+
+
 @pytest.fixture(scope="session")
 def mx(installed_tree):
     """The installed mxplug package, imported into this interpreter."""
     if str(PYTHON_PACKAGES) not in sys.path:
         sys.path.insert(0, str(PYTHON_PACKAGES))
     import mxplug
+    if TEST_DEVICE:
+        assert TEST_DEVICE == "testdev", "MXPLUG_TEST_DEVICE=%s: only 'testdev' is known" % TEST_DEVICE
+        os.environ["MXPLUG_GPU_BACKEND"] = "testdev"
+        mxplug.library.load(str(TEST_PLUGINS / "devices" / "libtest_device.so"))
     return mxplug
+
+
+@pytest.fixture(autouse=True)
+def default_context_is_the_test_device(request):
+    if not TEST_DEVICE:
+        yield
+        return
+    mx = request.getfixturevalue("mx")
+    with mx.gpu(0):
+        yield
 
 
 MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" / "python"

@@ -17,7 +17,7 @@ NETS = (pathlib.Path(__file__).parent / "nets.py").read_text()
 
 def bound(mx, name, seed=3, **kwargs):
     sym = globals()[name](mx)
-    ex = sym.simple_bind(mx.cpu(), data=SHAPES[name], **kwargs)
+    ex = sym.simple_bind(mx.current_context(), data=SHAPES[name], **kwargs)
     random_params(ex, seed)
     return sym, ex
 
@@ -33,7 +33,7 @@ out = sys.argv[1]
 for name in sys.argv[2:]:
     sym = globals()[name](mx)
     sym.save('%s/%s-symbol.json' % (out, name))
-    ex = sym.simple_bind(mx.cpu(), data=SHAPES[name])
+    ex = sym.simple_bind(mx.current_context(), data=SHAPES[name])
     random_params(ex, 3)
     saved = {'arg:' + k: v for k, v in ex.arg_dict.items()}
     saved.update({'aux:' + k: mx.nd.array(v.asnumpy()) for k, v in ex.aux_dict.items()})
@@ -52,7 +52,7 @@ for name in sys.argv[2:]:
         saved.update({'grad:' + k: snap(v) for k, v in ex.grad_dict.items() if k != 'softmax_label'})
     if name == 'resnet18':
         # Training gradients in float64 as well (see TRAINING_IN_FLOAT64 below).
-        ex = sym.simple_bind(mx.cpu(), data=SHAPES[name], type_dict={'data': 'float64'})
+        ex = sym.simple_bind(mx.current_context(), data=SHAPES[name], type_dict={'data': 'float64'})
         ex.copy_params_from({k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('arg:')},
                             {k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('aux:')})
         ex.forward(is_train=True)
@@ -98,7 +98,7 @@ def test_graphs_written_by_mxnet_give_its_outputs_and_gradients(mx, mxnet_writte
     sym = mx.sym.load(str(mxnet_written / ("%s-symbol.json" % name)))
     saved = mx.nd.load(str(mxnet_written / ("%s.params" % name)))
     assert sym.list_arguments() == globals()[name](mx).list_arguments()
-    ex = sym.simple_bind(mx.cpu(), data=SHAPES[name])
+    ex = sym.simple_bind(mx.current_context(), data=SHAPES[name])
     ex.copy_params_from({k[4:]: v for k, v in saved.items() if k.startswith('arg:')},
                         {k[4:]: v for k, v in saved.items() if k.startswith('aux:')})
     ex.forward(is_train=False)
@@ -111,7 +111,7 @@ def test_graphs_written_by_mxnet_give_its_outputs_and_gradients(mx, mxnet_writte
         ex.forward(is_train=True)
         close(ex.outputs[0], saved['train'], 1e-4)
         if name in TRAINING_IN_FLOAT64:
-            ex = sym.simple_bind(mx.cpu(), data=SHAPES[name], type_dict={'data': 'float64'})
+            ex = sym.simple_bind(mx.current_context(), data=SHAPES[name], type_dict={'data': 'float64'})
             ex.copy_params_from({k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('arg:')},
                                 {k[4:]: v.astype('float64') for k, v in saved.items() if k.startswith('aux:')})
             ex.forward(is_train=True)
@@ -128,7 +128,7 @@ def test_graphs_written_by_mxnet_give_its_outputs_and_gradients(mx, mxnet_writte
 
 def test_mlp_gradients_match_torch(mx):
     sym = mlp(mx)
-    ex = sym.simple_bind(mx.cpu(), data=(16, 784), type_dict={'data': np.float64})
+    ex = sym.simple_bind(mx.current_context(), data=(16, 784), type_dict={'data': np.float64})
     random_params(ex, 5)
     a = {k: torch.tensor(v.asnumpy(), requires_grad=k != 'softmax_label') for k, v in ex.arg_dict.items()}
     ex.forward(is_train=True)
@@ -149,7 +149,7 @@ def test_lenet_predict_mode_gradients_match_torch(mx):
     """BatchNorm through its moving statistics and Dropout as identity, as torch's eval mode."""
     sym = lenet(mx)
     head = sym.get_internals()['fc2_output']  # up to the logits: a non-loss output, gradient given
-    ex = head.simple_bind(mx.cpu(), data=(4, 1, 28, 28), type_dict={'data': np.float64})
+    ex = head.simple_bind(mx.current_context(), data=(4, 1, 28, 28), type_dict={'data': np.float64})
     random_params(ex, 7)
     a = {k: torch.tensor(v.asnumpy(), requires_grad=True) for k, v in ex.arg_dict.items()}
     aux = {k: torch.tensor(v.asnumpy()) for k, v in ex.aux_dict.items()}
@@ -185,7 +185,7 @@ def test_shared_entries_and_repeated_inputs_match_finite_differences(mx):
     y = mx.sym.sum(mx.sym.tanh(fc) * 2) + mx.sym.sum(x * x) + mx.sym.sum(mx.sym.sin(x))
     rng = np.random.default_rng(4)
     values = {'x': rng.standard_normal((2, 4)), 'w': rng.standard_normal((3, 4))}
-    ex = y.bind(mx.cpu(), {k: mx.nd.array(v, dtype=np.float64) for k, v in values.items()},
+    ex = y.bind(mx.current_context(), {k: mx.nd.array(v, dtype=np.float64) for k, v in values.items()},
                 args_grad={k: mx.nd.zeros(v.shape, dtype=np.float64) for k, v in values.items()})
     ex.forward(is_train=True)
     ex.backward(mx.nd.ones((1,), dtype=np.float64))
@@ -208,7 +208,7 @@ def test_shared_entries_and_repeated_inputs_match_finite_differences(mx):
 def test_grad_req_add_accumulates_and_null_skips(mx):
     A, B = mx.sym.Variable('A'), mx.sym.Variable('B')
     C = A * B
-    ex = C.simple_bind(mx.cpu(), A=(3,), B=(3,), grad_req={'A': 'add', 'B': 'null'})
+    ex = C.simple_bind(mx.current_context(), A=(3,), B=(3,), grad_req={'A': 'add', 'B': 'null'})
     assert ex.grad_dict['B'] is None
     ex.arg_dict['A'][:] = 4
     ex.arg_dict['B'][:] = 2
@@ -216,7 +216,7 @@ def test_grad_req_add_accumulates_and_null_skips(mx):
         ex.forward(is_train=True)
         ex.backward(mx.nd.ones(3))
     assert ex.grad_dict['A'].asnumpy().tolist() == [4, 4, 4]  # 2 + 2
-    ex2 = C.simple_bind(mx.cpu(), A=(3,), B=(3,))
+    ex2 = C.simple_bind(mx.current_context(), A=(3,), B=(3,))
     ex2.arg_dict['B'][:] = 2
     for _ in range(2):
         ex2.forward(is_train=True)
@@ -237,21 +237,21 @@ def test_pruning(mx):
     sym = lenet(mx)
     # Binding an internal output runs only the nodes up to it.
     part = sym.get_internals()['pool1_output']
-    ex = part.simple_bind(mx.cpu(), data=(2, 1, 28, 28))
+    ex = part.simple_bind(mx.current_context(), data=(2, 1, 28, 28))
     assert kinds(ex) == ['forward'] * 4 + ['head'] + ['backward'] * 4
     # No gradient asked for: no gradient step at all.
-    ex = sym.simple_bind(mx.cpu(), data=(2, 1, 28, 28), grad_req='null')
+    ex = sym.simple_bind(mx.current_context(), data=(2, 1, 28, 28), grad_req='null')
     assert set(kinds(ex)) == {'forward'}
     # Only the last layer's weight: backward stops there.
     reqs = {n: 'null' for n in sym.list_arguments()}
     reqs['fc2_weight'] = 'write'
-    ex = sym.simple_bind(mx.cpu(), data=(2, 1, 28, 28), grad_req=reqs)
+    ex = sym.simple_bind(mx.current_context(), data=(2, 1, 28, 28), grad_req=reqs)
     assert kinds(ex).count('backward') == 2  # softmax and fc2
 
 
 def unplanned(mx, sym, shape):
     """The same binding with one buffer per entry, holding the same values as bound(...)."""
-    ex = mx.executor.Executor._simple_bind(sym, mx.cpu(), 'write', None, {'data': shape}, plan_memory=False)
+    ex = mx.executor.Executor._simple_bind(sym, mx.current_context(), 'write', None, {'data': shape}, plan_memory=False)
     random_params(ex, 3)
     return ex
 
@@ -276,7 +276,7 @@ def test_memory_plan_writes_in_place_where_ops_allow(mx):
     # sin, cos and exp may write over their input: a chain needs its output buffer only.
     x = mx.sym.Variable('x')
     chain = mx.sym.exp(mx.sym.sin(mx.sym.cos(x)))
-    ex = chain.simple_bind(mx.cpu(), x=(100,), grad_req='null')
+    ex = chain.simple_bind(mx.current_context(), x=(100,), grad_req='null')
     assert ex.memory == {'planned': 400, 'naive': 1200, 'inplace': 800, 'shared': 0}
     ex.arg_dict['x'][:] = np.linspace(-3, 3, 100, dtype=np.float32)
     ex.forward()
@@ -290,7 +290,7 @@ def test_memory_plan_runs_activation_in_place_both_ways(mx):
     net = mx.sym.FullyConnected(mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=8, name='fc1'),
                                                   act_type='relu'), num_hidden=3, name='fc2')
     reqs = {'x': 'null', 'fc1_weight': 'write', 'fc1_bias': 'write', 'fc2_weight': 'write', 'fc2_bias': 'write'}
-    ex = net.simple_bind(mx.cpu(), x=(4, 5), grad_req=reqs)
+    ex = net.simple_bind(mx.current_context(), x=(4, 5), grad_req=reqs)
     assert ex.memory == {'planned': 352, 'naive': 608, 'inplace': 256, 'shared': 0}
     rng = np.random.RandomState(0)
     vals = {n: rng.normal(0, 1, a.shape).astype(np.float32) for n, a in ex.arg_dict.items()}
@@ -335,13 +335,13 @@ def test_bind_errors_name_what_is_wrong(mx):
     A, B = mx.sym.Variable('A'), mx.sym.Variable('B')
     C = mx.sym.FullyConnected(A, num_hidden=2, name='fc') + B
     with pytest.raises(ValueError, match="key `B` is missing in `args`"):
-        C.bind(mx.cpu(), {'A': mx.nd.ones((2, 3)), 'fc_weight': mx.nd.ones((2, 3)), 'fc_bias': mx.nd.ones(2)})
+        C.bind(mx.current_context(), {'A': mx.nd.ones((2, 3)), 'fc_weight': mx.nd.ones((2, 3)), 'fc_bias': mx.nd.ones(2)})
     with pytest.raises(mx.MXNetError, match="'fc'.*weight.*\\(5, 3\\)"):
-        C.bind(mx.cpu(), {'A': mx.nd.ones((2, 3)), 'fc_weight': mx.nd.ones((5, 3)), 'fc_bias': mx.nd.ones(2),
+        C.bind(mx.current_context(), {'A': mx.nd.ones((2, 3)), 'fc_weight': mx.nd.ones((5, 3)), 'fc_bias': mx.nd.ones(2),
                           'B': mx.nd.ones((2, 2))})
     with pytest.raises(mx.MXNetError, match="simple_bind: cannot infer the shapes of"):
-        C.simple_bind(mx.cpu(), B=(2, 2))
-    ex = C.simple_bind(mx.cpu(), A=(2, 3))
+        C.simple_bind(mx.current_context(), B=(2, 2))
+    ex = C.simple_bind(mx.current_context(), A=(2, 3))
     with pytest.raises(ValueError, match="Shape not match! Argument A"):
         ex.forward(A=np.ones((3, 3)))
     with pytest.raises(ValueError, match="Find name \"nope\""):
@@ -368,7 +368,7 @@ def test_forward_reads_given_arrays_in_place_of_the_arguments(mx):
     rs = np.random.RandomState(5)
     x = mx.sym.Variable('x')
     sym = mx.sym.FullyConnected(x, num_hidden=6, name='fc') * 2
-    ex = sym.simple_bind(mx.cpu(), x=(4, 5))
+    ex = sym.simple_bind(mx.current_context(), x=(4, 5))
     W, b = rs.randn(6, 5).astype(np.float32), rs.randn(6).astype(np.float32)
     ex.arg_dict['fc_weight'][:] = W
     ex.arg_dict['fc_bias'][:] = b
@@ -384,7 +384,7 @@ def test_forward_reads_given_arrays_in_place_of_the_arguments(mx):
     # A wrong shape names the argument and pushes nothing.
     before = ex.outputs[0].asnumpy()
     with pytest.raises(mx.base.MXNetError, match=r"argument 'x' is bound to \(4, 5\) float32 on "
-                       r"cpu\(0\), given \(3, 5\) float32 on cpu\(0\)"):
+                       r"(\w+\(0\)), given \(3, 5\) float32 on \1"):
         ex.handle.forward(False, [mx.nd.ones((3, 5)) if n == 'x' else None for n in names])
     with pytest.raises(mx.base.MXNetError, match="one array or none per argument"):
         ex.handle.forward(False, [None])
@@ -395,7 +395,7 @@ def test_forward_reading_its_own_output_copies_it_in(mx):
     # An output fed back as the input shares storage with the executor's own arrays: it is copied
     # into the argument first, so no step reads what a step of the same pass writes.
     x = mx.sym.Variable('x')
-    ex = (mx.sym.relu(x) * 3).simple_bind(mx.cpu(), x=(2, 3))
+    ex = (mx.sym.relu(x) * 3).simple_bind(mx.current_context(), x=(2, 3))
     start = np.array([[1, -2, 3], [-4, 5, 6]], np.float32)
     ex.forward(x=mx.nd.array(start))
     for step in range(3):

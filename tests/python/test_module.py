@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import run_mxnet
+from conftest import TEST_DEVICE, run_mxnet
 
 # Runs under MXNet 1.9.1 and under mxplug (``mx`` is whichever is imported); prints one JSON line
 # with the parameters, metric log lines, score and predictions of each set-up after two epochs.
@@ -38,7 +38,7 @@ for s in setups:
     logger = logging.getLogger('fit%d' % len(out))
     logger.setLevel(logging.INFO)
     logger.addHandler(logging.StreamHandler(log))
-    mod = mx.mod.Module(net(), context=[mx.cpu(i) for i in range(s['ndev'])], logger=logger,
+    mod = mx.mod.Module(net(), context=[dev(i) for i in range(s['ndev'])], logger=logger,
                         work_load_list=s.get('workload'))
     train = mx.io.NDArrayIter(X, y, batch_size=40)
     val = mx.io.NDArrayIter(X[:50], y[:50], batch_size=20)
@@ -60,13 +60,14 @@ def _run_here(mx, script):
     import contextlib
     printed = _io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(script, {"mx": mx})  # noqa: S102 - the shared script above
+        # `dev(i)`: the scripts' devices (MXNet runs them with `dev = mx.cpu`, below).
+        exec(script, {"mx": mx, "dev": mx.gpu if TEST_DEVICE else mx.cpu})  # noqa: S102
     return json.loads(printed.getvalue().strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
 def fit_results(mx):
-    want = json.loads(run_mxnet("import mxnet as mx\n" + FIT).strip().splitlines()[-1])
+    want = json.loads(run_mxnet("import mxnet as mx\ndev = mx.cpu\n" + FIT).strip().splitlines()[-1])
     return _run_here(mx, FIT), want
 
 
@@ -161,7 +162,7 @@ params = {'fc1_weight': rs.randn(8, 5), 'fc1_bias': rs.randn(8), 'fc2_weight': r
           'fc2_bias': rs.randn(3)}
 out = {}
 for ndev in (1, 2):
-    mod = mx.mod.Module(net, context=[mx.cpu(i) for i in range(ndev)])
+    mod = mx.mod.Module(net, context=[dev(i) for i in range(ndev)])
     mod.bind([('data', (16, 5))], [('softmax_label', (16,))], for_training=False)
     mod.init_params(arg_params={k: mx.nd.array(v) for k, v in params.items()})
     def bound():
@@ -182,7 +183,7 @@ print(json.dumps(out))
 
 
 def test_inference_loops_leave_the_last_batch_bound_as_mxnet_does(mx):
-    want = json.loads(run_mxnet("import mxnet as mx\n" + BOUND_INPUTS).strip().splitlines()[-1])
+    want = json.loads(run_mxnet("import mxnet as mx\ndev = mx.cpu\n" + BOUND_INPUTS).strip().splitlines()[-1])
     got = _run_here(mx, BOUND_INPUTS)
     assert got.keys() == want.keys()
     for key in want:

@@ -42,22 +42,24 @@ def test_creation_functions_match_numpy(mx):
 def test_properties_and_conversions(mx):
     a = mx.nd.array(np.arange(24).reshape(2, 3, 4), dtype="int64")
     assert a.shape == (2, 3, 4) and a.size == 24 and a.ndim == 3
-    assert a.context == mx.cpu(0) and a.ctx == mx.cpu()
-    assert str(a.context) == "cpu(0)"
+    assert a.context == mx.current_context() and a.ctx == a.context
+    assert str(mx.nd.array([1], ctx=mx.cpu()).context) == "cpu(0)"
     b = a.copy()
     b += 1
     close(a, np.arange(24).reshape(2, 3, 4))  # copy is independent
     c = mx.nd.zeros((2, 3, 4))
     a.copyto(c)
     close(c, a.asnumpy())
-    assert a.as_in_context(mx.cpu()) is a
+    assert a.as_in_context(a.context) is a
+    on_cpu = a.as_in_context(mx.cpu())
+    assert on_cpu.context == mx.cpu() and on_cpu.asnumpy().tolist() == a.asnumpy().tolist()
     i = a.astype("int32")
     assert i.dtype == np.int32 and i.asnumpy().tolist() == a.asnumpy().astype(np.int32).tolist()
     assert i.astype(np.int32, copy=False) is i
     assert mx.nd.array([7.5]).asscalar() == 7.5
     with pytest.raises(ValueError):
         a.asscalar()
-    assert "<NDArray 2x3x4 @cpu(0)>" in repr(a)
+    assert "<NDArray 2x3x4 @%s>" % a.context in repr(a)
 
 
 def test_reshape_views_and_special_values(mx):
@@ -287,7 +289,7 @@ def test_bad_calls_name_the_op_and_the_argument(mx):
 def test_kernel_errors_surface_at_the_next_sync_point_then_clear(mx):
     mx.library.load(str(TEST_PLUGINS / "faulty" / "libtest_faulty_ops.so"), verbose=False)
     assert hasattr(mx.nd, "test_FailForward")  # ops of a plugin loaded later appear at once
-    a = mx.nd.ones((3,))
+    a = mx.nd.ones((3,), ctx=mx.cpu())  # the op has only a CPU kernel
     bad = mx.nd.test_FailForward(a)  # returns at once; the kernel fails on a worker
     after = bad + 1
     with pytest.raises(mx.MXNetError, match="deliberate failure"):
@@ -382,12 +384,19 @@ def test_files_are_compatible_with_mxnet_both_ways(mx, tmp_path):
     assert lines[1] == "l int64 (1,) [1099511627776]"
     assert lines[2].startswith("w float32 (3, 4) ")
     np.testing.assert_allclose(eval(lines[2].split(" ", 4)[4]), w.ravel(), rtol=0, atol=0)
-    # Byte-identical to what MXNet writes for the same arrays.
+    # Byte-identical to what MXNet writes for the same arrays. (The arrays above are on the
+    # current context: on the test device run, gpu arrays, which MXNet without CUDA loads on its
+    # CPU and would save back as CPU arrays.)
+    on_cpu = tmp_path / "on_cpu.params"
+    mx.nd.save(str(on_cpu), {k: v.as_in_context(mx.cpu()) for k, v in mx.nd.load(str(ours)).items()})
     same = run_mxnet(
         "import mxnet as mx\n"
         "print(open(%r, 'rb').read() == (lambda f: (mx.nd.save(f, mx.nd.load(%r)), open(f, 'rb').read())[1])(%r))"
-        % (str(ours), str(ours), str(tmp_path / "again.params")))
+        % (str(on_cpu), str(on_cpu), str(tmp_path / "again.params")))
     assert same.strip() == "True"
+    # The device each array was saved from is recorded as MXNet does (dev_type 1 cpu, 2 gpu).
+    saved_on_gpu = mx.current_context().device_type == "gpu"
+    assert (open(ours, "rb").read() != open(on_cpu, "rb").read()) == saved_on_gpu
 
 
 def test_interpreter_exits_cleanly_with_work_still_pushed():

@@ -189,8 +189,15 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
                 kMXPInvalidArgument);
   if (!req.empty() && req.size() != nout)
     throw Error(name() + ": expected one request per output", kMXPInvalidArgument);
-  const Context ctx =
-      nin == 0 ? (no_input_ctx ? *no_input_ctx : Context::CPU()) : CommonContext(inputs, "input");
+  // Without inputs, as MXNet's Imperative::GetContext: the given context, else the first given
+  // output's (`nd.zeros(..., out=gpu_array)`), else the CPU.
+  Context ctx = Context::CPU();
+  if (nin != 0)
+    ctx = CommonContext(inputs, "input");
+  else if (no_input_ctx)
+    ctx = *no_input_ctx;
+  else if (!(*outputs)[0].is_none())
+    ctx = (*outputs)[0].ctx();
   if (nin == 0) Runtime::Get().CheckContext(ctx);
 
   // Shapes and dtypes: inputs fixed, outputs from the given arrays where there are any.

@@ -188,12 +188,22 @@ MXPStatus* RandomPhilox(const MXPResource* resource, uint64_t blocks, uint64_t* 
   return nullptr;
 }
 
+MXPStatus* VisitKernels(MXPRegistrar* registrar, int32_t device_type, void* user,
+                        MXPStatus* (*visit)(void*, const MXPKernelDef*)) {
+  if (!registrar || !registrar->pending.runtime || !visit)
+    return NewStatus(kMXPInvalidArgument, "visit_kernels: null argument (only from register_all)");
+  for (const auto& kernel : registrar->pending.runtime->kernels().List())
+    if (kernel->device_type == device_type)
+      if (MXPStatus* status = visit(user, &kernel->def)) return status;
+  return nullptr;
+}
+
 }  // namespace
 
 const MXPHostApi* HostApi() {
   static const MXPHostApi api = [] {
     MXPHostApi a{};
-    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, random_philox);
+    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, visit_kernels);
     a.abi_major = MXP_ABI_MAJOR;
     a.abi_minor = MXP_ABI_MINOR;
     a.host_version = MXPLUG_VERSION_STRING;
@@ -210,6 +220,7 @@ const MXPHostApi* HostApi() {
     a.shape_set = &ShapeSet;
     a.temp_space = &TempSpace;
     a.random_philox = &RandomPhilox;
+    a.visit_kernels = &VisitKernels;
     return a;
   }();
   return &api;

@@ -15,6 +15,7 @@
 #include "mxplug/op.h"
 #include "mxplug/plugin_abi.h"
 #include "mxplug/plugin_record.h"
+#include "mxplug/runtime.h"
 #include "mxplug/sdk/tshape.hpp"
 
 struct MXPStatus {
@@ -31,6 +32,7 @@ namespace mxplug::detail {
 /*! \brief What one plugin registered during register_all, not yet committed. */
 struct PendingRegistration {
   const PluginRecord* plugin = nullptr;
+  const Runtime* runtime = nullptr;  // the one loading the plugin (visit_kernels reads it)
   std::vector<std::shared_ptr<OpEntry>> ops;
   std::vector<std::shared_ptr<KernelEntry>> kernels;
   std::vector<std::shared_ptr<DeviceEntry>> devices;

@@ -213,6 +213,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
   record.source = source;
   MXPRegistrar registrar;
   registrar.pending.plugin = &record;
+  registrar.pending.runtime = this;
 
   // Each step either refuses with a reason or goes on; nothing touches the registries until the
   // commit at the end, so a refusal changes nothing.

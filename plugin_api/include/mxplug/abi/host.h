@@ -57,7 +57,8 @@ typedef struct MXPHostApi {
 
   /*!
    * \brief Scratch memory from a kMXPResourceTempSpace resource, on the kernel's device, valid
-   * until the kernel call returns. \param[out] ptr borrowed.
+   * until the kernel's work has completed (on an asynchronous device: until the host has
+   * synchronised the kernel's stream, Note [Completion] in abi/device.h). \param[out] ptr borrowed.
    */
   MXPStatus* (*temp_space)(const MXPResource* resource, size_t bytes, void** ptr);
   /*!
@@ -69,6 +70,16 @@ typedef struct MXPHostApi {
    */
   MXPStatus* (*random_philox)(const MXPResource* resource, uint64_t blocks, uint64_t* key,
                               uint64_t* counter);
+  /*!
+   * \brief From inside register_all: calls `visit(user, def)` for each kernel that the plugins
+   * loaded before this one registered for `device_type`, so that a backend can run another
+   * device's kernels (a device whose memory the host can address, a test device). `def` is
+   * borrowed for the call; its functions and `user` stay valid for the life of the process (no
+   * plugin is ever unloaded). A status returned by `visit` stops the walk and is returned.
+   * \since 1.2
+   */
+  MXPStatus* (*visit_kernels)(MXPRegistrar* registrar, int32_t device_type, void* user,
+                              MXPStatus* (*visit)(void* user, const MXPKernelDef* def));
 } MXPHostApi;
 
 #ifdef __cplusplus

@@ -54,6 +54,8 @@ struct PluginRecords {
   std::vector<KernelRecord*> kernels;
   std::vector<DeviceRecord*> devices;
   std::vector<std::pair<const char*, void (*)()>> param_checks;
+  // Registration code that needs the host (MXPLUG_REGISTER_AT_LOAD), run after the records.
+  std::vector<MXPStatus* (*)(const MXPHostApi*, MXPRegistrar*)> at_load;
 };
 
 // Defined once per plugin by MXPLUG_PLUGIN.
@@ -658,7 +660,14 @@ inline MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
     if ((status = host->register_kernel(registrar, &k->def))) return status;
   for (DeviceRecord* d : Records().devices)
     if ((status = host->register_device(registrar, &d->def))) return status;
+  for (auto fn : Records().at_load)
+    if ((status = fn(host, registrar))) return status;
   return nullptr;
+}
+
+inline bool RegisterAtLoad(MXPStatus* (*fn)(const MXPHostApi*, MXPRegistrar*)) {
+  Records().at_load.push_back(fn);
+  return true;
 }
 
 #ifndef MXPLUG_PLUGIN_ABI_MINOR_MIN
@@ -753,6 +762,12 @@ OpRegistration& RegisterOpProperty(const char* name) {
 #define MXPLUG_REGISTER_DEVICE(Name, DevType, Backend)                    \
   static ::mxplug::sdk::DeviceRecord& mxplug_device_registration_##Name = \
       ::mxplug::sdk::RegisterDevice<Backend>(#Name, DevType)
+/*!
+ * \brief Runs `Fn(host, registrar)` when the plugin registers, after everything the other macros
+ * recorded: for registrations that depend on the host (its version, what is already loaded).
+ */
+#define MXPLUG_REGISTER_AT_LOAD(Name, Fn) \
+  static bool mxplug_at_load_registration_##Name = ::mxplug::sdk::RegisterAtLoad(Fn)
 /*! \brief Checks parameter struct P's declarations when the plugin registers. */
 #define MXPLUG_REGISTER_PARAMETER(P) \
   static bool mxplug_parameter_registration_##P = ::mxplug::sdk::RegisterParameter<P>(#P)
