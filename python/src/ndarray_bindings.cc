@@ -98,7 +98,8 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
     auto list = out.cast<std::vector<NDArray>>();
     if (list.size() > op.num_outputs())
       throw Error(op.name() + ": out= has " + std::to_string(list.size()) + " arrays, the op has " +
-                  std::to_string(op.num_outputs()) + " outputs", kMXPInvalidArgument);
+                      std::to_string(op.num_outputs()) + " outputs",
+                  kMXPInvalidArgument);
     std::copy(list.begin(), list.end(), outs.begin());
   }
   return outs;
@@ -110,8 +111,10 @@ py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py:
   py::dict params;
   std::vector<std::pair<std::string, NDArray>> named;
   for (const auto& [k, v] : kwargs) {
-    if (py::isinstance<NDArray>(v)) named.emplace_back(k.cast<std::string>(), v.cast<NDArray>());
-    else if (!v.is_none() || k.cast<std::string>() != "name") params[k] = v;
+    if (py::isinstance<NDArray>(v))
+      named.emplace_back(k.cast<std::string>(), v.cast<NDArray>());
+    else if (!v.is_none() || k.cast<std::string>() != "name")
+      params[k] = v;
   }
   std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(params));
   std::vector<NDArray> inputs = args;
@@ -121,9 +124,14 @@ py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py:
     for (auto& [key, array] : named) {
       auto it = std::find(names.begin(), names.end(), key);
       if (it == names.end())
-        throw Error(name + ": no input named '" + key + "'; inputs are: " +
-                    [&] { std::string s; for (auto& n : names) s += (s.empty() ? "" : ", ") + n; return s; }(),
-                    kMXPInvalidArgument);
+        throw Error(
+            name + ": no input named '" + key + "'; inputs are: " +
+                [&] {
+                  std::string s;
+                  for (auto& n : names) s += (s.empty() ? "" : ", ") + n;
+                  return s;
+                }(),
+            kMXPInvalidArgument);
       const size_t i = static_cast<size_t>(it - names.begin());
       if (!inputs[i].is_none())
         throw Error(name + ": input '" + key + "' given twice", kMXPInvalidArgument);
@@ -167,7 +175,9 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
   } else if (py::isinstance<py::int_>(rhs) || py::isinstance<py::float_>(rhs) ||
              py::hasattr(rhs, "__float__")) {
     const bool is_int = py::isinstance<py::int_>(rhs) && !py::isinstance<py::bool_>(rhs);
-    std::string value = is_int ? std::string(py::str(rhs)) : std::string(py::str(py::float_(py::reinterpret_borrow<py::object>(rhs))));
+    std::string value =
+        is_int ? std::string(py::str(rhs))
+               : std::string(py::str(py::float_(py::reinterpret_borrow<py::object>(rhs))));
     op = ImperativeOp::Get(reflected ? ops.rscalar : ops.scalar,
                            {{"scalar", std::move(value)}, {"is_int", is_int ? "True" : "False"}});
     inputs = {lhs};
@@ -184,17 +194,17 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
 
 void DefineBinary(py::class_<NDArray>& cls, const char* name, BinaryOps ops) {
   const std::string n = name;
-  cls.def(("__" + n + "__").c_str(), [ops](const NDArray& a, py::handle b) {
-    return Binary(ops, a, b, false, nullptr);
-  }, py::is_operator());
+  cls.def(("__" + n + "__").c_str(),
+          [ops](const NDArray& a, py::handle b) { return Binary(ops, a, b, false, nullptr); },
+          py::is_operator());
   if (ops.rscalar) {
-    cls.def(("__r" + n + "__").c_str(), [ops](const NDArray& a, py::handle b) {
-      return Binary(ops, a, b, true, nullptr);
-    }, py::is_operator());
+    cls.def(("__r" + n + "__").c_str(),
+            [ops](const NDArray& a, py::handle b) { return Binary(ops, a, b, true, nullptr); },
+            py::is_operator());
   }
-  cls.def(("__i" + n + "__").c_str(), [ops](NDArray& a, py::handle b) {
-    return Binary(ops, a, b, false, &a);
-  }, py::is_operator());
+  cls.def(("__i" + n + "__").c_str(),
+          [ops](NDArray& a, py::handle b) { return Binary(ops, a, b, false, &a); },
+          py::is_operator());
 }
 
 py::array AsNumPy(const NDArray& a) {
@@ -213,10 +223,13 @@ py::array AsNumPy(const NDArray& a) {
 
 void CopyFromNumPy(const NDArray& a, const py::array& src) {
   py::array c = py::array::ensure(src, py::array::c_style | py::array::forcecast);
-  if (static_cast<size_t>(c.nbytes()) != a.bytes() || DTypeName(a.dtype()) != std::string(py::str(c.dtype())))
-    throw Error("NDArray: cannot copy a NumPy array of shape " + std::string(py::str(src.attr("shape"))) +
-                " and dtype " + std::string(py::str(c.dtype())) + " into an array of shape " +
-                a.shape().ToString() + " and dtype " + DTypeName(a.dtype()), kMXPInvalidArgument);
+  if (static_cast<size_t>(c.nbytes()) != a.bytes() ||
+      DTypeName(a.dtype()) != std::string(py::str(c.dtype())))
+    throw Error("NDArray: cannot copy a NumPy array of shape " +
+                    std::string(py::str(src.attr("shape"))) + " and dtype " +
+                    std::string(py::str(c.dtype())) + " into an array of shape " +
+                    a.shape().ToString() + " and dtype " + DTypeName(a.dtype()),
+                kMXPInvalidArgument);
   const void* data = c.data();
   const size_t n = a.bytes();
   py::gil_scoped_release release;
@@ -255,7 +268,8 @@ py::object FromFile(NDArrayFile&& file) {
     return out;
   }
   py::dict out;
-  for (size_t i = 0; i < file.arrays.size(); ++i) out[py::str(file.names[i])] = value(file.arrays[i]);
+  for (size_t i = 0; i < file.arrays.size(); ++i)
+    out[py::str(file.names[i])] = value(file.arrays[i]);
   return out;
 }
 
@@ -267,33 +281,39 @@ void DefineNDArray(py::module_& m) {
       .def_property_readonly("size", [](const NDArray& a) { return a.size(); })
       .def_property_readonly("ndim", [](const NDArray& a) { return a.shape().ndim(); })
       .def_property_readonly("_dtype_name", [](const NDArray& a) { return DTypeName(a.dtype()); })
-      .def_property_readonly("_ctx", [](const NDArray& a) {
-        return std::make_pair(a.ctx().dev_type, a.ctx().dev_id);
-      })
+      .def_property_readonly(
+          "_ctx", [](const NDArray& a) { return std::make_pair(a.ctx().dev_type, a.ctx().dev_id); })
       .def("_is_none", &NDArray::is_none)
       .def_property_readonly("writable", &NDArray::writable,
                              "False for a read-only array (a view of an iterator's data set).")
-      .def("_check_writable", [](const NDArray& a, const std::string& what) {
-        // MXNet raises ValueError for an assignment to a read-only NDArray.
-        try {
-          a.CheckWritable(what);
-        } catch (const Error& e) {
-          throw py::value_error(e.what());
-        }
-      })
-      .def("wait_to_read", [](const NDArray& a) {
-        py::gil_scoped_release release;
-        a.WaitToRead();
-      }, "Waits until pending writes to this array have finished; raises their error, if any.")
-      .def("_wait_to_write", [](const NDArray& a) {
-        py::gil_scoped_release release;
-        a.WaitToWrite();
-      })
+      .def("_check_writable",
+           [](const NDArray& a, const std::string& what) {
+             // MXNet raises ValueError for an assignment to a read-only NDArray.
+             try {
+               a.CheckWritable(what);
+             } catch (const Error& e) {
+               throw py::value_error(e.what());
+             }
+           })
+      .def(
+          "wait_to_read",
+          [](const NDArray& a) {
+            py::gil_scoped_release release;
+            a.WaitToRead();
+          },
+          "Waits until pending writes to this array have finished; raises their error, if any.")
+      .def("_wait_to_write",
+           [](const NDArray& a) {
+             py::gil_scoped_release release;
+             a.WaitToWrite();
+           })
       .def("asnumpy", &AsNumPy, "A NumPy copy of the array (waits for pending writes).")
       .def("_sync_copyfrom", &CopyFromNumPy)
       .def("_copyto", [](const NDArray& a, const NDArray& to) { NDArray::Copy(a, to); })
-      .def("_copy_to_ctx", [](const NDArray& a, const py::handle& ctx) { return a.CopyTo(ToContext(ctx)); })
-      .def("_reshape_view", [](const NDArray& a, const py::handle& shape) { return a.Reshape(ToShape(shape)); })
+      .def("_copy_to_ctx",
+           [](const NDArray& a, const py::handle& ctx) { return a.CopyTo(ToContext(ctx)); })
+      .def("_reshape_view",
+           [](const NDArray& a, const py::handle& shape) { return a.Reshape(ToShape(shape)); })
       .def("_slice", &NDArray::Slice)
       .def("_at", &NDArray::At)
       .def("_shares_storage", &NDArray::SharesStorageWith)
@@ -305,99 +325,126 @@ void DefineNDArray(py::module_& m) {
   DefineBinary(cls, "mul", {"elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"});
   DefineBinary(cls, "truediv", {"elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"});
   DefineBinary(cls, "mod", {"broadcast_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"});
-  DefineBinary(cls, "pow", {"broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"});
+  DefineBinary(cls, "pow",
+               {"broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"});
   // Comparisons: no reflected or in-place forms (Python swaps the operands itself).
-  for (auto [name, bcast, scalar] : {std::tuple{"eq", "broadcast_equal", "_equal_scalar"},
-                                     std::tuple{"ne", "broadcast_not_equal", "_not_equal_scalar"},
-                                     std::tuple{"gt", "broadcast_greater", "_greater_scalar"},
-                                     std::tuple{"ge", "broadcast_greater_equal", "_greater_equal_scalar"},
-                                     std::tuple{"lt", "broadcast_lesser", "_lesser_scalar"},
-                                     std::tuple{"le", "broadcast_lesser_equal", "_lesser_equal_scalar"}}) {
+  for (auto [name, bcast, scalar] :
+       {std::tuple{"eq", "broadcast_equal", "_equal_scalar"},
+        std::tuple{"ne", "broadcast_not_equal", "_not_equal_scalar"},
+        std::tuple{"gt", "broadcast_greater", "_greater_scalar"},
+        std::tuple{"ge", "broadcast_greater_equal", "_greater_equal_scalar"},
+        std::tuple{"lt", "broadcast_lesser", "_lesser_scalar"},
+        std::tuple{"le", "broadcast_lesser_equal", "_lesser_equal_scalar"}}) {
     BinaryOps ops{bcast, bcast, scalar, nullptr};
-    cls.def(("__" + std::string(name) + "__").c_str(), [ops](const NDArray& a, py::handle b) {
-      return Binary(ops, a, b, false, nullptr);
-    }, py::is_operator());
+    cls.def(("__" + std::string(name) + "__").c_str(),
+            [ops](const NDArray& a, py::handle b) { return Binary(ops, a, b, false, nullptr); },
+            py::is_operator());
   }
 
-  m.def("empty", [](const py::handle& shape, const py::handle& ctx, const std::string& dtype) {
-    return NDArray(ToShape(shape), ToContext(ctx), DTypeFlagOf(dtype));
-  }, py::arg("shape"), py::arg("ctx"), py::arg("dtype"));
+  m.def(
+      "empty",
+      [](const py::handle& shape, const py::handle& ctx, const std::string& dtype) {
+        return NDArray(ToShape(shape), ToContext(ctx), DTypeFlagOf(dtype));
+      },
+      py::arg("shape"), py::arg("ctx"), py::arg("dtype"));
   m.def("invoke", &Invoke, py::arg("name"), py::arg("args"), py::arg("kwargs"),
         py::arg("out") = py::none(), py::arg("ctx") = py::none(), py::arg("is_train") = false,
         "Runs a registered op imperatively; returns its visible outputs.");
   m.def("op_inputs", [](const std::string& name, py::dict kwargs) {
     return ImperativeOp::Get(name, ToKwArgs(kwargs))->input_names();
   });
-  m.def("invoke_backward", [](const std::string& name, py::dict kwargs, const std::vector<NDArray>& inputs,
-                              const std::vector<NDArray>& outputs, const std::vector<NDArray>& out_grads) {
-    std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
-    std::vector<NDArray> all_outputs = outputs, all_grads = out_grads;
-    all_outputs.resize(op->num_outputs());
-    all_grads.resize(op->num_outputs());
-    std::vector<NDArray> in_grads;
-    {
-      py::gil_scoped_release release;
-      op->Backward(all_grads, inputs, all_outputs, &in_grads);
-    }
-    return in_grads;
-  }, "Gradients of an op's arguments from its inputs, outputs and output gradients (for tests and "
-     "autograd).");
-  m.def("invoke_train", [](const std::string& name, const std::vector<NDArray>& inputs, py::dict kwargs) {
-    std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
-    std::vector<NDArray> outputs;
-    {
-      py::gil_scoped_release release;
-      op->Invoke(inputs, &outputs, /*is_train=*/true);
-    }
-    return outputs;
-  }, "Runs an op in training mode; returns every output, internal ones included.");
-  m.def("infer_shapes", [](const std::string& name, py::dict kwargs, const py::list& in_shapes) {
-    std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
-    std::vector<TShape> in, out, aux;
-    for (const py::handle& s : in_shapes) in.push_back(ToShape(s));
-    const std::vector<TShape> given = in;
-    if (!op->property().InferShape(&in, &out, &aux))
-      throw Error(name + ": cannot infer output shapes from input shapes", kMXPInvalidArgument);
-    py::list result;
-    for (const TShape& s : out) result.append(ShapeTuple(s));
-    return result;
-  }, "Output shapes of an op for input shapes (what Symbol.infer_shape builds on).");
-  m.def("op_info", [](const std::string& name) {
-    std::shared_ptr<const OpEntry> op = Runtime::Get().GetOp(name);
-    py::dict d;
-    d["name"] = op->name;
-    d["doc"] = op->doc;
-    d["plugin"] = op->plugin;
-    py::list args, params;
-    for (const ArgumentInfo& a : op->arguments) args.append(py::make_tuple(a.name, a.type_text, a.doc));
-    for (const ParamInfo& p : op->params)
-      params.append(py::make_tuple(p.name, p.Summary(), p.doc, p.default_value.has_value()));
-    d["arguments"] = args;
-    d["params"] = params;
-    return d;
-  }, py::arg("name"), "An op's documentation: arguments and parameters with their summaries.");
-  m.def("save", [](const std::string& fname, const py::handle& data) {
-    NDArrayFile file = ToFile(data);
-    py::gil_scoped_release release;
-    SaveNDArrayFile(fname, file);
-  }, py::arg("fname"), py::arg("data"));
-  m.def("load", [](const std::string& fname) {
-    NDArrayFile file;
-    {
-      py::gil_scoped_release release;
-      file = LoadNDArrayFile(fname);
-    }
-    return FromFile(std::move(file));
-  }, py::arg("fname"));
-  m.def("load_frombuffer", [](const py::bytes& buf) {
-    std::string bytes = buf;
-    NDArrayFile file;
-    {
-      py::gil_scoped_release release;
-      file = LoadNDArrays(bytes);
-    }
-    return FromFile(std::move(file));
-  }, py::arg("buf"));
+  m.def(
+      "invoke_backward",
+      [](const std::string& name, py::dict kwargs, const std::vector<NDArray>& inputs,
+         const std::vector<NDArray>& outputs, const std::vector<NDArray>& out_grads) {
+        std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
+        std::vector<NDArray> all_outputs = outputs, all_grads = out_grads;
+        all_outputs.resize(op->num_outputs());
+        all_grads.resize(op->num_outputs());
+        std::vector<NDArray> in_grads;
+        {
+          py::gil_scoped_release release;
+          op->Backward(all_grads, inputs, all_outputs, &in_grads);
+        }
+        return in_grads;
+      },
+      "Gradients of an op's arguments from its inputs, outputs and output gradients (for tests and "
+      "autograd).");
+  m.def(
+      "invoke_train",
+      [](const std::string& name, const std::vector<NDArray>& inputs, py::dict kwargs) {
+        std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
+        std::vector<NDArray> outputs;
+        {
+          py::gil_scoped_release release;
+          op->Invoke(inputs, &outputs, /*is_train=*/true);
+        }
+        return outputs;
+      },
+      "Runs an op in training mode; returns every output, internal ones included.");
+  m.def(
+      "infer_shapes",
+      [](const std::string& name, py::dict kwargs, const py::list& in_shapes) {
+        std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(kwargs));
+        std::vector<TShape> in, out, aux;
+        for (const py::handle& s : in_shapes) in.push_back(ToShape(s));
+        const std::vector<TShape> given = in;
+        if (!op->property().InferShape(&in, &out, &aux))
+          throw Error(name + ": cannot infer output shapes from input shapes", kMXPInvalidArgument);
+        py::list result;
+        for (const TShape& s : out) result.append(ShapeTuple(s));
+        return result;
+      },
+      "Output shapes of an op for input shapes (what Symbol.infer_shape builds on).");
+  m.def(
+      "op_info",
+      [](const std::string& name) {
+        std::shared_ptr<const OpEntry> op = Runtime::Get().GetOp(name);
+        py::dict d;
+        d["name"] = op->name;
+        d["doc"] = op->doc;
+        d["plugin"] = op->plugin;
+        py::list args, params;
+        for (const ArgumentInfo& a : op->arguments)
+          args.append(py::make_tuple(a.name, a.type_text, a.doc));
+        for (const ParamInfo& p : op->params)
+          params.append(py::make_tuple(p.name, p.Summary(), p.doc, p.default_value.has_value()));
+        d["arguments"] = args;
+        d["params"] = params;
+        return d;
+      },
+      py::arg("name"), "An op's documentation: arguments and parameters with their summaries.");
+  m.def(
+      "save",
+      [](const std::string& fname, const py::handle& data) {
+        NDArrayFile file = ToFile(data);
+        py::gil_scoped_release release;
+        SaveNDArrayFile(fname, file);
+      },
+      py::arg("fname"), py::arg("data"));
+  m.def(
+      "load",
+      [](const std::string& fname) {
+        NDArrayFile file;
+        {
+          py::gil_scoped_release release;
+          file = LoadNDArrayFile(fname);
+        }
+        return FromFile(std::move(file));
+      },
+      py::arg("fname"));
+  m.def(
+      "load_frombuffer",
+      [](const py::bytes& buf) {
+        std::string bytes = buf;
+        NDArrayFile file;
+        {
+          py::gil_scoped_release release;
+          file = LoadNDArrays(bytes);
+        }
+        return FromFile(std::move(file));
+      },
+      py::arg("buf"));
   m.def("save_tobuffer", [](const py::handle& data) {
     NDArrayFile file = ToFile(data);
     std::string bytes;
@@ -407,14 +454,22 @@ void DefineNDArray(py::module_& m) {
     }
     return py::bytes(bytes);
   });
-  m.def("waitall", [] {
-    py::gil_scoped_release release;
-    Engine::Get()->WaitForAll();
-  }, "Waits for all pushed work; raises the first stored error and clears them all.");
-  m.def("random_seed", [](uint64_t seed, const py::handle& ctx) {
-    if (ctx.is_none()) Resources::Seed(seed);
-    else Resources::Seed(seed, ToContext(ctx));
-  }, py::arg("seed"), py::arg("ctx") = py::none());
+  m.def(
+      "waitall",
+      [] {
+        py::gil_scoped_release release;
+        Engine::Get()->WaitForAll();
+      },
+      "Waits for all pushed work; raises the first stored error and clears them all.");
+  m.def(
+      "random_seed",
+      [](uint64_t seed, const py::handle& ctx) {
+        if (ctx.is_none())
+          Resources::Seed(seed);
+        else
+          Resources::Seed(seed, ToContext(ctx));
+      },
+      py::arg("seed"), py::arg("ctx") = py::none());
 }
 
 }  // namespace mxplug::python

@@ -16,6 +16,7 @@
 #include "mxplug/error.h"
 #include "mxplug/ndarray.h"
 #include "mxplug/runtime.h"
+#include "test_errors.h"
 #include "test_paths.h"
 
 namespace mxplug {
@@ -31,15 +32,7 @@ std::shared_ptr<const DeviceEntry> Load(const std::string& file, int32_t device_
   return Runtime::Get().GetDevice(device_type);
 }
 
-std::string ErrorText(const std::function<void()>& fn, int32_t* code = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (code) *code = e.code();
-    return e.what();
-  }
-  return "no error";
-}
+using test::ErrorText;
 
 std::vector<float> ToHost(const NDArray& a) {
   std::vector<float> out(a.size());
@@ -173,7 +166,9 @@ TEST_P(Completion, FaultsReportedByTheStreamFailTheFunction) {
                    kTestDev, {}, {v});
   const std::string text = ErrorText([&] { engine->WaitForVar(v); });
   EXPECT_NE(text.find("memset value 999 is not a byte"), std::string::npos) << text;
-  EXPECT_NE(text.find("synchronizing a stream of device 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("device 'testdev' (plugin test_device) synchronizing a stream of ext_dev(0)"),
+            std::string::npos)
+      << text;
   engine->PushSync([&](RunContext rctx) { dev->Memset(0, buf.data(), 7, 64, rctx.stream); },
                    kTestDev, {}, {v});
   engine->WaitForVar(v);

@@ -17,6 +17,7 @@
 
 #include "mxplug/engine.h"
 #include "mxplug/runtime.h"
+#include "test_errors.h"
 #include "test_paths.h"
 
 namespace mxplug {
@@ -34,16 +35,7 @@ class EngineTest : public ::testing::TestWithParam<EngineType> {
   const Context cpu_ = Context::CPU();
 };
 
-std::string ErrorText(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (int i) {
-    return "int " + std::to_string(i);
-  }
-  return "no error";
-}
+using test::ErrorText;
 
 // 10,000 random functions over 100 variables, each reading 2 to 20 and writing one, with a
 // computation whose result depends on the exact order of writes: the engine's results must be

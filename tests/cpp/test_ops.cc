@@ -9,6 +9,7 @@
 
 #include "mxplug/op_runner.h"
 #include "mxplug/runtime.h"
+#include "test_errors.h"
 
 namespace mxplug {
 namespace {
@@ -54,14 +55,21 @@ void ExpectNear(const std::vector<T>& got, const std::vector<T>& want, double to
 }
 
 TEST_F(Ops, FullyConnectedForwardMatchesNaiveLoop) {
-  struct Case { TShape data; bool flatten, no_bias; int64_t m, k; TShape out; };
+  struct Case {
+    TShape data;
+    bool flatten, no_bias;
+    int64_t m, k;
+    TShape out;
+  };
   for (const Case& c : {Case{TShape{5, 7}, true, false, 5, 7, TShape{5, 3}},
                         Case{TShape{2, 3, 4}, true, false, 2, 12, TShape{2, 3}},
                         Case{TShape{2, 3, 4}, false, false, 6, 4, TShape{2, 3, 3}},
                         Case{TShape{4, 6}, true, true, 4, 6, TShape{4, 3}}}) {
     const int64_t n = 3;
-    auto x = Random<float>(c.data.Size(), 1), w = Random<float>(n * c.k, 2), b = Random<float>(n, 3);
-    KwArgs kw{{"num_hidden", "3"}, {"flatten", c.flatten ? "true" : "false"},
+    auto x = Random<float>(c.data.Size(), 1), w = Random<float>(n * c.k, 2),
+         b = Random<float>(n, 3);
+    KwArgs kw{{"num_hidden", "3"},
+              {"flatten", c.flatten ? "true" : "false"},
               {"no_bias", c.no_bias ? "1" : "0"}};
     OpRunner fc("FullyConnected", kw);
     std::vector<Tensor> in{Make(x, c.data), Make(w, TShape{n, c.k})};
@@ -69,7 +77,8 @@ TEST_F(Ops, FullyConnectedForwardMatchesNaiveLoop) {
     std::vector<Tensor> out = fc.Forward(in);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].shape(), c.out);
-    ExpectNear(out[0].ToVector<float>(), NaiveFullyConnected(x, w, c.no_bias ? nullptr : &b, c.m, n, c.k), 1e-5);
+    ExpectNear(out[0].ToVector<float>(),
+               NaiveFullyConnected(x, w, c.no_bias ? nullptr : &b, c.m, n, c.k), 1e-5);
   }
 }
 
@@ -87,9 +96,9 @@ TEST_F(Ops, FullyConnectedInfersWeightAndBiasShapes) {
 
 // Central differences of L = sum(out * R) with respect to each input, in float64.
 std::vector<std::vector<double>> NumericGradients(const std::string& op, const KwArgs& kw,
-                                                 std::vector<std::vector<double>> inputs,
-                                                 const std::vector<TShape>& shapes,
-                                                 const std::vector<double>& r) {
+                                                  std::vector<std::vector<double>> inputs,
+                                                  const std::vector<TShape>& shapes,
+                                                  const std::vector<double>& r) {
   OpRunner runner(op, kw);
   auto loss = [&]() {
     std::vector<Tensor> in;
@@ -135,7 +144,8 @@ void CheckBackward(const std::string& op, const KwArgs& kw, const std::vector<TS
     out_grads.push_back(Make(std::vector<double>(out[i].size(), 0.0), out[i].shape()));
   std::vector<Tensor> grads = runner.Backward(out_grads, in, out);
   auto numeric = NumericGradients(op, kw, values, shapes, r);
-  for (size_t i = 0; i < grads.size(); ++i) ExpectNear(grads[i].ToVector<double>(), numeric[i], 1e-6);
+  for (size_t i = 0; i < grads.size(); ++i)
+    ExpectNear(grads[i].ToVector<double>(), numeric[i], 1e-6);
 
   // kAddTo accumulates onto what is there; kNullOp leaves it alone.
   std::vector<Tensor> acc;
@@ -159,14 +169,16 @@ TEST_F(Ops, FullyConnectedBackwardMatchesFiniteDifferences) {
   CheckBackward("FullyConnected", {{"num_hidden", "4"}}, {TShape{3, 5}, TShape{4, 5}, TShape{4}});
   CheckBackward("FullyConnected", {{"num_hidden", "2"}, {"flatten", "false"}},
                 {TShape{2, 3, 5}, TShape{2, 5}, TShape{2}});
-  CheckBackward("FullyConnected", {{"num_hidden", "3"}, {"no_bias", "true"}}, {TShape{4, 2, 3}, TShape{3, 6}});
+  CheckBackward("FullyConnected", {{"num_hidden", "3"}, {"no_bias", "true"}},
+                {TShape{4, 2, 3}, TShape{3, 6}});
 }
 
 TEST_F(Ops, ElementwiseBackwardMatchesFiniteDifferences) {
   for (const char* op : {"elemwise_add", "elemwise_sub", "elemwise_mul"})
     CheckBackward(op, {}, {TShape{3, 4}, TShape{3, 4}});
   CheckBackward("elemwise_div", {}, {TShape{3, 4}, TShape{3, 4}}, 0.5, 2.0);  // away from zero
-  for (const char* op : {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"})
+  for (const char* op :
+       {"_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar"})
     CheckBackward(op, {{"scalar", "2.5"}}, {TShape{2, 5}});
   CheckBackward("_rdiv_scalar", {{"scalar", "2.5"}}, {TShape{2, 5}}, 0.5, 2.0);
 }
@@ -174,17 +186,24 @@ TEST_F(Ops, ElementwiseBackwardMatchesFiniteDifferences) {
 TEST_F(Ops, ElementwiseForwardMatchesDirectArithmetic) {
   auto a = Random<float>(6, 1), b = Random<float>(6, 2, 0.5f, 2.0f);
   std::vector<std::pair<const char*, std::function<float(float, float)>>> binary{
-      {"elemwise_add", std::plus<float>()}, {"elemwise_sub", std::minus<float>()},
-      {"elemwise_mul", std::multiplies<float>()}, {"elemwise_div", std::divides<float>()}};
+      {"elemwise_add", std::plus<float>()},
+      {"elemwise_sub", std::minus<float>()},
+      {"elemwise_mul", std::multiplies<float>()},
+      {"elemwise_div", std::divides<float>()}};
   for (auto& [op, f] : binary) {
-    auto out = OpRunner(op, {}).Forward({Make(a, TShape{2, 3}), Make(b, TShape{2, 3})})[0].ToVector<float>();
+    auto out = OpRunner(op, {})
+                   .Forward({Make(a, TShape{2, 3}), Make(b, TShape{2, 3})})[0]
+                   .ToVector<float>();
     for (size_t i = 0; i < out.size(); ++i) EXPECT_FLOAT_EQ(out[i], f(a[i], b[i])) << op;
   }
   const float s = 3.0f;
   std::vector<std::pair<const char*, std::function<float(float)>>> scalar{
-      {"_plus_scalar", [&](float x) { return x + s; }}, {"_minus_scalar", [&](float x) { return x - s; }},
-      {"_rminus_scalar", [&](float x) { return s - x; }}, {"_mul_scalar", [&](float x) { return x * s; }},
-      {"_div_scalar", [&](float x) { return x / s; }}, {"_rdiv_scalar", [&](float x) { return s / x; }}};
+      {"_plus_scalar", [&](float x) { return x + s; }},
+      {"_minus_scalar", [&](float x) { return x - s; }},
+      {"_rminus_scalar", [&](float x) { return s - x; }},
+      {"_mul_scalar", [&](float x) { return x * s; }},
+      {"_div_scalar", [&](float x) { return x / s; }},
+      {"_rdiv_scalar", [&](float x) { return s / x; }}};
   for (auto& [op, f] : scalar) {
     auto out = OpRunner(op, {{"scalar", "3"}}).Forward({Make(b, TShape{6})})[0].ToVector<float>();
     for (size_t i = 0; i < out.size(); ++i) EXPECT_FLOAT_EQ(out[i], f(b[i])) << op;
@@ -205,33 +224,41 @@ TEST_F(Ops, ForwardHonoursAddToAndNullOp) {
   EXPECT_EQ(out.ToVector<float>(), got);
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::ErrorText;
 
 TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
   auto t = [](TShape s, int dtype = kMXPFloat32) { return Tensor::Empty(s, dtype); };
-  EXPECT_EQ(ErrorOf([&] { OpRunner("elemwise_add", {}).Forward({t({2, 3}), t({3, 2})}); }),
+  EXPECT_EQ(ErrorText([&] {
+              OpRunner("elemwise_add", {}).Forward({t({2, 3}), t({3, 2})});
+            }),
             "elemwise_add: lhs has shape (2, 3) but rhs has shape (3, 2); they must be equal "
             "(use broadcast ops for broadcasting)");
-  EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}}).Forward({t({2, 3}), t({4, 5}), t({4})}); }),
-            "FullyConnected: weight has shape (4, 5), expected (4, 3) for data of shape (2, 3)");
-  EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}}).Forward({t({2, 3}), t({4, 3})}); }),
+  EXPECT_EQ(
+      ErrorText([&] {
+        OpRunner("FullyConnected", {{"num_hidden", "4"}}).Forward({t({2, 3}), t({4, 5}), t({4})});
+      }),
+      "FullyConnected: weight has shape (4, 5), expected (4, 3) for data of shape (2, 3)");
+  EXPECT_EQ(ErrorText([&] {
+              OpRunner("FullyConnected", {{"num_hidden", "4"}}).Forward({t({2, 3}), t({4, 3})});
+            }),
             "FullyConnected: expected 3 inputs (data, weight, bias), got 2");
-  EXPECT_EQ(ErrorOf([&] { OpRunner("FullyConnected", {{"num_hidden", "4"}})
-                              .Forward({t({2, 3}, kMXPInt32), t({4, 3}, kMXPInt32), t({4}, kMXPInt32)}); }),
+  EXPECT_EQ(ErrorText([&] {
+              OpRunner("FullyConnected", {{"num_hidden", "4"}})
+                  .Forward({t({2, 3}, kMXPInt32), t({4, 3}, kMXPInt32), t({4}, kMXPInt32)});
+            }),
             "FullyConnected: data has dtype int32; expected float32 or float64");
-  EXPECT_EQ(ErrorOf([&] { OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)}); }),
-            "elemwise_add: argument 'rhs' has dtype float64, expected float32 like the other inputs");
-  EXPECT_EQ(ErrorOf([&] { OpRunner("SpatialTransformer", {}); }), "operator 'SpatialTransformer' is not registered");
-  EXPECT_EQ(ErrorOf([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLCUDA, 0}); }),
+  EXPECT_EQ(
+      ErrorText([&] {
+        OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)});
+      }),
+      "elemwise_add: argument 'rhs' has dtype float64, expected float32 like the other inputs");
+  EXPECT_EQ(ErrorText([&] { OpRunner("SpatialTransformer", {}); }),
+            "operator 'SpatialTransformer' is not registered");
+  EXPECT_EQ(ErrorText([&] {
+              Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLCUDA, 0});
+            }),
             "no device backend for cuda is loaded (see `mxplug devices` and `mxplug plugins`)");
-  EXPECT_EQ(ErrorOf([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context::CPU(8)); }),
+  EXPECT_EQ(ErrorText([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context::CPU(8)); }),
             "context cpu(8) does not exist: cpu has 8 device(s)");
 }
 
@@ -242,11 +269,12 @@ namespace mxplug {
 namespace {
 
 TEST_F(Ops, UnaryBackwardMatchesFiniteDifferences) {
-  for (const char* op : {"negative", "exp", "expm1", "square", "sin", "cos", "tan", "arctan", "sinh",
-                         "cosh", "tanh", "sigmoid", "softsign", "erf", "cbrt", "_copy"})
+  for (const char* op : {"negative", "exp", "expm1", "square", "sin", "cos", "tan", "arctan",
+                         "sinh", "cosh", "tanh", "sigmoid", "softsign", "erf", "cbrt", "_copy"})
     CheckBackward(op, {}, {TShape{3, 4}});
   // Positive inputs, away from kinks and poles.
-  for (const char* op : {"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "abs", "relu"})
+  for (const char* op :
+       {"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "abs", "relu"})
     CheckBackward(op, {}, {TShape{3, 4}}, 0.5, 2.0);
   for (const char* op : {"arcsin", "arccos"}) CheckBackward(op, {}, {TShape{5}}, -0.8, 0.8);
   CheckBackward("clip", {{"a_min", "-0.5"}, {"a_max", "0.6"}}, {TShape{4, 3}});
@@ -315,7 +343,8 @@ namespace mxplug {
 namespace {
 
 TEST_F(Ops, JoinAndRepeatBackwardMatchFiniteDifferences) {
-  CheckBackward("Concat", {{"num_args", "3"}, {"dim", "1"}}, {TShape{2, 3}, TShape{2, 1}, TShape{2, 2}});
+  CheckBackward("Concat", {{"num_args", "3"}, {"dim", "1"}},
+                {TShape{2, 3}, TShape{2, 1}, TShape{2, 2}});
   CheckBackward("Concat", {{"num_args", "2"}, {"dim", "-1"}}, {TShape{2, 2, 3}, TShape{2, 2, 2}});
   CheckBackward("stack", {{"num_args", "2"}, {"axis", "1"}}, {TShape{2, 3}, TShape{2, 3}});
   CheckBackward("add_n", {{"num_args", "3"}}, {TShape{4}, TShape{4}, TShape{4}});
@@ -351,7 +380,8 @@ TEST_F(Ops, IndexingAndNormBackwardMatchFiniteDifferences) {
   // Index inputs hold non-integers in (0.1, 2.9): a small perturbation never changes the index
   // they truncate to, so their numeric gradient is zero, as the op's is.
   CheckBackward("pick", {{"axis", "1"}}, {TShape{4, 3}, TShape{4}}, 0.1, 2.9);
-  CheckBackward("pick", {{"axis", "0"}, {"keepdims", "True"}}, {TShape{3, 2}, TShape{1, 2}}, 0.1, 2.9);
+  CheckBackward("pick", {{"axis", "0"}, {"keepdims", "True"}}, {TShape{3, 2}, TShape{1, 2}}, 0.1,
+                2.9);
   CheckBackward("where", {}, {TShape{3, 2}, TShape{3, 2}, TShape{3, 2}});
   CheckBackward("where", {}, {TShape{3}, TShape{3, 2}, TShape{3, 2}});
   CheckBackward("one_hot", {{"depth", "4"}, {"dtype", "float64"}}, {TShape{5}}, 0.1, 2.9);
@@ -375,10 +405,11 @@ TEST_F(Ops, DotBackwardMatchesFiniteDifferencesForEveryTransposition) {
       const bool a = std::string(ta) == "True", b = std::string(tb) == "True";
       KwArgs kw{{"transpose_a", ta}, {"transpose_b", tb}};
       CheckBackward("dot", kw, {a ? TShape{4, 3} : TShape{3, 4}, b ? TShape{5, 4} : TShape{4, 5}});
-      CheckBackward("batch_dot", kw, {a ? TShape{2, 4, 3} : TShape{2, 3, 4}, b ? TShape{2, 5, 4} : TShape{2, 4, 5}});
+      CheckBackward("batch_dot", kw,
+                    {a ? TShape{2, 4, 3} : TShape{2, 3, 4}, b ? TShape{2, 5, 4} : TShape{2, 4, 5}});
     }
   CheckBackward("dot", {}, {TShape{2, 3, 4}, TShape{4, 2}});  // N-d lhs
-  CheckBackward("dot", {}, {TShape{4}, TShape{4}});            // vector dot
+  CheckBackward("dot", {}, {TShape{4}, TShape{4}});           // vector dot
 }
 
 }  // namespace
@@ -400,7 +431,8 @@ TEST_F(Ops, ActivationsBackwardMatchFiniteDifferences) {
     CheckBackward(op, {}, {TShape{3, 5}});
     CheckBackward(op, {{"axis", "0"}, {"temperature", "2.5"}}, {TShape{3, 2, 2}});
   }
-  CheckBackward("Embedding", {{"input_dim", "3"}, {"output_dim", "4"}}, {TShape{5}, TShape{3, 4}}, 0.1, 2.9);
+  CheckBackward("Embedding", {{"input_dim", "3"}, {"output_dim", "4"}}, {TShape{5}, TShape{3, 4}},
+                0.1, 2.9);
 }
 
 // Loss layers ignore the incoming gradient: their backward is the loss gradient itself.
@@ -423,12 +455,14 @@ TEST_F(Ops, OutputLayersBackwardIsTheLossGradient) {
       EXPECT_NEAR(g[r * 3 + j], (y[r * 3 + j] - (j == label[r] ? 1 : 0)) * 2 / 2, 1e-12);
 
   const std::vector<double> t{1, 2, 3, 4, 5, 6};
-  for (const char* op : {"LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"}) {
+  for (const char* op :
+       {"LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"}) {
     SCOPED_TRACE(op);
     OpRunner r(op, {{"grad_scale", "3"}});
     std::vector<Tensor> rin{Make(x, TShape{2, 3}), Make(t, TShape{2, 3})};
     std::vector<Tensor> rout = r.Forward(rin);
-    std::vector<double> ry = rout[0].ToVector<double>(), rg = r.Backward(junk, rin, rout)[0].ToVector<double>();
+    std::vector<double> ry = rout[0].ToVector<double>(),
+                        rg = r.Backward(junk, rin, rout)[0].ToVector<double>();
     for (size_t i = 0; i < x.size(); ++i) {
       const bool logistic = std::string(op) == "LogisticRegressionOutput";
       EXPECT_NEAR(ry[i], logistic ? 1 / (1 + std::exp(-x[i])) : x[i], 1e-12);
@@ -437,7 +471,8 @@ TEST_F(Ops, OutputLayersBackwardIsTheLossGradient) {
       EXPECT_NEAR(rg[i], 3.0 / 3.0 * d, 1e-12);  // scale / num_output (3 per instance)
     }
   }
-  OpRunner loss("MakeLoss", {{"grad_scale", "0.5"}, {"normalization", "valid"}, {"valid_thresh", "0.15"}});
+  OpRunner loss("MakeLoss",
+                {{"grad_scale", "0.5"}, {"normalization", "valid"}, {"valid_thresh", "0.15"}});
   std::vector<Tensor> lin{Make(x, TShape{2, 3})};
   std::vector<Tensor> lout = loss.Forward(lin);
   EXPECT_EQ(lout[0].ToVector<double>(), x);
@@ -457,7 +492,8 @@ TEST_F(Ops, TakeAndSliceAssignBackwardMatchFiniteDifferences) {
   CheckBackward("take", {{"axis", "0"}, {"mode", "wrap"}}, {TShape{3, 2}, TShape{4}}, 0.1, 2.9);
   CheckBackward("_slice_assign", {{"begin", "(1, None)"}, {"end", "(3, None)"}, {"step", "(1, 2)"}},
                 {TShape{4, 3}, TShape{2, 2}});
-  CheckBackward("_slice_assign_scalar", {{"begin", "(0,)"}, {"end", "(2,)"}, {"scalar", "4"}}, {TShape{3, 2}});
+  CheckBackward("_slice_assign_scalar", {{"begin", "(0,)"}, {"end", "(2,)"}, {"scalar", "4"}},
+                {TShape{3, 2}});
 }
 
 }  // namespace
@@ -467,29 +503,45 @@ namespace mxplug {
 namespace {
 
 TEST_F(Ops, ConvolutionPoolingAndFriendsBackwardMatchFiniteDifferences) {
-  CheckBackward("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "2"}, {"pad", "(1, 0)"}, {"stride", "(2, 1)"}},
-                {TShape{2, 3, 5, 4}, TShape{2, 3, 3, 3}, TShape{2}});
-  CheckBackward("Convolution", {{"kernel", "(2,)"}, {"num_filter", "4"}, {"num_group", "2"}, {"dilate", "(2,)"}},
+  CheckBackward(
+      "Convolution",
+      {{"kernel", "(3, 3)"}, {"num_filter", "2"}, {"pad", "(1, 0)"}, {"stride", "(2, 1)"}},
+      {TShape{2, 3, 5, 4}, TShape{2, 3, 3, 3}, TShape{2}});
+  CheckBackward("Convolution",
+                {{"kernel", "(2,)"}, {"num_filter", "4"}, {"num_group", "2"}, {"dilate", "(2,)"}},
                 {TShape{2, 4, 6}, TShape{4, 2, 2}, TShape{4}});
   CheckBackward("Convolution", {{"kernel", "(1, 1)"}, {"num_filter", "3"}, {"no_bias", "true"}},
                 {TShape{2, 2, 3, 3}, TShape{3, 2, 1, 1}});
   CheckBackward("Deconvolution",
-                {{"kernel", "(3, 2)"}, {"num_filter", "2"}, {"stride", "(2, 2)"}, {"pad", "(1, 0)"}, {"adj", "(1, 1)"},
+                {{"kernel", "(3, 2)"},
+                 {"num_filter", "2"},
+                 {"stride", "(2, 2)"},
+                 {"pad", "(1, 0)"},
+                 {"adj", "(1, 1)"},
                  {"no_bias", "false"}},
                 {TShape{2, 3, 3, 2}, TShape{3, 2, 3, 2}, TShape{2}});
   CheckBackward("Deconvolution", {{"kernel", "(3,)"}, {"num_filter", "4"}, {"num_group", "2"}},
                 {TShape{1, 2, 4}, TShape{2, 2, 3}});
   for (const char* type : {"max", "avg", "sum"})
-    CheckBackward("Pooling", {{"kernel", "(3, 2)"}, {"stride", "(2, 1)"}, {"pad", "(1, 1)"}, {"pool_type", type}},
-                  {TShape{2, 2, 5, 4}});
-  CheckBackward("Pooling", {{"kernel", "(2,)"}, {"pool_type", "avg"}, {"pooling_convention", "full"},
-                            {"stride", "(2,)"}, {"count_include_pad", "false"}},
+    CheckBackward(
+        "Pooling",
+        {{"kernel", "(3, 2)"}, {"stride", "(2, 1)"}, {"pad", "(1, 1)"}, {"pool_type", type}},
+        {TShape{2, 2, 5, 4}});
+  CheckBackward("Pooling",
+                {{"kernel", "(2,)"},
+                 {"pool_type", "avg"},
+                 {"pooling_convention", "full"},
+                 {"stride", "(2,)"},
+                 {"count_include_pad", "false"}},
                 {TShape{2, 2, 5}});
-  CheckBackward("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "lp"}, {"p_value", "3"}}, {TShape{1, 2, 3, 3}}, 0.2, 1.5);
-  CheckBackward("Pooling", {{"global_pool", "true"}, {"pool_type", "max"}}, {TShape{2, 3, 2, 2, 2}});
+  CheckBackward("Pooling", {{"kernel", "(2, 2)"}, {"pool_type", "lp"}, {"p_value", "3"}},
+                {TShape{1, 2, 3, 3}}, 0.2, 1.5);
+  CheckBackward("Pooling", {{"global_pool", "true"}, {"pool_type", "max"}},
+                {TShape{2, 3, 2, 2, 2}});
   CheckBackward("LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}}, {TShape{2, 4, 2, 3}});
   CheckBackward("broadcast_like", {}, {TShape{2, 1, 3}, TShape{2, 4, 3}});
-  CheckBackward("broadcast_like", {{"lhs_axes", "(0,)"}, {"rhs_axes", "(-1,)"}}, {TShape{1, 3}, TShape{2, 5}});
+  CheckBackward("broadcast_like", {{"lhs_axes", "(0,)"}, {"rhs_axes", "(-1,)"}},
+                {TShape{1, 3}, TShape{2, 5}});
   CheckBackward("UpSampling", {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "2"}},
                 {TShape{2, 1, 2, 2}, TShape{2, 2, 1, 1}});
 }
@@ -508,7 +560,8 @@ std::vector<To> Convert(const std::vector<From>& v) {
 // The float32 kernels (oneDNN's where the build has it, Note [oneDNN]) against the float64
 // plain loops, which the test above checks against finite differences: forward, backward, and
 // kAddTo / kNullOp on both, which oneDNN's path meets through reorders that add.
-void CheckFloat32AgainstFloat64(const std::string& op, const KwArgs& kw, const std::vector<TShape>& shapes) {
+void CheckFloat32AgainstFloat64(const std::string& op, const KwArgs& kw,
+                                const std::vector<TShape>& shapes) {
   SCOPED_TRACE(op);
   std::vector<std::vector<double>> values;
   std::vector<Tensor> in64, in32;
@@ -524,12 +577,14 @@ void CheckFloat32AgainstFloat64(const std::string& op, const KwArgs& kw, const s
   ExpectNear(Convert<double>(out32[0].ToVector<float>()), y, 1e-5);
 
   const std::vector<double> r = Random<double>(out64[0].size(), 77);
-  std::vector<Tensor> og64{Make(r, out64[0].shape())}, og32{Make(Convert<float>(r), out64[0].shape())};
+  std::vector<Tensor> og64{Make(r, out64[0].shape())},
+      og32{Make(Convert<float>(r), out64[0].shape())};
   for (size_t i = 1; i < out64.size(); ++i) {
     og64.push_back(Make(std::vector<double>(out64[i].size(), 0.0), out64[i].shape()));
     og32.push_back(Make(std::vector<float>(out64[i].size(), 0.0f), out64[i].shape()));
   }
-  std::vector<Tensor> g64 = runner.Backward(og64, in64, out64), g32 = runner.Backward(og32, in32, out32);
+  std::vector<Tensor> g64 = runner.Backward(og64, in64, out64),
+                      g32 = runner.Backward(og32, in32, out32);
   for (size_t i = 0; i < g64.size(); ++i)
     ExpectNear(Convert<double>(g32[i].ToVector<float>()), g64[i].ToVector<double>(), 1e-4);
 
@@ -565,17 +620,22 @@ void CheckFloat32AgainstFloat64(const std::string& op, const KwArgs& kw, const s
 }
 
 TEST_F(Ops, Float32KernelsMatchTheFloat64Loops) {
-  CheckFloat32AgainstFloat64("Convolution", {{"kernel", "(3, 3)"}, {"num_filter", "4"}, {"pad", "(1, 1)"}},
-                             {TShape{2, 3, 6, 5}, TShape{4, 3, 3, 3}, TShape{4}});
   CheckFloat32AgainstFloat64("Convolution",
-                             {{"kernel", "(2,)"}, {"num_filter", "4"}, {"num_group", "2"}, {"stride", "(2,)"}},
-                             {TShape{2, 4, 7}, TShape{4, 2, 2}, TShape{4}});
+                             {{"kernel", "(3, 3)"}, {"num_filter", "4"}, {"pad", "(1, 1)"}},
+                             {TShape{2, 3, 6, 5}, TShape{4, 3, 3, 3}, TShape{4}});
+  CheckFloat32AgainstFloat64(
+      "Convolution",
+      {{"kernel", "(2,)"}, {"num_filter", "4"}, {"num_group", "2"}, {"stride", "(2,)"}},
+      {TShape{2, 4, 7}, TShape{4, 2, 2}, TShape{4}});
   for (const char* type : {"max", "avg"})
-    CheckFloat32AgainstFloat64("Pooling", {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"},
-                                           {"pool_type", type}},
-                               {TShape{2, 3, 7, 6}});
-  CheckFloat32AgainstFloat64("LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}}, {TShape{2, 5, 3, 2}});
-  for (const char* op : {"softmax", "log_softmax"}) CheckFloat32AgainstFloat64(op, {{"axis", "1"}}, {TShape{3, 4, 2}});
+    CheckFloat32AgainstFloat64(
+        "Pooling",
+        {{"kernel", "(3, 3)"}, {"stride", "(2, 2)"}, {"pad", "(1, 1)"}, {"pool_type", type}},
+        {TShape{2, 3, 7, 6}});
+  CheckFloat32AgainstFloat64("LRN", {{"nsize", "3"}, {"alpha", "0.5"}, {"knorm", "1.5"}},
+                             {TShape{2, 5, 3, 2}});
+  for (const char* op : {"softmax", "log_softmax"})
+    CheckFloat32AgainstFloat64(op, {{"axis", "1"}}, {TShape{3, 4, 2}});
 }
 
 }  // namespace

@@ -14,6 +14,18 @@ namespace {
 std::string Where(const DeviceEntry& d, const std::string& what) {
   return "device '" + d.name + "' (plugin " + d.plugin + ") " + what;
 }
+// "ext_dev(1)": the device a call is about.
+std::string Named(const DeviceEntry& d, int32_t device_id) {
+  return Context{d.device_type, device_id}.ToString();
+}
+// A new stream or event from the backend's `make`.
+void* NewHandle(const DeviceEntry& d, MXPStatus* (*make)(void*, int32_t, void**), int32_t device_id,
+                const char* kind) {
+  void* handle = nullptr;
+  ThrowIfError(make(d.def.user, device_id, &handle),
+               Where(d, std::string("creating ") + kind + " on " + Named(d, device_id)));
+  return handle;
+}
 }  // namespace
 
 int32_t DeviceEntry::Count(std::string* reason) const {
@@ -51,10 +63,7 @@ void DeviceEntry::Synchronize(int32_t device_id) const {
 }
 
 void* DeviceEntry::CreateStream(int32_t device_id) const {
-  void* stream = nullptr;
-  ThrowIfError(def.stream_create(def.user, device_id, &stream),
-               Where(*this, "creating a stream on device " + std::to_string(device_id)));
-  return stream;
+  return NewHandle(*this, def.stream_create, device_id, "a stream");
 }
 
 void DeviceEntry::DestroyStream(int32_t device_id, void* stream) const {
@@ -63,14 +72,11 @@ void DeviceEntry::DestroyStream(int32_t device_id, void* stream) const {
 
 void DeviceEntry::SynchronizeStream(int32_t device_id, void* stream) const {
   ThrowIfError(def.stream_synchronize(def.user, device_id, stream),
-               Where(*this, "synchronizing a stream of device " + std::to_string(device_id)));
+               Where(*this, "synchronizing a stream of " + Named(*this, device_id)));
 }
 
 void* DeviceEntry::CreateEvent(int32_t device_id) const {
-  void* event = nullptr;
-  ThrowIfError(def.event_create(def.user, device_id, &event),
-               Where(*this, "creating an event on device " + std::to_string(device_id)));
-  return event;
+  return NewHandle(*this, def.event_create, device_id, "an event");
 }
 
 void DeviceEntry::DestroyEvent(int32_t device_id, void* event) const {
@@ -79,12 +85,12 @@ void DeviceEntry::DestroyEvent(int32_t device_id, void* event) const {
 
 void DeviceEntry::RecordEvent(int32_t device_id, void* event, void* stream) const {
   ThrowIfError(def.event_record(def.user, device_id, event, stream),
-               Where(*this, "recording an event on device " + std::to_string(device_id)));
+               Where(*this, "recording an event on " + Named(*this, device_id)));
 }
 
 void DeviceEntry::SynchronizeEvent(int32_t device_id, void* event) const {
   ThrowIfError(def.event_synchronize(def.user, device_id, event),
-               Where(*this, "waiting for an event of device " + std::to_string(device_id)));
+               Where(*this, "waiting for an event of " + Named(*this, device_id)));
 }
 
 // The 1.2 functions. A 1.1 backend's table was zero-filled past its struct_size when it was
@@ -93,7 +99,7 @@ void DeviceEntry::SynchronizeEvent(int32_t device_id, void* event) const {
 void DeviceEntry::Memset(int32_t device_id, void* ptr, int value, size_t bytes,
                          void* stream) const {
   const std::string what =
-      "setting " + std::to_string(bytes) + " bytes of device " + std::to_string(device_id);
+      "setting " + std::to_string(bytes) + " bytes of " + Named(*this, device_id);
   if (def.memset) {
     ThrowIfError(def.memset(def.user, device_id, ptr, value, bytes, stream), Where(*this, what));
     return;
@@ -113,23 +119,23 @@ std::pair<uint64_t, uint64_t> DeviceEntry::MemoryInfo(int32_t device_id) const {
                 kMXPUnimplemented);
   uint64_t free_bytes = 0, total_bytes = 0;
   ThrowIfError(def.memory_info(def.user, device_id, &free_bytes, &total_bytes),
-               Where(*this, "memory_info of device " + std::to_string(device_id)));
+               Where(*this, "reading the memory size of " + Named(*this, device_id)));
   return {free_bytes, total_bytes};
 }
 
 void* DeviceEntry::HostAllocate(int32_t device_id, size_t bytes) const {
   void* ptr = nullptr;
   if (def.host_allocate) {
-    ThrowIfError(
-        def.host_allocate(def.user, device_id, bytes, &ptr),
-        Where(*this, "allocating " + std::to_string(bytes) + " bytes of pinned host memory"));
+    ThrowIfError(def.host_allocate(def.user, device_id, bytes, &ptr),
+                 Where(*this, "allocating " + std::to_string(bytes) +
+                                  " bytes of pinned host memory for " + Named(*this, device_id)));
     return ptr;
   }
   constexpr size_t kAlign = 64;
   ptr = std::aligned_alloc(kAlign, bytes ? (bytes + kAlign - 1) / kAlign * kAlign : kAlign);
   if (!ptr)
-    throw Error(Where(*this, "allocating " + std::to_string(bytes) +
-                                 " bytes of host memory: out of memory"),
+    throw Error(Where(*this, "allocating " + std::to_string(bytes) + " bytes of host memory for " +
+                                 Named(*this, device_id) + ": out of memory"),
                 kMXPResourceExhausted);
   return ptr;
 }
@@ -148,7 +154,7 @@ bool DeviceEntry::QueryEvent(int32_t device_id, void* event) const {
   }
   int32_t complete = 0;
   ThrowIfError(def.event_query(def.user, device_id, event, &complete),
-               Where(*this, "querying an event of device " + std::to_string(device_id)));
+               Where(*this, "querying an event of " + Named(*this, device_id)));
   return complete != 0;
 }
 
@@ -157,7 +163,7 @@ MXPDeviceAttributes DeviceEntry::Attributes(int32_t device_id) const {
   out.struct_size = sizeof out;
   if (def.attributes)
     ThrowIfError(def.attributes(def.user, device_id, &out),
-                 Where(*this, "attributes of device " + std::to_string(device_id)));
+                 Where(*this, "reading the attributes of " + Named(*this, device_id)));
   out.struct_size = sizeof out;
   return out;
 }
@@ -165,7 +171,7 @@ MXPDeviceAttributes DeviceEntry::Attributes(int32_t device_id) const {
 void DeviceEntry::StartThread(int32_t device_id) const {
   if (def.thread_start)
     ThrowIfError(def.thread_start(def.user, device_id),
-                 Where(*this, "binding a thread to device " + std::to_string(device_id)));
+                 Where(*this, "binding a thread to " + Named(*this, device_id)));
 }
 
 }  // namespace mxplug

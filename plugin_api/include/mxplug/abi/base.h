@@ -10,10 +10,9 @@
 #ifndef MXPLUG_ABI_BASE_H_
 #define MXPLUG_ABI_BASE_H_
 
+#include <dlpack/dlpack.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <dlpack/dlpack.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,7 +27,8 @@ extern "C" {
 #define MXP_ABI_MAJOR 1
 #define MXP_ABI_MINOR 2
 
-/*! \brief Size of a struct up to and including `last_field`: what a writer stores in struct_size. */
+/*! \brief Size of a struct up to and including `last_field`: what a writer stores in struct_size.
+ */
 #define MXP_STRUCT_SIZE(type, last_field) \
   (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 

@@ -108,8 +108,10 @@ typedef struct MXPDeviceDef {
   /*! \brief Fills `out` (see MXPDeviceAttributes). \since 1.2 */
   MXPStatus* (*attributes)(void* user, int32_t device_id, MXPDeviceAttributes* out);
   /*!
-   * \brief Called once on each host thread that will run work for `device_id` (an engine worker),
-   * before any other call from that thread: binds the thread to the device (cudaSetDevice).
+   * \brief Binds the calling host thread to `device_id` (cudaSetDevice) before it queues work for
+   * it: each engine worker calls it once, when it starts; the naive engine calls it on the
+   * pushing thread before each function it runs for the device. Calls that complete on return
+   * (copies with a NULL stream, allocation) may come from threads that never called it.
    * \since 1.2
    */
   MXPStatus* (*thread_start)(void* user, int32_t device_id);

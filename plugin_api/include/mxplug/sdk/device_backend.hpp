@@ -73,7 +73,8 @@ class DeviceBackend {
   }
   /*! \brief Fills what is known of `out` (zeroed by the caller). Fallback: all unknown. */
   virtual void Attributes(int dev_id, MXPDeviceAttributes* out) { (void)dev_id, (void)out; }
-  /*! \brief Binds the calling thread to the device (an engine worker, once, first). */
+  /*! \brief Binds the calling thread to the device (each engine worker once, when it starts; see
+   * thread_start in abi/device.h). */
   virtual void StartThread(int dev_id) { (void)dev_id; }
 };
 
