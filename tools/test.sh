@@ -32,12 +32,15 @@ MXPLUG_TEST_DEVICE=testdev /usr/bin/python3 -m pytest -q -p no:cacheprovider \
 
 # The sanitizer builds leave oneDNN out: TSan cannot see into its OpenMP runtime, and
 # LeakSanitizer's tracer crashed (signal 11) at the exit of a test process that had run oneDNN
-# primitives. The oneDNN path is tested in the main build (tests/python/test_onednn.py).
+# primitives. The oneDNN path is tested in the main build (tests/python/test_onednn.py). They
+# leave the CUDA plugin out too: the sanitizers do not instrument device code, and the main build
+# compiles it once.
 if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   echo "== C++ tests under AddressSanitizer and UndefinedBehaviorSanitizer =="
   asan="$build-asan"
   [[ -f "$asan/CMakeCache.txt" ]] ||
-    tools/configure.sh "$asan" -DMXPLUG_SANITIZE=address,undefined -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF
+    tools/configure.sh "$asan" -DMXPLUG_SANITIZE=address,undefined -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF \
+      -DMXPLUG_WITH_CUDA=OFF
   cmake --build "$asan"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir "$asan" --output-on-failure -j "$(nproc)"
 fi
@@ -46,14 +49,16 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   echo "== Engine and NDArray tests under ThreadSanitizer =="
   tsan="$build-tsan"
   [[ -f "$tsan/CMakeCache.txt" ]] ||
-    tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF
+    tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF \
+      -DMXPLUG_WITH_CUDA=OFF
   cmake --build "$tsan" --target mxplug_tests
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray|Prefetcher|DataIter'
 
   fuzz="$build-fuzz"
   [[ -f "$fuzz/CMakeCache.txt" ]] ||
     tools/configure.sh "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-      -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF
+      -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF \
+      -DMXPLUG_WITH_CUDA=OFF
   # Seeds in tests/fuzz/corpus/<target>: MXNet 1.9.1's own files; for recordio, files in the
   # format tests/python/test_recordio.py checks against MXNet's; and, made here, inputs nested
   # 200,000 deep or megabytes large (make_large_seeds.py). No input cap below 8 MiB, so that

@@ -56,7 +56,7 @@ class UnaryShapeProp : public ElementwiseProp {
 
 /*! \brief NaN test for every element type (float16 through float; integers are never NaN). */
 template <class T>
-bool IsNan(T v) {
+MXPLUG_XINLINE bool IsNan(T v) {
   if constexpr (std::is_integral_v<T>)
     return false;
   else if constexpr (std::is_floating_point_v<T>)
@@ -64,6 +64,11 @@ bool IsNan(T v) {
   else
     return std::isnan(static_cast<float>(v));
 }
+
+// The type that math library calls on element type C take: double for integers (as the CPU's
+// promotion rules would pick, written out so that device code calls the same function).
+template <class C>
+using RealOf = std::conditional_t<std::is_integral_v<C>, double, C>;
 
 // What take and pick do with an index outside [0, n): the values of their `mode` parameter.
 enum IndexMode { kIndexClip = 0, kIndexWrap = 1, kIndexRaise = 2 };
@@ -109,15 +114,28 @@ struct InputDoc {
   const char* doc;
 };
 
-// Registers Prop as op `name` with its documented inputs and a CPU kernel.
+// Defines op `name` by Prop with its documented inputs: its semantics, without a kernel (the
+// kernels of each device register apart, by name: <family>_cpu.cc, devices/cuda/kernels).
+template <typename Prop>
+mxplug::OpRegistration& Define(const char* name, const char* doc,
+                               std::initializer_list<InputDoc> inputs,
+                               const std::vector<mxplug::FieldInfo>& params = {}) {
+  mxplug::OpRegistration& reg = mxplug::RegisterOpProperty<Prop>(name).describe(doc);
+  for (const InputDoc& in : inputs) reg.add_argument(in.name, "NDArray-or-Symbol", in.doc);
+  return reg.add_arguments(params);
+}
+
+// Defines op `name` with a CPU kernel made by Prop::CreateOperator (families whose kernels are
+// not yet apart from their definitions).
 template <typename Prop>
 mxplug::OpRegistration& Register(const char* name, const char* doc,
                                  std::initializer_list<InputDoc> inputs,
                                  const std::vector<mxplug::FieldInfo>& params = {}) {
-  mxplug::OpRegistration& reg = mxplug::RegisterOpProperty<Prop>(name).describe(doc);
-  for (const InputDoc& in : inputs) reg.add_argument(in.name, "NDArray-or-Symbol", in.doc);
-  return reg.add_arguments(params).add_kernel(kDLCPU);
+  return Define<Prop>(name, doc, inputs, params).add_kernel(kDLCPU);
 }
+
+// The input lists of the elementwise families, shared by their definitions.
+inline const std::initializer_list<InputDoc> kDataInput{{"data", "The input array."}};
 
 // A tuple parameter as MXNet writes it, "(0, None, 2)" or a bare "1", where None means the
 // default for that position. \throws std::invalid_argument naming the parameter.

@@ -255,9 +255,9 @@ TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
   EXPECT_EQ(ErrorText([&] { OpRunner("SpatialTransformer", {}); }),
             "operator 'SpatialTransformer' is not registered");
   EXPECT_EQ(ErrorText([&] {
-              Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLCUDA, 0});
+              Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLVulkan, 0});
             }),
-            "no device backend for cuda is loaded (see `mxplug devices` and `mxplug plugins`)");
+            "no device backend for vulkan is loaded (see `mxplug devices` and `mxplug plugins`)");
   EXPECT_EQ(ErrorText([&] { Tensor::Empty(TShape{2}, kMXPFloat32, Context::CPU(8)); }),
             "context cpu(8) does not exist: cpu has 8 device(s)");
 }

@@ -4,7 +4,7 @@ import os
 import re
 import time
 
-from conftest import TEST_PLUGINS, default_ops, run_cli, run_json, run_python
+from conftest import TEST_PLUGINS, built_with, default_ops, run_cli, run_json, run_python
 
 ZOO = str(TEST_PLUGINS / "zoo")
 CRASH = str(TEST_PLUGINS / "crash")
@@ -22,11 +22,14 @@ def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
     assert SAMPLE_OPS <= set(ops)
     assert ops["FullyConnected"]["plugin"] == "nn"
     assert ops["elemwise_add"]["plugin"] == "tensor"
-    assert all(op["devices"] == ["cpu"] for op in ops.values())
+    # Every op has a CPU kernel; the CUDA plugin, where it is built, adds kernels to some.
+    devices = ["cpu", "cuda"] if built_with("cuda") else ["cpu"]
+    assert all(op["devices"] in (["cpu"], devices) for op in ops.values())
     code, text, _ = run_cli(["list"], cache_dir=cache_dir)
     assert code == 0
-    assert re.search(r"^FullyConnected +nn +cpu$", text, re.M), text
-    assert "%d operators from 5 plugins" % len(ops) in text  # cpu, nn, optimizer, random, tensor
+    assert re.search(r"^Pooling +nn +cpu$", text, re.M), text
+    # cpu, nn, optimizer, random, tensor, and cuda where it is built
+    assert "%d operators from %d plugins" % (len(ops), 4 + len(devices)) in text
 
 
 def test_describe_fully_connected_schema(cache_dir):
@@ -72,7 +75,8 @@ def test_describe_unknown_op_names_the_closest(cache_dir):
 def test_devices(cache_dir):
     code, out, _ = run_json(["devices"], cache_dir=cache_dir)
     assert code == 0
-    (cpu,) = out["devices"]
+    cpu = out["devices"][0]
+    assert [d["name"] for d in out["devices"]] == (["cpu", "cuda"] if built_with("cuda") else ["cpu"])
     assert cpu["name"] == "cpu" and cpu["count"] == 8 and cpu["dlpack_device_type"] == 1
     assert "hardware threads" in cpu["devices"][0]["description"]
     assert cpu["devices"][3]["description"] == "a logical context over the host memory of cpu(0)"

@@ -19,10 +19,30 @@
 #include "mxplug/sdk/random.hpp"
 #include "mxplug/sdk/tshape.hpp"
 
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#elif defined(__HIPCC__)
+#include <hip/hip_fp16.h>
+#endif
+
+/*! \brief Marks a function that CPU and device kernels both call (an op's elementwise math,
+ * written once in its definition header): host and device code under nvcc and hipcc, a plain
+ * inline function elsewhere. */
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MXPLUG_XINLINE __host__ __device__ inline
+#else
+#define MXPLUG_XINLINE inline
+#endif
+
 namespace mxplug {
 
 /*! \brief How an output is written. */
-enum OpReqType { kNullOp = kMXPNullOp, kWriteTo = kMXPWriteTo, kWriteInplace = kMXPWriteInplace, kAddTo = kMXPAddTo };
+enum OpReqType {
+  kNullOp = kMXPNullOp,
+  kWriteTo = kMXPWriteTo,
+  kWriteInplace = kMXPWriteInplace,
+  kAddTo = kMXPAddTo
+};
 
 /*! \brief A resource an op asks for in ForwardResource / BackwardResource. */
 struct ResourceRequest {
@@ -47,7 +67,9 @@ struct Resource {
     return ptr;
   }
   template <typename T>
-  T* get_space_typed(size_t count) const { return static_cast<T*>(get_space(count * sizeof(T))); }
+  T* get_space_typed(size_t count) const {
+    return static_cast<T*>(get_space(count * sizeof(T)));
+  }
   /*!
    * \brief The next `draws` 32-bit values of the device's random stream (a kRandom resource).
    * Reserve what the call may use: rejection sampling needs an upper bound (see RandomStream).
@@ -74,7 +96,12 @@ struct OpContext {
   std::vector<Resource> requested;
 };
 
-#if defined(__FLT16_MANT_DIG__)
+#if defined(__CUDACC__) || defined(__HIPCC__)
+/*! \brief In CUDA and HIP sources the float16 element type is the toolkit's __half, which device
+ * code can compute with; it has the same IEEE binary16 layout as _Float16 below. */
+using half_t = __half;
+#define MXPLUG_HAVE_HALF 1
+#elif defined(__FLT16_MANT_DIG__)
 /*! \brief The float16 element type, where the compiler has one (GCC >= 12 and Clang >= 15 on
  * x86-64 and AArch64). Arithmetic on it is done in float by the compiler. */
 using half_t = _Float16;
@@ -86,18 +113,29 @@ template <typename T>
 constexpr int DTypeFlag() {
   if constexpr (std::is_same_v<T, float>) return kMXPFloat32;
 #if MXPLUG_HAVE_HALF
-  else if constexpr (std::is_same_v<T, half_t>) return kMXPFloat16;
+  else if constexpr (std::is_same_v<T, half_t>)
+    return kMXPFloat16;
 #endif
-  else if constexpr (std::is_same_v<T, double>) return kMXPFloat64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return kMXPUint8;
-  else if constexpr (std::is_same_v<T, int8_t>) return kMXPInt8;
-  else if constexpr (std::is_same_v<T, int32_t>) return kMXPInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return kMXPInt64;
-  else if constexpr (std::is_same_v<T, int16_t>) return kMXPInt16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return kMXPUint16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return kMXPUint32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return kMXPUint64;
-  else return kMXPUnknownDType;
+  else if constexpr (std::is_same_v<T, double>)
+    return kMXPFloat64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return kMXPUint8;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return kMXPInt8;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return kMXPInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return kMXPInt64;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return kMXPInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return kMXPUint16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return kMXPUint32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return kMXPUint64;
+  else
+    return kMXPUnknownDType;
 }
 
 /*! \brief A compact tensor view over a DLTensor (MXNet's TBlob). */
@@ -139,8 +177,12 @@ class TBlob {
 template <typename Fn>
 void RealTypeSwitch(int type_flag, const std::string& what, Fn&& fn) {
   switch (type_flag) {
-    case kMXPFloat32: fn(float{}); break;
-    case kMXPFloat64: fn(double{}); break;
+    case kMXPFloat32:
+      fn(float{});
+      break;
+    case kMXPFloat64:
+      fn(double{});
+      break;
     default:
       throw std::invalid_argument("dtype " + DTypeName(type_flag) + " is not supported" +
                                   (what.empty() ? "" : " by " + what) +
@@ -155,15 +197,29 @@ void RealTypeSwitch(int type_flag, const std::string& what, Fn&& fn) {
 template <typename Fn>
 void TypeSwitch(int type_flag, Fn&& fn) {
   switch (type_flag) {
-    case kMXPFloat32: fn(float{}); break;
-    case kMXPFloat64: fn(double{}); break;
+    case kMXPFloat32:
+      fn(float{});
+      break;
+    case kMXPFloat64:
+      fn(double{});
+      break;
 #if MXPLUG_HAVE_HALF
-    case kMXPFloat16: fn(half_t{}); break;
+    case kMXPFloat16:
+      fn(half_t{});
+      break;
 #endif
-    case kMXPUint8: fn(uint8_t{}); break;
-    case kMXPInt8: fn(int8_t{}); break;
-    case kMXPInt32: fn(int32_t{}); break;
-    case kMXPInt64: fn(int64_t{}); break;
+    case kMXPUint8:
+      fn(uint8_t{});
+      break;
+    case kMXPInt8:
+      fn(int8_t{});
+      break;
+    case kMXPInt32:
+      fn(int32_t{});
+      break;
+    case kMXPInt64:
+      fn(int64_t{});
+      break;
     default:
       throw std::invalid_argument("dtype " + DTypeName(type_flag) + " is not supported");
   }
@@ -171,13 +227,16 @@ void TypeSwitch(int type_flag, Fn&& fn) {
 
 /*! \brief The type to compute T in: float for float16, T otherwise (integers stay exact). */
 template <typename T>
-using ComputeType = std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
+using ComputeType =
+    std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
 
 /*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
 template <typename T>
 inline void Assign(T& out, OpReqType req, T value) {
-  if (req == kAddTo) out += value;
-  else if (req != kNullOp) out = value;
+  if (req == kAddTo)
+    out += value;
+  else if (req != kNullOp)
+    out = value;
 }
 
 /*! \brief dst (op)= src element by element, any dtype, as `req` says (identity kernels). */
@@ -195,7 +254,8 @@ inline void AssignBlob(const TBlob& src, const TBlob& dst, OpReqType req) {
 /*! \brief Element i of a blob of any dtype, as a double (indices, labels). */
 inline double ValueAsDouble(const TBlob& blob, int64_t i) {
   double v = 0;
-  TypeSwitch(blob.type_flag_, [&](auto zero) { v = static_cast<double>(blob.dptr<decltype(zero)>()[i]); });
+  TypeSwitch(blob.type_flag_,
+             [&](auto zero) { v = static_cast<double>(blob.dptr<decltype(zero)>()[i]); });
   return v;
 }
 
@@ -208,7 +268,6 @@ inline void WriteZeroGradient(const TBlob& grad, OpReqType req) {
     for (int64_t i = 0; i < grad.Size(); ++i) d[i] = T(0);
   });
 }
-
 
 /*!
  * \brief An op's computation on one device (the seeds' Operator). Made by

@@ -1,0 +1,397 @@
+// CUDA kernels of the unary, binary, broadcast, scalar and clip ops. The math is the functors of
+// the ops' definition headers (plugins/tensor/unary.h, binary.h), the same code the CPU kernels
+// run; this file only maps it over elements.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "launch.cuh"
+#include "tensor/binary.h"
+#include "tensor/unary.h"
+
+namespace mxplug_cuda {
+namespace {
+
+using mxplug::ComputeType;
+using mxplug::OpContext;
+using mxplug::OpReqType;
+using mxplug::TBlob;
+using mxplug_tensor::MathType;
+
+// ---- Unary ----
+
+template <class Op, bool kNoGrad, class T>
+struct UnaryForward {
+  const T* x;
+  T* out;
+  int req;
+  __device__ void operator()(int64_t i) const {
+    using C = MathType<T>;
+    Store<C>(out[i], req, Op::F(static_cast<C>(x[i])));
+  }
+};
+
+template <class Op, bool kNoGrad, class T>
+struct UnaryBackward {
+  const T* og;
+  const T* x;  // null when the derivative does not read it
+  const T* y;
+  T* grad;
+  int req;
+  __device__ void operator()(int64_t i) const {
+    using C = MathType<T>;
+    const C g = static_cast<C>(og[i]);  // read before grad, which may share its memory, is written
+    const C d =
+        kNoGrad ? C(0) : Op::D(x ? static_cast<C>(x[i]) : C(0), y ? static_cast<C>(y[i]) : C(0));
+    Store<C>(grad[i], req, g * d);
+  }
+};
+
+template <class Op, bool kNoGrad>
+class UnaryCuda : public mxplug::Operator {
+ public:
+  UnaryCuda(const mxplug::KwArgs&, mxplug::Context) {}
+
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(out[0].Size(), StreamOf(ctx),
+              UnaryForward<Op, kNoGrad, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* x = (Op::kUses & mxplug_tensor::kX) && !kNoGrad ? in_data[0].dptr<T>() : nullptr;
+      const T* y = (Op::kUses & mxplug_tensor::kY) && !kNoGrad ? out_data[0].dptr<T>() : nullptr;
+      ForEach(
+          out_grad[0].Size(), StreamOf(ctx),
+          UnaryBackward<Op, kNoGrad, T>{out_grad[0].dptr<T>(), x, y, in_grad[0].dptr<T>(), req[0]});
+    });
+  }
+};
+
+// ---- clip ----
+
+template <class T>
+struct ClipForward {
+  const T* x;
+  T* out;
+  int req;
+  float lo, hi;
+  __device__ void operator()(int64_t i) const {
+    using C = MathType<T>;
+    const C v = static_cast<C>(x[i]);
+    Store<C>(out[i], req, v < C(lo) ? C(lo) : v > C(hi) ? C(hi) : v);
+  }
+};
+
+template <class T>
+struct ClipBackward {
+  const T* og;
+  const T* x;
+  T* grad;
+  int req;
+  float lo, hi;
+  __device__ void operator()(int64_t i) const {
+    using C = MathType<T>;
+    const C v = static_cast<C>(x[i]);
+    Store<C>(grad[i], req, v > C(lo) && v < C(hi) ? static_cast<C>(og[i]) : C(0));
+  }
+};
+
+class ClipCuda : public mxplug::Operator {
+ public:
+  ClipCuda(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(out[0].Size(), StreamOf(ctx),
+              ClipForward<T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0], p_.a_min, p_.a_max});
+    });
+  }
+  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>&,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(out_grad[0].Size(), StreamOf(ctx),
+              ClipBackward<T>{out_grad[0].dptr<T>(), in_data[0].dptr<T>(), in_grad[0].dptr<T>(),
+                              req[0], p_.a_min, p_.a_max});
+    });
+  }
+
+ private:
+  mxplug_tensor::ClipParam p_;
+};
+
+// ---- Two arrays ----
+
+template <class Op, class T>
+struct BinaryForward {
+  const T* a;
+  const T* b;
+  T* out;
+  int req;
+  BroadcastIndex ix;
+  bool same;  // same shapes: no index arithmetic
+  __device__ void operator()(int64_t o) const {
+    using C = ComputeType<T>;
+    int64_t ia = o, ib = o;
+    if (!same) ix.Map(o, &ia, &ib);
+    Store<C>(out[o], req, Op::F(static_cast<C>(a[ia]), static_cast<C>(b[ib])));
+  }
+};
+
+// Same shapes: one thread per element writes both gradients.
+template <class Op, class T>
+struct BinaryBackwardSame {
+  const T* og;
+  const T* a;  // a, b, y: null when Op's derivatives do not read them
+  const T* b;
+  const T* y;
+  T* ga;  // null: not wanted
+  T* gb;
+  int req_a, req_b;
+  __device__ void operator()(int64_t i) const {
+    using C = ComputeType<T>;
+    const C g = static_cast<C>(og[i]);  // read first: ga may share og's memory
+    const C av = a ? static_cast<C>(a[i]) : C(0), bv = b ? static_cast<C>(b[i]) : C(0),
+            yv = y ? static_cast<C>(y[i]) : C(0);
+    if (gb) Store<C>(gb[i], req_b, g * Op::DB(av, bv, yv));
+    if (ga) Store<C>(ga[i], req_a, g * Op::DA(av, bv, yv));
+  }
+};
+
+/*! \brief For the gradient of one broadcast input: its extent along each output axis, the
+ * other input's strides, and the output's strides. */
+struct GradIndex {
+  int ndim = 0;
+  int64_t out_shape[kMaxDims] = {};
+  int64_t out_stride[kMaxDims] = {};
+  int64_t extent[kMaxDims] = {};        // this input's extent (1 where it broadcasts)
+  int64_t other_stride[kMaxDims] = {};  // the other input's element strides (0 where it does)
+  int64_t reduced = 1;                  // output elements summed into each gradient element
+};
+
+inline GradIndex MakeGradIndex(const mxplug::TShape& out, const mxplug::TShape& self,
+                               const mxplug::TShape& other) {
+  const BroadcastIndex bx = MakeBroadcastIndex(out, self, other);
+  GradIndex gx;
+  gx.ndim = out.ndim();
+  int64_t stride = 1;
+  for (int d = out.ndim() - 1; d >= 0; --d) {
+    gx.out_shape[d] = out[d];
+    gx.out_stride[d] = stride;
+    stride *= out[d];
+    const int j = self.ndim() - out.ndim() + d;
+    gx.extent[d] = j >= 0 ? self[j] : 1;
+    gx.other_stride[d] = bx.stride[1][d];
+    if (gx.extent[d] == 1) gx.reduced *= out[d];
+  }
+  return gx;
+}
+
+// Broadcast: one thread per gradient element sums the output gradient over the output elements
+// that read it, in a fixed order (deterministic). kFirst: the gradient of a (DA), else of b.
+template <class Op, class T, bool kFirst>
+struct BinaryBackwardBroadcast {
+  const T* og;
+  const T* self;  // this input, the other input and y: null when Op does not read them
+  const T* other;
+  const T* y;
+  T* grad;
+  int req;
+  GradIndex gx;
+  __device__ void operator()(int64_t j) const {
+    using C = ComputeType<T>;
+    int64_t idx[kMaxDims];
+    int64_t rem = j;
+    for (int d = gx.ndim - 1; d >= 0; --d) {
+      idx[d] = rem % gx.extent[d];
+      rem /= gx.extent[d];
+    }
+    C acc = C(0);
+    const C sv = self ? static_cast<C>(self[j]) : C(0);
+    for (int64_t r = 0; r < gx.reduced; ++r) {
+      int64_t rr = r, io = 0, iother = 0;
+      for (int d = gx.ndim - 1; d >= 0; --d) {
+        if (gx.extent[d] == 1) {
+          idx[d] = rr % gx.out_shape[d];
+          rr /= gx.out_shape[d];
+        }
+        io += idx[d] * gx.out_stride[d];
+        iother += idx[d] * gx.other_stride[d];
+      }
+      const C ov = other ? static_cast<C>(other[iother]) : C(0);
+      const C yv = y ? static_cast<C>(y[io]) : C(0);
+      const C g = static_cast<C>(og[io]);
+      acc += kFirst ? g * Op::DA(sv, ov, yv) : g * Op::DB(ov, sv, yv);
+    }
+    Store<C>(grad[j], req, acc);
+  }
+};
+
+template <class Op>
+class BinaryCuda : public mxplug::Operator {
+ public:
+  BinaryCuda(const mxplug::KwArgs&, mxplug::Context) {}
+
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const bool same = in[0].shape_ == out[0].shape_ && in[1].shape_ == out[0].shape_;
+    const BroadcastIndex ix =
+        same ? BroadcastIndex{} : MakeBroadcastIndex(out[0].shape_, in[0].shape_, in[1].shape_);
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(out[0].Size(), StreamOf(ctx),
+              BinaryForward<Op, T>{in[0].dptr<T>(), in[1].dptr<T>(), out[0].dptr<T>(), req[0], ix,
+                                   same});
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    const mxplug::TShape& os = out_grad[0].shape_;
+    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* og = out_grad[0].dptr<T>();
+      const T* a = Op::kReadsInputs ? in_data[0].dptr<T>() : nullptr;
+      const T* b = Op::kReadsInputs ? in_data[1].dptr<T>() : nullptr;
+      const T* y = Op::kReadsInputs ? out_data[0].dptr<T>() : nullptr;
+      T* ga = req[0] != mxplug::kNullOp ? in_grad[0].dptr<T>() : nullptr;
+      T* gb = req[1] != mxplug::kNullOp ? in_grad[1].dptr<T>() : nullptr;
+      cudaStream_t stream = StreamOf(ctx);
+      if (in_grad[0].shape_ == os && in_grad[1].shape_ == os) {
+        ForEach(os.Size(), stream, BinaryBackwardSame<Op, T>{og, a, b, y, ga, gb, req[0], req[1]});
+        return;
+      }
+      if (gb)  // b's first: ga never shares memory with og when shapes differ, but keep the order
+        ForEach(
+            in_grad[1].Size(), stream,
+            BinaryBackwardBroadcast<Op, T, false>{
+                og, b, a, y, gb, req[1], MakeGradIndex(os, in_grad[1].shape_, in_grad[0].shape_)});
+      if (ga)
+        ForEach(
+            in_grad[0].Size(), stream,
+            BinaryBackwardBroadcast<Op, T, true>{
+                og, a, b, y, ga, req[0], MakeGradIndex(os, in_grad[0].shape_, in_grad[1].shape_)});
+    });
+  }
+};
+
+// ---- An array and a scalar ----
+
+template <class Op, bool kReversed, class T>
+struct ScalarForward {
+  const T* x;
+  T* out;
+  int req;
+  double scalar;
+  __device__ void operator()(int64_t i) const {
+    using C = ComputeType<T>;
+    const C v = static_cast<C>(x[i]), s = static_cast<C>(scalar);
+    Store<C>(out[i], req, kReversed ? Op::F(s, v) : Op::F(v, s));
+  }
+};
+
+template <class Op, bool kReversed, class T>
+struct ScalarBackward {
+  const T* og;
+  const T* x;  // x and y: null when Op's derivative does not read them
+  const T* y;
+  T* grad;
+  int req;
+  double scalar;
+  __device__ void operator()(int64_t i) const {
+    using C = ComputeType<T>;
+    const C g = static_cast<C>(og[i]);
+    const C v = x ? static_cast<C>(x[i]) : C(0), yv = y ? static_cast<C>(y[i]) : C(0);
+    const C s = static_cast<C>(scalar);
+    Store<C>(grad[i], req, g * (kReversed ? Op::DB(s, v, yv) : Op::DA(v, s, yv)));
+  }
+};
+
+template <class Op, bool kReversed>
+class ScalarCuda : public mxplug::Operator {
+ public:
+  ScalarCuda(const mxplug::KwArgs& kwargs, mxplug::Context) {
+    mxplug_tensor::ScalarParam p;
+    p.Init(kwargs);
+    scalar_ = p.scalar;
+  }
+
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(out[0].Size(), StreamOf(ctx),
+              ScalarForward<Op, kReversed, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0], scalar_});
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* x = Op::kReadsInputs ? in_data[0].dptr<T>() : nullptr;
+      const T* y = Op::kReadsInputs ? out_data[0].dptr<T>() : nullptr;
+      ForEach(out_grad[0].Size(), StreamOf(ctx),
+              ScalarBackward<Op, kReversed, T>{out_grad[0].dptr<T>(), x, y, in_grad[0].dptr<T>(),
+                                               req[0], scalar_});
+    });
+  }
+
+ private:
+  double scalar_;
+};
+
+// ---- Registration, from the definitions' own lists ----
+
+struct RegisterCuda {
+  template <class F, bool kNoGrad>
+  void Unary(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<UnaryCuda<F, kNoGrad>>(name, kDLCUDA);
+  }
+  template <class Op, bool kBroadcast>
+  void Binary(const std::string& name, const std::string&) const {
+    mxplug::sdk::RegisterKernel<BinaryCuda<Op>>(name.c_str(), kDLCUDA);
+  }
+  template <class Op, bool kReversed>
+  void Scalar(const std::string& name, const std::string&) const {
+    mxplug::sdk::RegisterKernel<ScalarCuda<Op, kReversed>>(name.c_str(), kDLCUDA);
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug_tensor::ForEachUnaryOp(RegisterCuda{});
+  mxplug_tensor::ForEachBinaryOp(RegisterCuda{});
+  mxplug::sdk::RegisterKernel<ClipCuda>("clip", kDLCUDA);
+  return true;
+}();
+
+}  // namespace
+}  // namespace mxplug_cuda

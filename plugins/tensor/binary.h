@@ -1,0 +1,344 @@
+// The definitions of binary arithmetic in its three forms (MXNet's names): elemwise_<op> (same
+// shapes), broadcast_<op> (NumPy broadcasting), and _<op>_scalar / _r<op>_scalar (an array and a
+// scalar parameter, on either side). One functor per operation holds the math for the kernels of
+// every device (MXPLUG_XINLINE). binary.cc registers the definitions, binary_cpu.cc the CPU
+// kernels, devices/cuda/kernels the CUDA kernels, all from ForEachBinaryOp's one list.
+#ifndef MXPLUG_PLUGINS_TENSOR_BINARY_H_
+#define MXPLUG_PLUGINS_TENSOR_BINARY_H_
+
+#include <cmath>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_tensor {
+
+// Each functor: F(a, b) the value, DA / DB the partial derivatives given a, b and y = F(a, b).
+// kLogical: the result is 0 or 1 and has no gradient.
+struct Add {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return a + b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C, C, C) {
+    return C(1);
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C, C, C) {
+    return C(1);
+  }
+  static constexpr bool kReadsInputs = false, kLogical = false;
+};
+struct Sub {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return a - b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C, C, C) {
+    return C(1);
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C, C, C) {
+    return C(-1);
+  }
+  static constexpr bool kReadsInputs = false, kLogical = false;
+};
+struct Mul {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return a * b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C, C b, C) {
+    return b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C a, C, C) {
+    return a;
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+// The most negative integer divided by -1 overflows, and x86 traps on it (SIGFPE): such a
+// quotient wraps round to itself and the remainder is 0, as NumPy gives.
+template <class C>
+MXPLUG_XINLINE C NegateWrapping(C a) {
+  return static_cast<C>(std::make_unsigned_t<C>(0) - static_cast<std::make_unsigned_t<C>>(a));
+}
+
+struct Div {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return C(0);
+      if constexpr (std::is_signed_v<C>)
+        if (b == C(-1)) return NegateWrapping(a);
+      return C(a / b);
+    } else {
+      return a / b;
+    }
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C, C b, C) {
+    return C(1) / b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C a, C b, C) {
+    return -a / (b * b);
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+// Python's modulo (the result takes the divisor's sign), as MXNet's mod; 0 for a zero divisor.
+struct Mod {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    if (b == C(0)) return C(0);
+    if constexpr (std::is_integral_v<C>) {
+      if constexpr (std::is_signed_v<C>)
+        if (b == C(-1)) return C(0);
+      C r = static_cast<C>(a % b);
+      if constexpr (std::is_signed_v<C>)
+        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<C>(r + b) : r;
+      else
+        return r;
+    } else {
+      C r = std::fmod(a, b);
+      return (r != C(0) && ((r < C(0)) != (b < C(0)))) ? r + b : r;
+    }
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C, C, C) {
+    return C(1);
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C a, C b, C) {
+    if constexpr (std::is_integral_v<C>)
+      return C(0);
+    else
+      return b == C(0) ? C(0) : -std::floor(a / b);
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+struct Power {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return static_cast<C>(std::pow(RealOf<C>(a), RealOf<C>(b)));
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C a, C b, C) {
+    return static_cast<C>(RealOf<C>(b) * std::pow(RealOf<C>(a), RealOf<C>(b) - 1));
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C a, C, C y) {
+    return static_cast<C>(RealOf<C>(y) * std::log(RealOf<C>(a)));
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+// A NaN on either side gives NaN, as MXNet 1.9.1 and NumPy's maximum and minimum.
+struct Maximum {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return IsNan(a) || a >= b ? a : b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C a, C b, C) {
+    return a >= b ? C(1) : C(0);
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C a, C b, C) {
+    return a >= b ? C(0) : C(1);
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+struct Minimum {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return IsNan(a) || a <= b ? a : b;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C a, C b, C) {
+    return a <= b ? C(1) : C(0);
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C a, C b, C) {
+    return a <= b ? C(0) : C(1);
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+struct Hypot {
+  template <class C>
+  MXPLUG_XINLINE static C F(C a, C b) {
+    return static_cast<C>(std::hypot(RealOf<C>(a), RealOf<C>(b)));
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C a, C, C y) {
+    return y == C(0) ? C(0) : a / y;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C, C b, C y) {
+    return y == C(0) ? C(0) : b / y;
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
+#define MXPLUG_LOGICAL_FUNCTOR(Name, expr)                       \
+  struct Name {                                                  \
+    template <class C>                                           \
+    MXPLUG_XINLINE static C F(C a, C b) {                        \
+      return (expr) ? C(1) : C(0);                               \
+    }                                                            \
+    template <class C>                                           \
+    MXPLUG_XINLINE static C DA(C, C, C) {                        \
+      return C(0);                                               \
+    }                                                            \
+    template <class C>                                           \
+    MXPLUG_XINLINE static C DB(C, C, C) {                        \
+      return C(0);                                               \
+    }                                                            \
+    static constexpr bool kReadsInputs = false, kLogical = true; \
+  };
+MXPLUG_LOGICAL_FUNCTOR(Equal, a == b)
+MXPLUG_LOGICAL_FUNCTOR(NotEqual, a != b)
+MXPLUG_LOGICAL_FUNCTOR(Greater, a > b)
+MXPLUG_LOGICAL_FUNCTOR(GreaterEqual, a >= b)
+MXPLUG_LOGICAL_FUNCTOR(Lesser, a < b)
+MXPLUG_LOGICAL_FUNCTOR(LesserEqual, a <= b)
+MXPLUG_LOGICAL_FUNCTOR(LogicalAnd, a != C(0) && b != C(0))
+MXPLUG_LOGICAL_FUNCTOR(LogicalOr, a != C(0) || b != C(0))
+MXPLUG_LOGICAL_FUNCTOR(LogicalXor, (a != C(0)) != (b != C(0)))
+#undef MXPLUG_LOGICAL_FUNCTOR
+
+// ---- Properties ----
+
+template <class Op, bool kBroadcast>
+class BinaryProp : public ElementwiseProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    TShape& lhs = (*in)[0];
+    TShape& rhs = (*in)[1];
+    if (kBroadcast) {
+      if (lhs.ndim() < 0 || rhs.ndim() < 0) return false;
+      (*out)[0] = BroadcastShape(lhs, rhs);
+      return lhs.IsKnown() && rhs.IsKnown();
+    }
+    if (lhs.ndim() >= 0 && rhs.ndim() >= 0 && lhs != rhs)
+      throw std::invalid_argument("lhs has shape " + lhs.ToString() + " but rhs has shape " +
+                                  rhs.ToString() + "; they must be equal (use broadcast " +
+                                  "ops for broadcasting)");
+    const TShape& known = lhs.ndim() >= 0 ? lhs : rhs.ndim() >= 0 ? rhs : (*out)[0];
+    if (known.ndim() < 0) return false;
+    lhs = rhs = (*out)[0] = known;
+    return known.IsKnown();
+  }
+
+  // Broadcasting outputs differ in shape from the inputs: no in-place there.
+  std::vector<std::pair<int, int>> ForwardInplaceOption(
+      const std::vector<int>& in_data, const std::vector<int>& out_data) const override {
+    if (kBroadcast) return {};
+    return ElementwiseProp::ForwardInplaceOption(in_data, out_data);
+  }
+  std::vector<std::pair<int, int>> BackwardInplaceOption(
+      const std::vector<int>& out_grad, const std::vector<int>& in_data,
+      const std::vector<int>& out_data, const std::vector<int>& in_grad) const override {
+    if (kBroadcast) return {};
+    return ElementwiseProp::BackwardInplaceOption(out_grad, in_data, out_data, in_grad);
+  }
+
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>& out_data) const override {
+    if (!Op::kReadsInputs) return {out_grad[0]};
+    return {out_grad[0], in_data[0], in_data[1], out_data[0]};
+  }
+
+ private:
+  NoParam param_;
+};
+
+template <class Op, bool kReversed>
+class ScalarProp : public UnaryShapeProp<ScalarParam> {
+ public:
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>& out_data) const override {
+    if (!Op::kReadsInputs) return {out_grad[0]};
+    return {out_grad[0], in_data[0], out_data[0]};
+  }
+};
+
+// ---- The list ----
+
+inline const std::initializer_list<InputDoc> kBinaryInputs{{"lhs", "first input"},
+                                                           {"rhs", "second input"}};
+inline const std::initializer_list<InputDoc> kScalarInputs{{"data", "source input"}};
+
+// One operation under each of MXNet's names for it: the same-shape form (elemwise_add, _add,
+// _plus, _Plus...), broadcast_<name>, _<scalar>_scalar and, when given, the reversed scalar form.
+template <class Op, class Visitor>
+void BinaryFamily(Visitor& visit, const std::string& name, const std::string& scalar,
+                  const std::string& what, std::initializer_list<const char*> same_shape_names,
+                  const char* reversed_scalar = nullptr) {
+  for (const char* same : same_shape_names)
+    visit.template Binary<Op, false>(same,
+                                     what + " of two arrays of the same shape, element-wise.");
+  visit.template Binary<Op, true>("broadcast_" + name,
+                                  what + " of two arrays, element-wise, with NumPy broadcasting.");
+  visit.template Scalar<Op, false>("_" + scalar + "_scalar",
+                                   what + " of an array and a scalar (array first).");
+  if (reversed_scalar)
+    visit.template Scalar<Op, true>(reversed_scalar,
+                                    what + " of a scalar and an array (scalar first).");
+}
+
+// Calls visit.template Binary<Functor, kBroadcast>(name, doc) for every op of two arrays and
+// visit.template Scalar<Functor, kReversed>(name, doc) for every op of an array and a scalar.
+template <class Visitor>
+void ForEachBinaryOp(Visitor&& visit) {
+  BinaryFamily<Add>(visit, "add", "plus", "Sum", {"elemwise_add", "_add", "_plus", "_Plus"});
+  BinaryFamily<Sub>(visit, "sub", "minus", "Difference",
+                    {"elemwise_sub", "_sub", "_minus", "_Minus"}, "_rminus_scalar");
+  BinaryFamily<Mul>(visit, "mul", "mul", "Product", {"elemwise_mul", "_mul", "_Mul"});
+  BinaryFamily<Div>(visit, "div", "div", "Quotient", {"elemwise_div", "_div", "_Div"},
+                    "_rdiv_scalar");
+  BinaryFamily<Mod>(visit, "mod", "mod", "Remainder (Python's sign rule)", {"_mod", "_Mod"},
+                    "_rmod_scalar");
+  BinaryFamily<Power>(visit, "power", "power", "Power", {"_power", "_Power"}, "_rpower_scalar");
+  BinaryFamily<Maximum>(visit, "maximum", "maximum", "Maximum", {"_maximum", "_Maximum"});
+  BinaryFamily<Minimum>(visit, "minimum", "minimum", "Minimum", {"_minimum", "_Minimum"});
+  BinaryFamily<Hypot>(visit, "hypot", "hypot", "Hypotenuse sqrt(a^2 + b^2)", {"_hypot", "_Hypot"});
+  BinaryFamily<Equal>(visit, "equal", "equal", "Equality test (1 or 0)", {"_equal", "_Equal"});
+  BinaryFamily<NotEqual>(visit, "not_equal", "not_equal", "Inequality test (1 or 0)",
+                         {"_not_equal", "_Not_Equal"});
+  BinaryFamily<Greater>(visit, "greater", "greater", "Greater-than test (1 or 0)",
+                        {"_greater", "_Greater"});
+  BinaryFamily<GreaterEqual>(visit, "greater_equal", "greater_equal",
+                             "Greater-or-equal test (1 or 0)",
+                             {"_greater_equal", "_Greater_Equal"});
+  BinaryFamily<Lesser>(visit, "lesser", "lesser", "Less-than test (1 or 0)",
+                       {"_lesser", "_Lesser"});
+  BinaryFamily<LesserEqual>(visit, "lesser_equal", "lesser_equal", "Less-or-equal test (1 or 0)",
+                            {"_lesser_equal", "_Lesser_Equal"});
+  BinaryFamily<LogicalAnd>(visit, "logical_and", "logical_and", "Logical and (1 or 0)",
+                           {"_logical_and", "_Logical_And"});
+  BinaryFamily<LogicalOr>(visit, "logical_or", "logical_or", "Logical or (1 or 0)",
+                          {"_logical_or", "_Logical_Or"});
+  BinaryFamily<LogicalXor>(visit, "logical_xor", "logical_xor", "Logical exclusive or (1 or 0)",
+                           {"_logical_xor", "_Logical_Xor"});
+  // MXNet's other names for the same operations.
+  visit.template Binary<Add, true>("broadcast_plus", "Same as broadcast_add.");
+  visit.template Binary<Sub, true>("broadcast_minus", "Same as broadcast_sub.");
+}
+
+}  // namespace mxplug_tensor
+
+#endif  // MXPLUG_PLUGINS_TENSOR_BINARY_H_

@@ -1,0 +1,143 @@
+// The CPU kernels of binary arithmetic (definitions in binary.h).
+#include <vector>
+
+#include "binary.h"
+
+namespace {
+
+using mxplug::Assign;
+using mxplug::ComputeType;
+using mxplug::OpReqType;
+using mxplug_tensor::ScalarParam;
+using mxplug_tensor::TBlob;
+using mxplug_tensor::TShape;
+
+// ---- Two arrays, broadcasting (the same-shape ops are the special case sa == sb == 1) ----
+
+template <class Op>
+class BinaryCpu : public mxplug::Operator {
+ public:
+  BinaryCpu(const mxplug::KwArgs&, mxplug::Context) {}
+
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& os = out[0].shape_;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      using C = ComputeType<T>;
+      const T* a = in[0].dptr<T>();
+      const T* b = in[1].dptr<T>();
+      T* o = out[0].dptr<T>();
+      if (in[0].shape_ == os && in[1].shape_ == os) {
+        const int64_t n = out[0].Size();
+        for (int64_t i = 0; i < n; ++i) Assign(o[i], req[0], T(Op::F(C(a[i]), C(b[i]))));
+        return;
+      }
+      mxplug_tensor::ForEachBroadcast(os, mxplug_tensor::BroadcastStrides(in[0].shape_, os),
+                                      mxplug_tensor::BroadcastStrides(in[1].shape_, os),
+                                      [&](int64_t io, int64_t ia, int64_t ib) {
+                                        Assign(o[io], req[0], T(Op::F(C(a[ia]), C(b[ib]))));
+                                      });
+    });
+  }
+
+  // Each input's gradient sums the output gradient over the axes it was broadcast along.
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    const TShape& os = out_grad[0].shape_;
+    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      using C = ComputeType<T>;
+      const T* og = out_grad[0].dptr<T>();
+      const T* a = Op::kReadsInputs ? in_data[0].dptr<T>() : nullptr;
+      const T* b = Op::kReadsInputs ? in_data[1].dptr<T>() : nullptr;
+      const T* y = Op::kReadsInputs ? out_data[0].dptr<T>() : nullptr;
+      T* ga = req[0] != mxplug::kNullOp ? in_grad[0].dptr<T>() : nullptr;
+      T* gb = req[1] != mxplug::kNullOp ? in_grad[1].dptr<T>() : nullptr;
+      const bool same = in_grad[0].shape_ == os && in_grad[1].shape_ == os;
+      if (same) {
+        const int64_t n = out_grad[0].Size();
+        for (int64_t i = 0; i < n; ++i) {
+          const C g = C(og[i]);  // read first: ga may share og's memory
+          const C av = a ? C(a[i]) : C(0), bv = b ? C(b[i]) : C(0), yv = y ? C(y[i]) : C(0);
+          if (gb) Assign(gb[i], req[1], T(g * Op::DB(av, bv, yv)));
+          if (ga) Assign(ga[i], req[0], T(g * Op::DA(av, bv, yv)));
+        }
+        return;
+      }
+      // Accumulate in the compute type, then write with the request.
+      std::vector<C> acc_a(ga ? in_grad[0].Size() : 0), acc_b(gb ? in_grad[1].Size() : 0);
+      mxplug_tensor::ForEachBroadcast(os, mxplug_tensor::BroadcastStrides(in_grad[0].shape_, os),
+                                      mxplug_tensor::BroadcastStrides(in_grad[1].shape_, os),
+                                      [&](int64_t io, int64_t ia, int64_t ib) {
+                                        const C g = C(og[io]);
+                                        const C av = a ? C(a[ia]) : C(0), bv = b ? C(b[ib]) : C(0),
+                                                yv = y ? C(y[io]) : C(0);
+                                        if (ga) acc_a[ia] += g * Op::DA(av, bv, yv);
+                                        if (gb) acc_b[ib] += g * Op::DB(av, bv, yv);
+                                      });
+      for (size_t i = 0; i < acc_a.size(); ++i) Assign(ga[i], req[0], T(acc_a[i]));
+      for (size_t i = 0; i < acc_b.size(); ++i) Assign(gb[i], req[1], T(acc_b[i]));
+    });
+  }
+};
+
+// ---- An array and a scalar ----
+
+template <class Op, bool kReversed>
+class ScalarCpu : public mxplug::Operator {
+ public:
+  ScalarCpu(const mxplug::KwArgs& kwargs, mxplug::Context) {
+    ScalarParam p;
+    p.Init(kwargs);
+    scalar_ = p.scalar;
+  }
+
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    const double s = scalar_;
+    mxplug_tensor::MapForward<ComputeType>(in[0], out[0], req[0], [s](auto x) {
+      using C = decltype(x);
+      return kReversed ? Op::F(C(s), x) : Op::F(x, C(s));
+    });
+  }
+
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    const double s = scalar_;
+    mxplug_tensor::MapBackward<ComputeType>(
+        out_grad[0], Op::kReadsInputs ? &in_data[0] : nullptr,
+        Op::kReadsInputs ? &out_data[0] : nullptr, in_grad[0], req[0], [s](auto x, auto y) {
+          using C = decltype(x);
+          return kReversed ? Op::DB(C(s), x, y) : Op::DA(x, C(s), y);
+        });
+  }
+
+ private:
+  double scalar_;
+};
+
+struct RegisterBinaryCpu {
+  template <class Op, bool kBroadcast>
+  void Binary(const std::string& name, const std::string&) const {
+    mxplug::sdk::RegisterKernel<BinaryCpu<Op>>(name.c_str(), kDLCPU);
+  }
+  template <class Op, bool kReversed>
+  void Scalar(const std::string& name, const std::string&) const {
+    mxplug::sdk::RegisterKernel<ScalarCpu<Op, kReversed>>(name.c_str(), kDLCPU);
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug_tensor::ForEachBinaryOp(RegisterBinaryCpu{});
+  return true;
+}();
+
+}  // namespace

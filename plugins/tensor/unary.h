@@ -1,0 +1,177 @@
+// The definitions of the unary elementwise ops (MXNet's names): each op's math as a functor
+// with its derivative, written once for the kernels of every device (MXPLUG_XINLINE), the
+// properties, and the list that registers them. unary.cc registers the definitions,
+// unary_cpu.cc the CPU kernels, devices/cuda/kernels the CUDA kernels.
+#ifndef MXPLUG_PLUGINS_TENSOR_UNARY_H_
+#define MXPLUG_PLUGINS_TENSOR_UNARY_H_
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_tensor {
+
+// F(x) the value; D(x, y) = dy/dx given x and y = F(x). kUses says what D reads.
+enum Uses { kNone = 0, kX = 1, kY = 2 };
+
+template <class C>
+MXPLUG_XINLINE C Sign(C x) {
+  return x > C(0) ? C(1) : x < C(0) ? C(-1) : C(0);
+}
+
+#define MXPLUG_UNARY(Name, uses, f, d)    \
+  struct Name {                           \
+    template <class C>                    \
+    MXPLUG_XINLINE static C F(C x) {      \
+      return static_cast<C>(f);           \
+    }                                     \
+    template <class C>                    \
+    MXPLUG_XINLINE static C D(C x, C y) { \
+      (void)x, (void)y;                   \
+      return static_cast<C>(d);           \
+    }                                     \
+    static constexpr int kUses = uses;    \
+  };
+MXPLUG_UNARY(Negative, kNone, -x, -1)
+MXPLUG_UNARY(Abs, kX, x < C(0) ? C(-x) : x, Sign(x))
+MXPLUG_UNARY(SignOp, kNone, Sign(x), 0)
+MXPLUG_UNARY(Exp, kY, std::exp(x), y)
+MXPLUG_UNARY(Log, kX, std::log(x), C(1) / x)
+MXPLUG_UNARY(Log2, kX, std::log2(x), C(1) / (x * C(0.69314718055994530942)))
+MXPLUG_UNARY(Log10, kX, std::log10(x), C(1) / (x * C(2.30258509299404568402)))
+MXPLUG_UNARY(Log1p, kX, std::log1p(x), C(1) / (C(1) + x))
+MXPLUG_UNARY(Expm1, kY, std::expm1(x), y + C(1))
+MXPLUG_UNARY(Sqrt, kY, std::sqrt(x), C(0.5) / y)
+MXPLUG_UNARY(Rsqrt, kX, C(1) / std::sqrt(x), C(-0.5) / (x * std::sqrt(x)))
+MXPLUG_UNARY(Cbrt, kY, std::cbrt(x), C(1) / (C(3) * y * y))
+MXPLUG_UNARY(Square, kX, x* x, C(2) * x)
+MXPLUG_UNARY(Reciprocal, kX, C(1) / x, C(-1) / (x * x))
+MXPLUG_UNARY(Sin, kX, std::sin(x), std::cos(x))
+MXPLUG_UNARY(Cos, kX, std::cos(x), -std::sin(x))
+MXPLUG_UNARY(Tan, kY, std::tan(x), C(1) + y * y)
+MXPLUG_UNARY(Arcsin, kX, std::asin(x), C(1) / std::sqrt(C(1) - x * x))
+MXPLUG_UNARY(Arccos, kX, std::acos(x), C(-1) / std::sqrt(C(1) - x * x))
+MXPLUG_UNARY(Arctan, kX, std::atan(x), C(1) / (C(1) + x * x))
+MXPLUG_UNARY(Sinh, kX, std::sinh(x), std::cosh(x))
+MXPLUG_UNARY(Cosh, kX, std::cosh(x), std::sinh(x))
+MXPLUG_UNARY(Tanh, kY, std::tanh(x), C(1) - y * y)
+MXPLUG_UNARY(Sigmoid, kY, C(1) / (C(1) + std::exp(-x)), y*(C(1) - y))
+MXPLUG_UNARY(Relu, kX, !(x <= C(0)) ? x : C(0),  // NaN stays NaN, as MXNet
+             x > C(0) ? C(1) : C(0))
+MXPLUG_UNARY(Softsign, kX, x / (C(1) + (x < C(0) ? C(-x) : x)),
+             C(1) / ((C(1) + (x < C(0) ? C(-x) : x)) * (C(1) + (x < C(0) ? C(-x) : x))))
+MXPLUG_UNARY(Round, kNone, std::round(x), 0)
+MXPLUG_UNARY(Rint, kNone, std::nearbyint(x), 0)
+MXPLUG_UNARY(Floor, kNone, std::floor(x), 0)
+MXPLUG_UNARY(Ceil, kNone, std::ceil(x), 0)
+MXPLUG_UNARY(Trunc, kNone, std::trunc(x), 0)
+MXPLUG_UNARY(Identity, kNone, x, 1)
+MXPLUG_UNARY(Erf, kX, std::erf(x), C(1.12837916709551257390) * std::exp(-x * x))
+MXPLUG_UNARY(Gamma, kX, std::tgamma(x), 0)
+MXPLUG_UNARY(Gammaln, kX, std::lgamma(x), 0)
+#undef MXPLUG_UNARY
+
+// Integer arrays go through the same functors in double where the math needs it.
+template <class T>
+using MathType = std::conditional_t<std::is_integral_v<T>, double, mxplug::ComputeType<T>>;
+
+template <class Op, bool kNoGrad = false>
+class UnaryProp : public UnaryShapeProp<NoParam> {
+ public:
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>& out_data) const override {
+    std::vector<int> deps{out_grad[0]};
+    if (!kNoGrad && (Op::kUses & kX)) deps.push_back(in_data[0]);
+    if (!kNoGrad && (Op::kUses & kY)) deps.push_back(out_data[0]);
+    return deps;
+  }
+  // Backward may overwrite the output gradient only when it reads neither x nor y there.
+  std::vector<std::pair<int, int>> BackwardInplaceOption(
+      const std::vector<int>& out_grad, const std::vector<int>&, const std::vector<int>&,
+      const std::vector<int>& in_grad) const override {
+    return {{out_grad[0], in_grad[0]}};
+  }
+};
+
+// clip(data, a_min, a_max); the gradient passes where a_min < x < a_max.
+struct ClipParam : mxplug::Parameter<ClipParam> {
+  float a_min, a_max;
+  MXPLUG_DECLARE_PARAMETER(ClipParam) {
+    MXPLUG_DECLARE_FIELD(a_min).describe("Minimum value");
+    MXPLUG_DECLARE_FIELD(a_max).describe("Maximum value");
+  }
+};
+
+class ClipProp : public UnaryShapeProp<ClipParam> {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    param_.Init(kwargs);
+    if (param_.a_min > param_.a_max)
+      throw std::invalid_argument("a_min (" + std::to_string(param_.a_min) +
+                                  ") must not exceed a_max (" + std::to_string(param_.a_max) + ")");
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>&) const override {
+    return {out_grad[0], in_data[0]};
+  }
+};
+
+// Calls visit.template Unary<Functor, kNoGrad>(name, doc) for every unary op but clip: the one
+// list that the definitions and each device's kernels register from.
+template <class Visitor>
+void ForEachUnaryOp(Visitor&& visit) {
+  visit.template Unary<Negative, false>("negative", "Numerical negative, element-wise.");
+  visit.template Unary<Abs, false>("abs", "Absolute value, element-wise.");
+  visit.template Unary<SignOp, false>("sign", "Sign (-1, 0 or 1), element-wise.");
+  visit.template Unary<Exp, false>("exp", "Exponential, element-wise.");
+  visit.template Unary<Log, false>("log", "Natural logarithm, element-wise.");
+  visit.template Unary<Log2, false>("log2", "Base-2 logarithm, element-wise.");
+  visit.template Unary<Log10, false>("log10", "Base-10 logarithm, element-wise.");
+  visit.template Unary<Log1p, false>("log1p", "log(1 + x), element-wise.");
+  visit.template Unary<Expm1, false>("expm1", "exp(x) - 1, element-wise.");
+  visit.template Unary<Sqrt, false>("sqrt", "Square root, element-wise.");
+  visit.template Unary<Rsqrt, false>("rsqrt", "Inverse square root, element-wise.");
+  visit.template Unary<Cbrt, false>("cbrt", "Cube root, element-wise.");
+  visit.template Unary<Square, false>("square", "Square, element-wise.");
+  visit.template Unary<Reciprocal, false>("reciprocal", "Reciprocal 1/x, element-wise.");
+  visit.template Unary<Sin, false>("sin", "Sine, element-wise.");
+  visit.template Unary<Cos, false>("cos", "Cosine, element-wise.");
+  visit.template Unary<Tan, false>("tan", "Tangent, element-wise.");
+  visit.template Unary<Arcsin, false>("arcsin", "Inverse sine, element-wise.");
+  visit.template Unary<Arccos, false>("arccos", "Inverse cosine, element-wise.");
+  visit.template Unary<Arctan, false>("arctan", "Inverse tangent, element-wise.");
+  visit.template Unary<Sinh, false>("sinh", "Hyperbolic sine, element-wise.");
+  visit.template Unary<Cosh, false>("cosh", "Hyperbolic cosine, element-wise.");
+  visit.template Unary<Tanh, false>("tanh", "Hyperbolic tangent, element-wise.");
+  visit.template Unary<Sigmoid, false>("sigmoid",
+                                       "Logistic sigmoid 1 / (1 + exp(-x)), element-wise.");
+  visit.template Unary<Relu, false>("relu", "Rectified linear unit max(x, 0), element-wise.");
+  visit.template Unary<Softsign, false>("softsign", "x / (1 + |x|), element-wise.");
+  visit.template Unary<Erf, false>("erf", "Gauss error function, element-wise.");
+  visit.template Unary<Round, false>("round", "Round half away from zero, element-wise.");
+  visit.template Unary<Rint, false>("rint", "Round half to even, element-wise.");
+  visit.template Unary<Floor, false>("floor", "Floor, element-wise.");
+  visit.template Unary<Ceil, false>("ceil", "Ceiling, element-wise.");
+  visit.template Unary<Trunc, false>("trunc", "Truncation toward zero, element-wise.");
+  visit.template Unary<Trunc, false>("fix", "Round toward zero, element-wise.");
+  visit.template Unary<Gamma, true>("gamma", "Gamma function, element-wise (no gradient).");
+  visit.template Unary<Gammaln, true>(
+      "gammaln", "Log of the absolute gamma function, element-wise (no gradient).");
+  visit.template Unary<Identity, false>("_copy", "Returns a copy of the input.");
+  visit.template Unary<Identity, false>("identity", "Returns a copy of the input.");
+  visit.template Unary<Identity, true>("BlockGrad",
+                                       "Passes the input through; stops the gradient.");
+  visit.template Unary<Identity, true>("stop_gradient", "Same as BlockGrad.");
+}
+
+}  // namespace mxplug_tensor
+
+#endif  // MXPLUG_PLUGINS_TENSOR_UNARY_H_

@@ -1,0 +1,108 @@
+"""The CUDA plugin: built wherever nvcc is found, it loads on every machine, lists its kernels,
+and reports 0 devices with the runtime's reason where there is no GPU. Where there is one, its
+kernels give the CPU kernels' results (the full comparison is the conformance suite)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import INSTALL, built_with, run_cli, run_json
+
+pytestmark = pytest.mark.skipif(not built_with("cuda"),
+                                reason="built without the CUDA plugin (no CUDA toolkit with nvcc)")
+
+PLUGIN = INSTALL / "lib" / "mxplug" / "plugins" / "libmxplug_cuda.so"
+
+UNARY = ["negative", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
+         "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+         "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "round", "rint", "floor", "ceil",
+         "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "BlockGrad", "stop_gradient", "clip"]
+BINARY = ["add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", "hypot", "equal",
+          "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
+          "logical_or", "logical_xor"]
+SCALAR = {"plus" if b == "add" else "minus" if b == "sub" else b for b in BINARY}
+REVERSED_SCALAR = ["_rminus_scalar", "_rdiv_scalar", "_rmod_scalar", "_rpower_scalar"]
+# The ops of issue 22's list that have CUDA kernels so far; the list grows with the kernels.
+CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s for s in SCALAR}
+            | set(REVERSED_SCALAR) | {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
+                                      "broadcast_plus", "broadcast_minus"})
+
+
+def cuda_entry():
+    code, out, err = run_json(["devices"])
+    assert code == 0, err
+    (entry,) = [d for d in out["devices"] if d["name"] == "cuda"]
+    return entry
+
+
+def test_the_plugin_loads_and_says_how_many_devices_and_why():
+    entry = cuda_entry()
+    assert entry["dlpack_device_type"] == 2
+    if entry["count"] == 0:
+        # The runtime's own words, and which call said them.
+        assert "cudaGetDeviceCount" in entry["reason"], entry
+    else:
+        assert "compute capability" in entry["devices"][0]["description"]
+
+
+def test_it_is_a_well_formed_plugin_that_needs_only_the_driver():
+    code, out, err = run_json(["check", str(PLUGIN)])
+    assert code == 0, (out, err)
+    ldd = subprocess.run(["ldd", str(PLUGIN)], capture_output=True, text=True, check=True).stdout
+    assert "libmxplug" not in ldd  # plugins never link the core
+    assert "libcudart" not in ldd  # the runtime is linked statically
+
+
+def test_the_ops_it_has_kernels_for_show_cuda_in_the_list():
+    code, out, err = run_json(["list"])
+    assert code == 0, err
+    devices = {op["name"]: op["devices"] for op in out["operators"]}
+    missing = sorted(name for name in CUDA_OPS if "cuda" not in devices.get(name, []))
+    assert not missing, missing
+    code, text, _ = run_cli(["list"])
+    assert "broadcast_add             tensor     cpu, cuda" in text
+
+
+def test_a_gpu_context_without_a_device_is_a_clear_error(mx):
+    entry = cuda_entry()
+    if entry["count"] > 0:
+        pytest.skip("this machine has %d CUDA device(s)" % entry["count"])
+    assert mx.context.num_gpus() == 0
+    with pytest.raises(mx.base.MXNetError, match=r"cuda\(0\) does not exist: cuda has 0 device"):
+        mx.nd.ones((2, 3), mx.gpu())
+
+
+def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
+    """Forward and backward of one op on ctx, through an executor; returns (output, grads)."""
+    names = ["x%d" % i for i in range(len(arrays))]
+    sym = getattr(mx.sym, op)(*[mx.sym.var(n) for n in names], **kwargs)
+    ex = sym.simple_bind(ctx, **{n: a.shape for n, a in zip(names, arrays)},
+                         type_dict={n: a.dtype for n, a in zip(names, arrays)})
+    for n, a in zip(names, arrays):
+        ex.arg_dict[n][:] = a
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(out_grad, ctx=ctx, dtype=out_grad.dtype))
+    return ex.outputs[0].asnumpy(), [ex.grad_dict[n].asnumpy() for n in names]
+
+
+@pytest.mark.parametrize("op,shapes,kwargs", [
+    ("exp", [(5, 7)], {}),
+    ("clip", [(64,)], {"a_min": -0.3, "a_max": 0.4}),
+    ("elemwise_mul", [(3, 4), (3, 4)], {}),
+    ("broadcast_div", [(4, 1, 5), (3, 1)], {}),
+    ("_rpower_scalar", [(33,)], {"scalar": 1.7}),
+])
+def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
+    entry = cuda_entry()
+    if entry["count"] == 0:
+        pytest.skip("no CUDA device: " + entry["reason"])
+    rng = np.random.default_rng(7)
+    arrays = [rng.uniform(0.5, 2.0, s).astype(np.float32) for s in shapes]
+    out_shape = np.broadcast_shapes(*shapes)
+    out_grad = rng.standard_normal(out_shape).astype(np.float32)
+    want_out, want_grads = run_op(mx, mx.cpu(), op, arrays, out_grad, **kwargs)
+    got_out, got_grads = run_op(mx, mx.gpu(0), op, arrays, out_grad, **kwargs)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-5, atol=1e-6)
+    for got, want in zip(got_grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
