@@ -115,6 +115,12 @@ def num_gpus():
     return _core.device_count(_gpu_device_type())
 
 
+def gpu_memory_info(device_id=0):
+    """``(free, total)`` bytes of the ``device_id``-th accelerator's memory (MXNet's). Blocks the
+    memory pool keeps for reuse count as used, as in MXNet."""
+    return tuple(_core.memory_info(_gpu_device_type(), device_id))
+
+
 def current_context():
     """The innermost ``with Context`` block's context, or cpu(0)."""
     return Context.default_ctx()

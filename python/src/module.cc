@@ -129,6 +129,16 @@ PYBIND11_MODULE(_core, m) {
         return 0;
       },
       py::arg("device_type"));
+  m.def(
+      "memory_info",
+      [](int32_t type, int32_t id) {
+        mxplug::Runtime& rt = mxplug::Runtime::Get();
+        rt.CheckContext(mxplug::Context{type, id});
+        const auto [free_bytes, total_bytes] = rt.GetDevice(type)->MemoryInfo(id);
+        return py::make_tuple(free_bytes, total_bytes);
+      },
+      py::arg("device_type"), py::arg("device_id"),
+      "(free, total) bytes of a device's memory, as its backend reports them.");
 
   m.def(
       "operators",

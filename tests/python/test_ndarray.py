@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 
-from conftest import TEST_PLUGINS
+from conftest import TEST_DEVICE, TEST_PLUGINS
 
 rng = np.random.default_rng(0)
 
@@ -504,3 +504,23 @@ def test_shapes_whose_element_count_overflows_are_refused(mx, tmp_path):
     open(path, "wb").write(data.replace(dims, struct.pack("<qqq", 1, big, 4)))
     with pytest.raises(mx.MXNetError, match=r"needs more data than the file holds"):
         mx.nd.load(path)
+
+
+def test_gpu_memory_info_reports_free_and_total_bytes(mx):
+    if mx.context.num_gpus() == 0:
+        # MXNet raises for a device that is not there; so do we, naming it.
+        with pytest.raises(mx.base.MXNetError, match=r"\(0\) does not exist"):
+            mx.context.gpu_memory_info(0)
+        return
+    free, total = mx.context.gpu_memory_info(0)
+    assert 0 < free <= total
+    # A new block (a size no earlier test left idle in the pool) is taken from the free memory.
+    nbytes = (8 << 20) + 3 * 4096
+    a = mx.nd.zeros((nbytes // 4,), ctx=mx.gpu(0))
+    a.wait_to_read()
+    free_after, total_after = mx.context.gpu_memory_info(0)
+    assert total_after == total
+    if TEST_DEVICE:  # the test device's memory is used by this process alone
+        assert free - free_after >= nbytes
+    with pytest.raises(mx.base.MXNetError, match=r"\(%d\) does not exist" % mx.context.num_gpus()):
+        mx.context.gpu_memory_info(mx.context.num_gpus())
