@@ -47,8 +47,9 @@ class CudaBackend : public mxplug::DeviceBackend {
   void* Allocate(int dev_id, size_t bytes, size_t alignment) override {
     Bind(dev_id);
     if (alignment > 256)
-      throw std::invalid_argument("cuda allocations are aligned to 256 bytes, not " +
-                                  std::to_string(alignment));
+      throw std::invalid_argument("cuda(" + std::to_string(dev_id) + "): an alignment of " +
+                                  std::to_string(alignment) +
+                                  " bytes was asked for; cudaMalloc gives at most 256");
     void* ptr = nullptr;
     Check(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc", dev_id);
     return ptr;
@@ -77,7 +78,8 @@ class CudaBackend : public mxplug::DeviceBackend {
 
   void Memset(int dev_id, void* ptr, int value, size_t bytes, void* stream) override {
     if (value < 0 || value > 255)
-      throw std::invalid_argument("memset value " + std::to_string(value) + " is not a byte");
+      throw std::invalid_argument("memset on cuda(" + std::to_string(dev_id) + "): value " +
+                                  std::to_string(value) + " is not a byte (expected 0 to 255)");
     if (bytes == 0) return;
     Bind(dev_id);
     if (stream)

@@ -1,5 +1,5 @@
 // Registers the definitions of binary arithmetic (binary.h); the CPU kernels are in
-// binary_cpu.cc.
+// elementwise_cpu.cc.
 #include "binary.h"
 
 namespace {

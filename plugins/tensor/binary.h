@@ -1,8 +1,8 @@
 // The definitions of binary arithmetic in its three forms (MXNet's names): elemwise_<op> (same
 // shapes), broadcast_<op> (NumPy broadcasting), and _<op>_scalar / _r<op>_scalar (an array and a
 // scalar parameter, on either side). One functor per operation holds the math for the kernels of
-// every device (MXPLUG_XINLINE). binary.cc registers the definitions, binary_cpu.cc the CPU
-// kernels, devices/cuda/kernels the CUDA kernels, all from ForEachBinaryOp's one list.
+// every device (MXPLUG_XINLINE). binary.cc registers the definitions from ForEachBinaryOp's one
+// list; the kernels of each device register from it too (elementwise_kernels.h).
 #ifndef MXPLUG_PLUGINS_TENSOR_BINARY_H_
 #define MXPLUG_PLUGINS_TENSOR_BINARY_H_
 
@@ -273,6 +273,28 @@ class ScalarProp : public UnaryShapeProp<ScalarParam> {
                                              const std::vector<int>& out_data) const override {
     if (!Op::kReadsInputs) return {out_grad[0]};
     return {out_grad[0], in_data[0], out_data[0]};
+  }
+};
+
+// The map (elementwise.h) of an op of an array and a scalar; kReversed: the scalar comes first.
+template <class Op, bool kReversed>
+struct ScalarMap {
+  template <class T>
+  using Compute = mxplug::ComputeType<T>;
+  static constexpr bool kReadsX = Op::kReadsInputs, kReadsY = Op::kReadsInputs;
+  double scalar;
+  explicit ScalarMap(const mxplug::KwArgs& kwargs) {
+    ScalarParam p;
+    p.Init(kwargs);
+    scalar = p.scalar;
+  }
+  template <class C>
+  MXPLUG_XINLINE C operator()(C x) const {
+    return kReversed ? Op::F(C(scalar), x) : Op::F(x, C(scalar));
+  }
+  template <class C>
+  MXPLUG_XINLINE C Grad(C g, C x, C y) const {
+    return g * (kReversed ? Op::DB(C(scalar), x, y) : Op::DA(x, C(scalar), y));
   }
 };
 

@@ -171,41 +171,15 @@ inline std::vector<std::optional<int64_t>> ParseOptionalTuple(const std::string&
   return out;
 }
 
-// ---- Elementwise maps over one input (unary and scalar ops) ----
-
-// out[i] = f(C(x[i])) with C = CT<T> the compute type; f is a generic callable.
-template <template <class> class CT, class F>
-void MapForward(const TBlob& in, const TBlob& out, mxplug::OpReqType req, F&& f) {
-  if (req == mxplug::kNullOp) return;
-  mxplug::TypeSwitch(in.type_flag_, [&](auto zero) {
-    using T = decltype(zero);
-    using C = CT<T>;
-    const T* x = in.dptr<T>();
-    T* o = out.dptr<T>();
-    const int64_t n = out.Size();
-    for (int64_t i = 0; i < n; ++i) mxplug::Assign(o[i], req, static_cast<T>(f(C(x[i]))));
-  });
-}
-
-// g[i] = og[i] * d(x[i], y[i]); x or y is null when backward does not read it (then 0 is passed).
-template <template <class> class CT, class D>
-void MapBackward(const TBlob& out_grad, const TBlob* x_blob, const TBlob* y_blob,
-                 const TBlob& in_grad, mxplug::OpReqType req, D&& d) {
-  if (req == mxplug::kNullOp) return;
-  mxplug::TypeSwitch(out_grad.type_flag_, [&](auto zero) {
-    using T = decltype(zero);
-    using C = CT<T>;
-    const T* og = out_grad.dptr<T>();
-    const T* x = x_blob ? x_blob->dptr<T>() : nullptr;
-    const T* y = y_blob ? y_blob->dptr<T>() : nullptr;
-    T* g = in_grad.dptr<T>();
-    const int64_t n = out_grad.Size();
-    for (int64_t i = 0; i < n; ++i) {
-      const C dv = d(x ? C(x[i]) : C(0), y ? C(y[i]) : C(0));
-      mxplug::Assign(g[i], req, static_cast<T>(C(og[i]) * dv));  // og read before g is written
-    }
-  });
-}
+// ---- Maps: the math of an op of one input (unary, scalar and clip ops) ----
+//
+// A map is what the kernels of every device run per element (MapCpu in elementwise_cpu.cc,
+// MapCuda in devices/cuda/kernels/elementwise.cu):
+//   Map(kwargs)                  built on the host from the op's parameters
+//   m(x)                         the output for input x, in the compute type Map::Compute<T>
+//   m.Grad(g, x, y)              the input's gradient for output gradient g, input x, output y
+//   Map::kReadsX, Map::kReadsY   whether Grad reads x and y (else it is passed 0)
+// Its functions are MXPLUG_XINLINE, so that device code calls the same math.
 
 // ---- Broadcasting (NumPy's rules: align on the right, size-1 axes stretch) ----
 

@@ -1,5 +1,5 @@
 // Registers the definitions of the unary elementwise ops and clip (unary.h); their CPU kernels
-// are in unary_cpu.cc.
+// are in elementwise_cpu.cc.
 #include "unary.h"
 
 namespace {

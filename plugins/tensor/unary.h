@@ -1,7 +1,8 @@
 // The definitions of the unary elementwise ops (MXNet's names): each op's math as a functor
 // with its derivative, written once for the kernels of every device (MXPLUG_XINLINE), the
-// properties, and the list that registers them. unary.cc registers the definitions,
-// unary_cpu.cc the CPU kernels, devices/cuda/kernels the CUDA kernels.
+// maps that kernels run (UnaryMap, ClipMap), the properties, and the list that registers them.
+// unary.cc registers the definitions; the kernels of each device register from the same list
+// (elementwise_kernels.h).
 #ifndef MXPLUG_PLUGINS_TENSOR_UNARY_H_
 #define MXPLUG_PLUGINS_TENSOR_UNARY_H_
 
@@ -100,12 +101,52 @@ class UnaryProp : public UnaryShapeProp<NoParam> {
   }
 };
 
+// The map (elementwise.h) of a unary op: Op's value, and its derivative times g.
+template <class Op, bool kNoGrad>
+struct UnaryMap {
+  template <class T>
+  using Compute = MathType<T>;
+  static constexpr bool kReadsX = !kNoGrad && (Op::kUses & kX);
+  static constexpr bool kReadsY = !kNoGrad && (Op::kUses & kY);
+  explicit UnaryMap(const mxplug::KwArgs&) {}
+  template <class C>
+  MXPLUG_XINLINE C operator()(C x) const {
+    return Op::F(x);
+  }
+  template <class C>
+  MXPLUG_XINLINE C Grad(C g, C x, C y) const {
+    return kNoGrad ? C(0) : g * Op::D(x, y);
+  }
+};
+
 // clip(data, a_min, a_max); the gradient passes where a_min < x < a_max.
 struct ClipParam : mxplug::Parameter<ClipParam> {
   float a_min, a_max;
   MXPLUG_DECLARE_PARAMETER(ClipParam) {
     MXPLUG_DECLARE_FIELD(a_min).describe("Minimum value");
     MXPLUG_DECLARE_FIELD(a_max).describe("Maximum value");
+  }
+};
+
+// clip's map: the gradient is selected, not multiplied, so a NaN or infinite output gradient
+// outside (a_min, a_max) still gives 0, as MXNet's clip.
+struct ClipMap {
+  template <class T>
+  using Compute = MathType<T>;
+  static constexpr bool kReadsX = true, kReadsY = false;
+  float a_min, a_max;
+  explicit ClipMap(const mxplug::KwArgs& kwargs) {
+    ClipParam p;
+    p.Init(kwargs);
+    a_min = p.a_min, a_max = p.a_max;
+  }
+  template <class C>
+  MXPLUG_XINLINE C operator()(C x) const {
+    return x < C(a_min) ? C(a_min) : x > C(a_max) ? C(a_max) : x;  // NaN stays NaN
+  }
+  template <class C>
+  MXPLUG_XINLINE C Grad(C g, C x, C) const {
+    return x > C(a_min) && x < C(a_max) ? g : C(0);
   }
 };
 

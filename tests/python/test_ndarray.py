@@ -508,8 +508,10 @@ def test_shapes_whose_element_count_overflows_are_refused(mx, tmp_path):
 
 def test_gpu_memory_info_reports_free_and_total_bytes(mx):
     if mx.context.num_gpus() == 0:
-        # MXNet raises for a device that is not there; so do we, naming it.
-        with pytest.raises(mx.base.MXNetError, match=r"\(0\) does not exist"):
+        # MXNet raises for a device that is not there; so do we, naming it (or the backend, in a
+        # build without the CUDA plugin).
+        with pytest.raises(mx.base.MXNetError,
+                           match=r"cuda\(0\) does not exist|no device backend for cuda is loaded"):
             mx.context.gpu_memory_info(0)
         return
     free, total = mx.context.gpu_memory_info(0)

@@ -1,14 +1,13 @@
-// CUDA kernels of the unary, binary, broadcast, scalar and clip ops. The math is the functors of
-// the ops' definition headers (plugins/tensor/unary.h, binary.h), the same code the CPU kernels
-// run; this file only maps it over elements.
+// CUDA kernels of the unary, binary, broadcast, scalar and clip ops. The math is the functors and
+// maps of the ops' definition headers (plugins/tensor/unary.h, binary.h), the same code the CPU
+// kernels run (plugins/tensor/elementwise_cpu.cc); this file only maps it over elements.
 #include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
 
 #include "launch.cuh"
-#include "tensor/binary.h"
-#include "tensor/unary.h"
+#include "tensor/elementwise_kernels.h"
 
 namespace mxplug_cuda {
 namespace {
@@ -17,41 +16,42 @@ using mxplug::ComputeType;
 using mxplug::OpContext;
 using mxplug::OpReqType;
 using mxplug::TBlob;
-using mxplug_tensor::MathType;
 
-// ---- Unary ----
+// ---- One array: out[i] = m(x[i]), in[i] gradient = m.Grad(og[i], x[i], y[i]) ----
 
-template <class Op, bool kNoGrad, class T>
-struct UnaryForward {
+template <class Map, class T>
+struct MapForwardKernel {
+  Map map;
   const T* x;
   T* out;
   int req;
   __device__ void operator()(int64_t i) const {
-    using C = MathType<T>;
-    Store<C>(out[i], req, Op::F(static_cast<C>(x[i])));
+    using C = typename Map::template Compute<T>;
+    Store<C>(out[i], req, map(static_cast<C>(x[i])));
   }
 };
 
-template <class Op, bool kNoGrad, class T>
-struct UnaryBackward {
+template <class Map, class T>
+struct MapBackwardKernel {
+  Map map;
   const T* og;
-  const T* x;  // null when the derivative does not read it
+  const T* x;  // x and y: null when the map's Grad does not read them
   const T* y;
   T* grad;
   int req;
   __device__ void operator()(int64_t i) const {
-    using C = MathType<T>;
-    const C g = static_cast<C>(og[i]);  // read before grad, which may share its memory, is written
-    const C d =
-        kNoGrad ? C(0) : Op::D(x ? static_cast<C>(x[i]) : C(0), y ? static_cast<C>(y[i]) : C(0));
-    Store<C>(grad[i], req, g * d);
+    using C = typename Map::template Compute<T>;
+    // og[i] is read before grad[i], which may share its memory, is written.
+    const C g = map.Grad(static_cast<C>(og[i]), x ? static_cast<C>(x[i]) : C(0),
+                         y ? static_cast<C>(y[i]) : C(0));
+    Store<C>(grad[i], req, g);
   }
 };
 
-template <class Op, bool kNoGrad>
-class UnaryCuda : public mxplug::Operator {
+template <class Map>
+class MapCuda : public mxplug::Operator {
  public:
-  UnaryCuda(const mxplug::KwArgs&, mxplug::Context) {}
+  MapCuda(const mxplug::KwArgs& kwargs, mxplug::Context) : map_(kwargs) {}
 
   void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
@@ -60,7 +60,7 @@ class UnaryCuda : public mxplug::Operator {
     mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
       ForEach(out[0].Size(), StreamOf(ctx),
-              UnaryForward<Op, kNoGrad, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
+              MapForwardKernel<Map, T>{map_, in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
     });
   }
 
@@ -71,72 +71,16 @@ class UnaryCuda : public mxplug::Operator {
     if (req[0] == mxplug::kNullOp) return;
     mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
-      const T* x = (Op::kUses & mxplug_tensor::kX) && !kNoGrad ? in_data[0].dptr<T>() : nullptr;
-      const T* y = (Op::kUses & mxplug_tensor::kY) && !kNoGrad ? out_data[0].dptr<T>() : nullptr;
-      ForEach(
-          out_grad[0].Size(), StreamOf(ctx),
-          UnaryBackward<Op, kNoGrad, T>{out_grad[0].dptr<T>(), x, y, in_grad[0].dptr<T>(), req[0]});
-    });
-  }
-};
-
-// ---- clip ----
-
-template <class T>
-struct ClipForward {
-  const T* x;
-  T* out;
-  int req;
-  float lo, hi;
-  __device__ void operator()(int64_t i) const {
-    using C = MathType<T>;
-    const C v = static_cast<C>(x[i]);
-    Store<C>(out[i], req, v < C(lo) ? C(lo) : v > C(hi) ? C(hi) : v);
-  }
-};
-
-template <class T>
-struct ClipBackward {
-  const T* og;
-  const T* x;
-  T* grad;
-  int req;
-  float lo, hi;
-  __device__ void operator()(int64_t i) const {
-    using C = MathType<T>;
-    const C v = static_cast<C>(x[i]);
-    Store<C>(grad[i], req, v > C(lo) && v < C(hi) ? static_cast<C>(og[i]) : C(0));
-  }
-};
-
-class ClipCuda : public mxplug::Operator {
- public:
-  ClipCuda(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      ForEach(out[0].Size(), StreamOf(ctx),
-              ClipForward<T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0], p_.a_min, p_.a_max});
-    });
-  }
-  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
-                const std::vector<TBlob>& in_data, const std::vector<TBlob>&,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
-                const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
+      const T* x = Map::kReadsX ? in_data[0].dptr<T>() : nullptr;
+      const T* y = Map::kReadsY ? out_data[0].dptr<T>() : nullptr;
       ForEach(out_grad[0].Size(), StreamOf(ctx),
-              ClipBackward<T>{out_grad[0].dptr<T>(), in_data[0].dptr<T>(), in_grad[0].dptr<T>(),
-                              req[0], p_.a_min, p_.a_max});
+              MapBackwardKernel<Map, T>{map_, out_grad[0].dptr<T>(), x, y, in_grad[0].dptr<T>(),
+                                        req[0]});
     });
   }
 
  private:
-  mxplug_tensor::ClipParam p_;
+  Map map_;
 };
 
 // ---- Two arrays ----
@@ -298,98 +242,8 @@ class BinaryCuda : public mxplug::Operator {
   }
 };
 
-// ---- An array and a scalar ----
-
-template <class Op, bool kReversed, class T>
-struct ScalarForward {
-  const T* x;
-  T* out;
-  int req;
-  double scalar;
-  __device__ void operator()(int64_t i) const {
-    using C = ComputeType<T>;
-    const C v = static_cast<C>(x[i]), s = static_cast<C>(scalar);
-    Store<C>(out[i], req, kReversed ? Op::F(s, v) : Op::F(v, s));
-  }
-};
-
-template <class Op, bool kReversed, class T>
-struct ScalarBackward {
-  const T* og;
-  const T* x;  // x and y: null when Op's derivative does not read them
-  const T* y;
-  T* grad;
-  int req;
-  double scalar;
-  __device__ void operator()(int64_t i) const {
-    using C = ComputeType<T>;
-    const C g = static_cast<C>(og[i]);
-    const C v = x ? static_cast<C>(x[i]) : C(0), yv = y ? static_cast<C>(y[i]) : C(0);
-    const C s = static_cast<C>(scalar);
-    Store<C>(grad[i], req, g * (kReversed ? Op::DB(s, v, yv) : Op::DA(v, s, yv)));
-  }
-};
-
-template <class Op, bool kReversed>
-class ScalarCuda : public mxplug::Operator {
- public:
-  ScalarCuda(const mxplug::KwArgs& kwargs, mxplug::Context) {
-    mxplug_tensor::ScalarParam p;
-    p.Init(kwargs);
-    scalar_ = p.scalar;
-  }
-
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      ForEach(out[0].Size(), StreamOf(ctx),
-              ScalarForward<Op, kReversed, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0], scalar_});
-    });
-  }
-
-  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
-                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
-                const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = Op::kReadsInputs ? in_data[0].dptr<T>() : nullptr;
-      const T* y = Op::kReadsInputs ? out_data[0].dptr<T>() : nullptr;
-      ForEach(out_grad[0].Size(), StreamOf(ctx),
-              ScalarBackward<Op, kReversed, T>{out_grad[0].dptr<T>(), x, y, in_grad[0].dptr<T>(),
-                                               req[0], scalar_});
-    });
-  }
-
- private:
-  double scalar_;
-};
-
-// ---- Registration, from the definitions' own lists ----
-
-struct RegisterCuda {
-  template <class F, bool kNoGrad>
-  void Unary(const char* name, const char*) const {
-    mxplug::sdk::RegisterKernel<UnaryCuda<F, kNoGrad>>(name, kDLCUDA);
-  }
-  template <class Op, bool kBroadcast>
-  void Binary(const std::string& name, const std::string&) const {
-    mxplug::sdk::RegisterKernel<BinaryCuda<Op>>(name.c_str(), kDLCUDA);
-  }
-  template <class Op, bool kReversed>
-  void Scalar(const std::string& name, const std::string&) const {
-    mxplug::sdk::RegisterKernel<ScalarCuda<Op, kReversed>>(name.c_str(), kDLCUDA);
-  }
-};
-
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ForEachUnaryOp(RegisterCuda{});
-  mxplug_tensor::ForEachBinaryOp(RegisterCuda{});
-  mxplug::sdk::RegisterKernel<ClipCuda>("clip", kDLCUDA);
+  mxplug_tensor::ElementwiseKernels<MapCuda, BinaryCuda>{kDLCUDA}.RegisterAll();
   return true;
 }();
 

@@ -38,7 +38,7 @@ void ForEach(int64_t n, cudaStream_t stream, const F& f) {
   if (n <= 0) return;
   const int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, kMaxBlocks);
   ForEachKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(n, f);
-  Check(cudaGetLastError(), "launching a kernel");
+  Check(cudaGetLastError(), ("launching a kernel over " + std::to_string(n) + " elements").c_str());
 }
 
 /*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate in C). */

@@ -1,16 +1,62 @@
-// The CPU kernels of binary arithmetic (definitions in binary.h).
+// The CPU kernels of the elementwise ops (definitions in unary.h and binary.h): MapCpu runs the
+// map of an op of one array (unary, scalar, clip), BinaryCpu the ops of two arrays.
 #include <vector>
 
-#include "binary.h"
+#include "elementwise_kernels.h"
 
 namespace {
 
 using mxplug::Assign;
 using mxplug::ComputeType;
 using mxplug::OpReqType;
-using mxplug_tensor::ScalarParam;
 using mxplug_tensor::TBlob;
 using mxplug_tensor::TShape;
+
+// ---- One array: out[i] = m(x[i]), in[i] gradient = m.Grad(og[i], x[i], y[i]) ----
+
+template <class Map>
+class MapCpu : public mxplug::Operator {
+ public:
+  MapCpu(const mxplug::KwArgs& kwargs, mxplug::Context) : map_(kwargs) {}
+
+  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      using C = typename Map::template Compute<T>;
+      const T* x = in[0].dptr<T>();
+      T* o = out[0].dptr<T>();
+      const int64_t n = out[0].Size();
+      for (int64_t i = 0; i < n; ++i) Assign(o[i], req[0], static_cast<T>(map_(C(x[i]))));
+    });
+  }
+
+  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      using C = typename Map::template Compute<T>;
+      const T* og = out_grad[0].dptr<T>();
+      const T* x = Map::kReadsX ? in_data[0].dptr<T>() : nullptr;
+      const T* y = Map::kReadsY ? out_data[0].dptr<T>() : nullptr;
+      T* g = in_grad[0].dptr<T>();
+      const int64_t n = out_grad[0].Size();
+      for (int64_t i = 0; i < n;
+           ++i) {  // og[i] is read before g[i], which may share it, is written
+        const C grad = map_.Grad(C(og[i]), x ? C(x[i]) : C(0), y ? C(y[i]) : C(0));
+        Assign(g[i], req[0], static_cast<T>(grad));
+      }
+    });
+  }
+
+ private:
+  Map map_;
+};
 
 // ---- Two arrays, broadcasting (the same-shape ops are the special case sa == sb == 1) ----
 
@@ -86,57 +132,8 @@ class BinaryCpu : public mxplug::Operator {
   }
 };
 
-// ---- An array and a scalar ----
-
-template <class Op, bool kReversed>
-class ScalarCpu : public mxplug::Operator {
- public:
-  ScalarCpu(const mxplug::KwArgs& kwargs, mxplug::Context) {
-    ScalarParam p;
-    p.Init(kwargs);
-    scalar_ = p.scalar;
-  }
-
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    const double s = scalar_;
-    mxplug_tensor::MapForward<ComputeType>(in[0], out[0], req[0], [s](auto x) {
-      using C = decltype(x);
-      return kReversed ? Op::F(C(s), x) : Op::F(x, C(s));
-    });
-  }
-
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad,
-                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
-                const std::vector<TBlob>&) override {
-    const double s = scalar_;
-    mxplug_tensor::MapBackward<ComputeType>(
-        out_grad[0], Op::kReadsInputs ? &in_data[0] : nullptr,
-        Op::kReadsInputs ? &out_data[0] : nullptr, in_grad[0], req[0], [s](auto x, auto y) {
-          using C = decltype(x);
-          return kReversed ? Op::DB(C(s), x, y) : Op::DA(x, C(s), y);
-        });
-  }
-
- private:
-  double scalar_;
-};
-
-struct RegisterBinaryCpu {
-  template <class Op, bool kBroadcast>
-  void Binary(const std::string& name, const std::string&) const {
-    mxplug::sdk::RegisterKernel<BinaryCpu<Op>>(name.c_str(), kDLCPU);
-  }
-  template <class Op, bool kReversed>
-  void Scalar(const std::string& name, const std::string&) const {
-    mxplug::sdk::RegisterKernel<ScalarCpu<Op, kReversed>>(name.c_str(), kDLCPU);
-  }
-};
-
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ForEachBinaryOp(RegisterBinaryCpu{});
+  mxplug_tensor::ElementwiseKernels<MapCpu, BinaryCpu>{kDLCPU}.RegisterAll();
   return true;
 }();
 
