@@ -26,7 +26,9 @@ REVERSED_SCALAR = ["_rminus_scalar", "_rdiv_scalar", "_rmod_scalar", "_rpower_sc
 # The ops of issue 22's list that have CUDA kernels so far; the list grows with the kernels.
 CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s for s in SCALAR}
             | set(REVERSED_SCALAR) | {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
-                                      "broadcast_plus", "broadcast_minus"})
+                                      "broadcast_plus", "broadcast_minus"}
+            | {"sum", "mean", "prod", "max", "min", "nansum", "nanprod", "sum_axis", "norm",
+               "argmax", "argmin"})
 
 
 def cuda_entry():
@@ -73,10 +75,16 @@ def test_a_gpu_context_without_a_device_is_a_clear_error(mx):
         mx.nd.ones((2, 3), mx.gpu())
 
 
+def op_symbol(mx, op, n_inputs, **kwargs):
+    """op applied to variables x0, x1, ... (ops named with '_' live in mx.sym._internal)."""
+    fn = getattr(mx.sym._internal if op.startswith("_") else mx.sym, op)
+    return fn(*[mx.sym.var("x%d" % i) for i in range(n_inputs)], **kwargs)
+
+
 def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
     """Forward and backward of one op on ctx, through an executor; returns (output, grads)."""
     names = ["x%d" % i for i in range(len(arrays))]
-    sym = getattr(mx.sym, op)(*[mx.sym.var(n) for n in names], **kwargs)
+    sym = op_symbol(mx, op, len(arrays), **kwargs)
     ex = sym.simple_bind(ctx, **{n: a.shape for n, a in zip(names, arrays)},
                          type_dict={n: a.dtype for n, a in zip(names, arrays)})
     for n, a in zip(names, arrays):
@@ -92,6 +100,22 @@ def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
     ("elemwise_mul", [(3, 4), (3, 4)], {}),
     ("broadcast_div", [(4, 1, 5), (3, 1)], {}),
     ("_rpower_scalar", [(33,)], {"scalar": 1.7}),
+    # Gradients of broadcasting reduce onto the smaller input: across threads (many outputs)
+    # and within a block (a long run per output).
+    ("broadcast_add", [(300, 200), (200,)], {}),
+    ("broadcast_mul", [(2, 3000), (2, 1)], {}),
+    ("sum", [(4, 5, 6)], {"axis": 1}),
+    ("sum", [(3, 1000)], {"axis": 1}),
+    ("sum", [(1000, 3)], {"axis": 0}),
+    ("mean", [(4, 5, 6)], {"axis": (0, 2), "keepdims": True}),
+    ("prod", [(3, 4)], {}),
+    ("max", [(6, 7, 8)], {"axis": (0, 2)}),
+    ("min", [(6, 7)], {"axis": 0, "exclude": True}),
+    ("nansum", [(5, 9)], {"axis": 1}),
+    ("norm", [(5, 6)], {"ord": 1, "axis": 1}),
+    ("norm", [(40, 50)], {}),
+    ("argmax", [(5, 6)], {"axis": 1}),
+    ("argmin", [(5, 6, 7)], {"axis": 0}),
 ])
 def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
     entry = cuda_entry()
@@ -99,7 +123,8 @@ def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
         pytest.skip("no CUDA device: " + entry["reason"])
     rng = np.random.default_rng(7)
     arrays = [rng.uniform(0.5, 2.0, s).astype(np.float32) for s in shapes]
-    out_shape = np.broadcast_shapes(*shapes)
+    sym = op_symbol(mx, op, len(shapes), **kwargs)
+    _, (out_shape,), _ = sym.infer_shape(**{"x%d" % i: s for i, s in enumerate(shapes)})
     out_grad = rng.standard_normal(out_shape).astype(np.float32)
     want_out, want_grads = run_op(mx, mx.cpu(), op, arrays, out_grad, **kwargs)
     got_out, got_grads = run_op(mx, mx.gpu(0), op, arrays, out_grad, **kwargs)

@@ -129,7 +129,9 @@ def test_max_pooling_gradient_goes_to_the_first_maximum_of_a_window(mx, dtype, k
     grad = mx._core.invoke_backward("Pooling", kwargs, inputs, outputs, [mx.nd.array(og, dtype=dtype)])[0]
     ref_out, (ref_grad,) = theirs(fn, [x.astype(np.float64)], og.astype(np.float64))
     np.testing.assert_array_equal(outputs[0].asnumpy(), ref_out)
-    np.testing.assert_allclose(grad.asnumpy(), ref_grad, rtol=1e-6)
+    # Overlapping windows sum several float32 gradients: an ulp of the sum, against float64.
+    np.testing.assert_allclose(grad.asnumpy(), ref_grad, rtol=1e-6,
+                               atol=1e-6 if dtype == "float32" else 0)
 
 
 def test_softmax_output_gradient_is_cross_entropy(mx):

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "launch.cuh"
+#include "reduce.cuh"
 #include "tensor/elementwise_kernels.h"
+#include "tensor/reduce.h"
 
 namespace mxplug_cuda {
 namespace {
@@ -121,74 +123,54 @@ struct BinaryBackwardSame {
   }
 };
 
-/*! \brief For the gradient of one broadcast input: its extent along each output axis, the
- * other input's strides, and the output's strides. */
-struct GradIndex {
-  int ndim = 0;
-  int64_t out_shape[kMaxDims] = {};
-  int64_t out_stride[kMaxDims] = {};
-  int64_t extent[kMaxDims] = {};        // this input's extent (1 where it broadcasts)
-  int64_t other_stride[kMaxDims] = {};  // the other input's element strides (0 where it does)
-  int64_t reduced = 1;                  // output elements summed into each gradient element
-};
-
-inline GradIndex MakeGradIndex(const mxplug::TShape& out, const mxplug::TShape& self,
-                               const mxplug::TShape& other) {
-  const BroadcastIndex bx = MakeBroadcastIndex(out, self, other);
-  GradIndex gx;
-  gx.ndim = out.ndim();
-  int64_t stride = 1;
-  for (int d = out.ndim() - 1; d >= 0; --d) {
-    gx.out_shape[d] = out[d];
-    gx.out_stride[d] = stride;
-    stride *= out[d];
-    const int j = self.ndim() - out.ndim() + d;
-    gx.extent[d] = j >= 0 ? self[j] : 1;
-    gx.other_stride[d] = bx.stride[1][d];
-    if (gx.extent[d] == 1) gx.reduced *= out[d];
-  }
-  return gx;
-}
-
-// Broadcast: one thread per gradient element sums the output gradient over the output elements
-// that read it, in a fixed order (deterministic). kFirst: the gradient of a (DA), else of b.
+// Broadcast: a gradient element sums the output gradient, times the op's derivative, over the
+// output elements that read it: a reduction of the output's shape onto the input's
+// (ReduceEach). kFirst: the gradient of a (DA), else of b.
 template <class Op, class T, bool kFirst>
-struct BinaryBackwardBroadcast {
+struct BroadcastGradTerm {
   const T* og;
   const T* self;  // this input, the other input and y: null when Op does not read them
   const T* other;
   const T* y;
-  T* grad;
-  int req;
-  GradIndex gx;
-  __device__ void operator()(int64_t j) const {
+  BroadcastIndex to_inputs;  // output element -> (this input's, the other input's) elements
+  __device__ ComputeType<T> operator()(int64_t, int64_t o) const {
     using C = ComputeType<T>;
-    int64_t idx[kMaxDims];
-    int64_t rem = j;
-    for (int d = gx.ndim - 1; d >= 0; --d) {
-      idx[d] = rem % gx.extent[d];
-      rem /= gx.extent[d];
-    }
-    C acc = C(0);
-    const C sv = self ? static_cast<C>(self[j]) : C(0);
-    for (int64_t r = 0; r < gx.reduced; ++r) {
-      int64_t rr = r, io = 0, iother = 0;
-      for (int d = gx.ndim - 1; d >= 0; --d) {
-        if (gx.extent[d] == 1) {
-          idx[d] = rr % gx.out_shape[d];
-          rr /= gx.out_shape[d];
-        }
-        io += idx[d] * gx.out_stride[d];
-        iother += idx[d] * gx.other_stride[d];
-      }
-      const C ov = other ? static_cast<C>(other[iother]) : C(0);
-      const C yv = y ? static_cast<C>(y[io]) : C(0);
-      const C g = static_cast<C>(og[io]);
-      acc += kFirst ? g * Op::DA(sv, ov, yv) : g * Op::DB(ov, sv, yv);
-    }
-    Store<C>(grad[j], req, acc);
+    int64_t is, io;
+    to_inputs.Map(o, &is, &io);
+    const C sv = self ? static_cast<C>(self[is]) : C(0);
+    const C ov = other ? static_cast<C>(other[io]) : C(0);
+    const C yv = y ? static_cast<C>(y[o]) : C(0);
+    const C g = static_cast<C>(og[o]);
+    return kFirst ? g * Op::DA(sv, ov, yv) : g * Op::DB(ov, sv, yv);
   }
 };
+
+template <class T>
+struct StoreGrad {
+  T* grad;
+  int req;
+  __device__ void operator()(int64_t j, ComputeType<T> acc) const {
+    Store<ComputeType<T>>(grad[j], req, acc);
+  }
+};
+
+// The gradient of input `self` (of shape `self_shape`, broadcast to `out`) of a broadcasting op.
+template <class Op, class T, bool kFirst>
+void BroadcastGradient(const mxplug::TShape& out, const mxplug::TShape& self_shape,
+                       const mxplug::TShape& other_shape, const T* og, const T* self,
+                       const T* other, const T* y, T* grad, int req, cudaStream_t stream) {
+  std::vector<bool> reduced(out.ndim());
+  for (int d = 0; d < out.ndim(); ++d) {
+    const int j = self_shape.ndim() - out.ndim() + d;
+    reduced[d] = (j < 0 || self_shape[j] == 1) && out[d] != 1;
+  }
+  using C = ComputeType<T>;
+  ReduceEach<mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>>(
+      MakeReduceIndex(out, reduced), C(0), stream,
+      BroadcastGradTerm<Op, T, kFirst>{og, self, other, y,
+                                       MakeBroadcastIndex(out, self_shape, other_shape)},
+      StoreGrad<T>{grad, req});
+}
 
 template <class Op>
 class BinaryCuda : public mxplug::Operator {
@@ -228,16 +210,12 @@ class BinaryCuda : public mxplug::Operator {
         ForEach(os.Size(), stream, BinaryBackwardSame<Op, T>{og, a, b, y, ga, gb, req[0], req[1]});
         return;
       }
-      if (gb)  // b's first: ga never shares memory with og when shapes differ, but keep the order
-        ForEach(
-            in_grad[1].Size(), stream,
-            BinaryBackwardBroadcast<Op, T, false>{
-                og, b, a, y, gb, req[1], MakeGradIndex(os, in_grad[1].shape_, in_grad[0].shape_)});
+      if (gb)
+        BroadcastGradient<Op, T, false>(os, in_grad[1].shape_, in_grad[0].shape_, og, b, a, y, gb,
+                                        req[1], stream);
       if (ga)
-        ForEach(
-            in_grad[0].Size(), stream,
-            BinaryBackwardBroadcast<Op, T, true>{
-                og, a, b, y, ga, req[0], MakeGradIndex(os, in_grad[0].shape_, in_grad[1].shape_)});
+        BroadcastGradient<Op, T, true>(os, in_grad[0].shape_, in_grad[1].shape_, og, a, b, y, ga,
+                                       req[0], stream);
     });
   }
 };

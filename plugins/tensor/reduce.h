@@ -1,0 +1,374 @@
+// Definitions of the reductions over axes (MXNet's sum, mean, prod, max, min, nansum, nanprod,
+// norm) and of argmax/argmin: parameters, shapes, the math each kernel runs (Reducer, ArgExtreme)
+// and the list that registers them. reduce.cc registers the definitions; the kernels of each
+// device (reduce_cpu.cc, devices/cuda/kernels/reduce.cu) register from the same list.
+#ifndef MXPLUG_PLUGINS_TENSOR_REDUCE_H_
+#define MXPLUG_PLUGINS_TENSOR_REDUCE_H_
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_tensor {
+
+// ---- Parameters ----
+
+struct ReduceParam : mxplug::Parameter<ReduceParam> {
+  std::string axis;
+  bool keepdims;
+  bool exclude;
+  MXPLUG_DECLARE_PARAMETER(ReduceParam) {
+    MXPLUG_DECLARE_FIELD(axis).set_default("None").describe(
+        "The axis or axes to reduce: an int, a tuple of ints, or None for all axes.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axes in the result, with size 1.");
+    MXPLUG_DECLARE_FIELD(exclude).set_default(false).describe(
+        "Reduce every axis except those in `axis`.");
+  }
+};
+
+struct NormParam : mxplug::Parameter<NormParam> {
+  int ord;
+  std::string axis;
+  bool keepdims;
+  MXPLUG_DECLARE_PARAMETER(NormParam) {
+    MXPLUG_DECLARE_FIELD(ord).set_default(2).set_range(1, 2).describe("Order of the norm: 1 or 2.");
+    MXPLUG_DECLARE_FIELD(axis).set_default("None").describe(
+        "The axis or axes to reduce: an int, a tuple of ints, or None for all axes.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axes with size 1.");
+  }
+};
+
+struct ArgParam : mxplug::Parameter<ArgParam> {
+  std::optional<int> axis;
+  bool keepdims;
+  MXPLUG_DECLARE_PARAMETER(ArgParam) {
+    MXPLUG_DECLARE_FIELD(axis)
+        .set_default(std::nullopt)
+        .describe("The axis to search; None searches the flattened array.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axis with size 1.");
+  }
+};
+
+// ---- Shapes ----
+
+// Which axes of an ndim-d input are reduced.
+inline std::vector<bool> ReducedAxes(const ReduceParam& p, int nd) {
+  std::vector<bool> reduced(nd, false);
+  if (p.axis == "None") {
+    std::fill(reduced.begin(), reduced.end(), !p.exclude);
+    return reduced;
+  }
+  const std::vector<std::optional<int64_t>> axes = ParseOptionalTuple(p.axis, "axis");
+  if (axes.empty()) std::fill(reduced.begin(), reduced.end(), true);  // "()": every axis
+  for (const auto& a : axes) {
+    if (!a) throw std::invalid_argument("parameter 'axis' = '" + p.axis + "' may not contain None");
+    const int axis = mxplug::NormalizeAxis(*a, nd);
+    if (reduced[axis])
+      throw std::invalid_argument("axis " + std::to_string(axis) + " is named twice");
+    reduced[axis] = true;
+  }
+  if (p.exclude) reduced.flip();
+  return reduced;
+}
+
+// The result's shape: reduced axes dropped (or kept as 1); MXNet's legacy shapes have no 0-d
+// arrays, so reducing everything gives (1,).
+inline TShape ReducedShape(const TShape& in, const std::vector<bool>& reduced, bool keepdims) {
+  std::vector<int64_t> d;
+  for (int i = 0; i < in.ndim(); ++i) {
+    if (!reduced[i])
+      d.push_back(in[i]);
+    else if (keepdims)
+      d.push_back(1);
+  }
+  if (d.empty()) d.push_back(1);
+  return TShape(d);
+}
+
+// The result's shape with the reduced axes kept as size 1 (what kernels index with).
+inline TShape KeptShape(const TShape& in, const std::vector<bool>& reduced) {
+  std::vector<int64_t> d(in.begin(), in.end());
+  for (size_t i = 0; i < d.size(); ++i)
+    if (reduced[i]) d[i] = 1;
+  return TShape(d);
+}
+
+// ---- The math of a reduction ----
+
+// kNorm is the op norm, whose kernels run kNorm1 or kNorm2 as its `ord` says.
+enum class ReduceKind { kSum, kMean, kProd, kMax, kMin, kNanSum, kNanProd, kNorm, kNorm1, kNorm2 };
+
+// What an element of type T accumulates in: double for floats (float16 too), the type itself for
+// integers (as NumPy); norms in double always.
+template <ReduceKind K, class T>
+using AccumulatorOf =
+    std::conditional_t<std::is_integral_v<T> && K != ReduceKind::kNorm1 && K != ReduceKind::kNorm2,
+                       T, double>;
+
+/*! \brief The math of reduction K, the same on every device: the output is
+ * Finish(Merge(...Merge(Init(), Element(x0))..., Element(xn)), n); Merge also joins partial
+ * results (a device reducing in parallel). Grad(g, x, y, n) is the input's gradient for output
+ * gradient g, input element x and output y. */
+template <ReduceKind K>
+struct Reducer {
+  static_assert(K != ReduceKind::kNorm, "norm runs as kNorm1 or kNorm2");
+  static constexpr ReduceKind kKind = K;
+  // sum and mean read only the output gradient.
+  static constexpr bool kGradReadsData = K != ReduceKind::kSum && K != ReduceKind::kMean;
+
+  template <class A>
+  static MXPLUG_XINLINE A Init() {
+    if constexpr (K == ReduceKind::kProd || K == ReduceKind::kNanProd) return A(1);
+    // -inf / +inf for floats: lowest() would be the answer for a row of -inf in float64.
+    // Integers start at their extremes.
+    else if constexpr (K == ReduceKind::kMax)
+      return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity()
+                                                  : std::numeric_limits<A>::lowest();
+    else if constexpr (K == ReduceKind::kMin)
+      return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity()
+                                                  : std::numeric_limits<A>::max();
+    else
+      return A(0);
+  }
+  template <class A>
+  static MXPLUG_XINLINE A Element(A v) {
+    if constexpr (K == ReduceKind::kNanSum)
+      return IsNan(v) ? A(0) : v;
+    else if constexpr (K == ReduceKind::kNanProd)
+      return IsNan(v) ? A(1) : v;
+    else if constexpr (K == ReduceKind::kNorm1)
+      return v < A(0) ? -v : v;
+    else if constexpr (K == ReduceKind::kNorm2)
+      return v * v;
+    else
+      return v;
+  }
+  template <class A>
+  static MXPLUG_XINLINE void Merge(A& acc, A v) {
+    if constexpr (K == ReduceKind::kProd || K == ReduceKind::kNanProd)
+      acc *= v;
+    else if constexpr (K == ReduceKind::kMax)  // a NaN wins and stays
+      acc = (v > acc || IsNan(v)) ? v : acc;
+    else if constexpr (K == ReduceKind::kMin)
+      acc = (v < acc || IsNan(v)) ? v : acc;
+    else
+      acc += v;
+  }
+  template <class A>
+  static MXPLUG_XINLINE A Finish(A acc, int64_t count) {
+    if constexpr (K == ReduceKind::kMean && std::is_integral_v<A>)
+      return count ? acc / A(count) : A(0);
+    else if constexpr (K == ReduceKind::kMean)
+      return count ? acc / A(count) : std::numeric_limits<A>::quiet_NaN();
+    else if constexpr (K == ReduceKind::kNorm2)
+      return sqrt(acc);
+    else
+      return acc;
+  }
+  template <class C>
+  static MXPLUG_XINLINE C Grad(C g, C x, C y, int64_t count) {
+    if constexpr (K == ReduceKind::kSum)
+      return g;
+    else if constexpr (K == ReduceKind::kNanSum)
+      return IsNan(x) ? C(0) : g;
+    else if constexpr (K == ReduceKind::kMean)
+      return g / C(count);
+    else if constexpr (K == ReduceKind::kProd || K == ReduceKind::kNanProd)
+      return x == C(0) ? C(0) : g * y / x;
+    else if constexpr (K == ReduceKind::kNorm1 && std::is_unsigned_v<C>)
+      return x > C(0) ? g : C(0);
+    else if constexpr (K == ReduceKind::kNorm1)
+      return x > C(0) ? g : x < C(0) ? C(-g) : C(0);
+    else if constexpr (K == ReduceKind::kNorm2)
+      return y == C(0) ? C(0) : g * x / y;
+    else  // max, min: the elements equal to the result
+      return x == y ? g : C(0);
+  }
+};
+
+/*! \brief What a reduction kernel is built from: the kind it runs and the axes it reduces. */
+struct ReduceSpec {
+  ReduceKind kind;
+  ReduceParam axes;
+
+  ReduceSpec(ReduceKind k, const mxplug::KwArgs& kwargs) : kind(k) {
+    if (k != ReduceKind::kNorm) {
+      axes.Init(kwargs);
+      return;
+    }
+    NormParam n;
+    n.Init(kwargs);
+    kind = n.ord == 1 ? ReduceKind::kNorm1 : ReduceKind::kNorm2;
+    axes.axis = n.axis, axes.keepdims = n.keepdims, axes.exclude = false;
+  }
+
+  /*! \brief Calls fn(Reducer<K>{}) for this spec's kind K. */
+  template <class Fn>
+  void Visit(Fn&& fn) const {
+    switch (kind) {
+      case ReduceKind::kSum:
+        return fn(Reducer<ReduceKind::kSum>{});
+      case ReduceKind::kMean:
+        return fn(Reducer<ReduceKind::kMean>{});
+      case ReduceKind::kProd:
+        return fn(Reducer<ReduceKind::kProd>{});
+      case ReduceKind::kMax:
+        return fn(Reducer<ReduceKind::kMax>{});
+      case ReduceKind::kMin:
+        return fn(Reducer<ReduceKind::kMin>{});
+      case ReduceKind::kNanSum:
+        return fn(Reducer<ReduceKind::kNanSum>{});
+      case ReduceKind::kNanProd:
+        return fn(Reducer<ReduceKind::kNanProd>{});
+      case ReduceKind::kNorm1:
+        return fn(Reducer<ReduceKind::kNorm1>{});
+      case ReduceKind::kNorm2:
+        return fn(Reducer<ReduceKind::kNorm2>{});
+      case ReduceKind::kNorm:
+        break;
+    }
+    throw std::logic_error("unresolved norm kind");
+  }
+};
+
+// ---- argmax / argmin ----
+
+/*! \brief The index of the first maximum (kMax) or minimum of x[0], x[stride], ...,
+ * x[(n-1)*stride]; a NaN is more extreme than any number (the first NaN's index, as MXNet 1.9.1,
+ * NumPy and PyTorch give). */
+template <bool kMax, class T>
+MXPLUG_XINLINE int64_t ArgExtreme(const T* x, int64_t n, int64_t stride) {
+  int64_t best = 0;
+  for (int64_t k = 1; k < n; ++k) {
+    const T w = x[best * stride];
+    if (IsNan(w)) break;
+    const T v = x[k * stride];
+    if (IsNan(v) || (kMax ? v > w : v < w)) best = k;
+  }
+  return best;
+}
+
+/*! \brief argmax/argmin viewed as (outer, n, inner): the searched axis of length n between the
+ * axes before and after it (the flattened array when axis is None). */
+struct ArgGeometry {
+  int64_t outer, n, inner;
+  ArgGeometry(const ArgParam& p, const TShape& s) {
+    const int axis = p.axis ? mxplug::NormalizeAxis(*p.axis, s.ndim()) : -1;
+    outer = axis < 0 ? 1 : s.ProdShape(0, axis);
+    n = axis < 0 ? s.Size() : s[axis];
+    inner = axis < 0 ? 1 : s.ProdShape(axis + 1, s.ndim());
+  }
+};
+
+// ---- Properties ----
+
+template <ReduceKind K>
+class ReduceProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    if constexpr (K == ReduceKind::kNorm) {
+      norm_.Init(kwargs);
+      param_.axis = norm_.axis, param_.keepdims = norm_.keepdims, param_.exclude = false;
+    } else {
+      param_.Init(kwargs);
+    }
+  }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& is = (*in)[0];
+    if (is.ndim() < 0) return false;
+    (*out)[0] = ReducedShape(is, ReducedAxes(param_, is.ndim()), param_.keepdims);
+    return is.IsKnown();
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>& out) const override {
+    if (K == ReduceKind::kSum || K == ReduceKind::kMean) return {og[0]};
+    return {og[0], in[0], out[0]};
+  }
+
+ private:
+  ReduceParam param_;
+  NormParam norm_;
+};
+
+template <bool kMax>
+class ArgProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& s = (*in)[0];
+    if (s.ndim() < 0) return false;
+    if (!param_.axis) {
+      (*out)[0] = param_.keepdims ? TShape(s.ndim(), 1) : TShape{1};
+      return s.IsKnown();
+    }
+    const int axis = mxplug::NormalizeAxis(*param_.axis, s.ndim());
+    std::vector<int64_t> d(s.begin(), s.end());
+    if (param_.keepdims)
+      d[axis] = 1;
+    else
+      d.erase(d.begin() + axis);
+    if (d.empty()) d.push_back(1);
+    (*out)[0] = TShape(d);
+    return s.IsKnown();
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};  // an index has no gradient
+  }
+
+ private:
+  ArgParam param_;
+};
+
+// Calls visit.template Reduce<K>(name, doc) for every reduction and visit.template Arg<kMax>(name,
+// doc) for argmax and argmin: the one list the definitions and each device's kernels register
+// from.
+template <class Visitor>
+void ForEachReduceOp(Visitor&& visit) {
+  using K = ReduceKind;
+  visit.template Reduce<K::kSum>("sum", "Sum over the given axes.");
+  visit.template Reduce<K::kMean>("mean", "Mean over the given axes.");
+  visit.template Reduce<K::kProd>("prod", "Product over the given axes.");
+  visit.template Reduce<K::kMax>("max", "Maximum over the given axes.");
+  visit.template Reduce<K::kMin>("min", "Minimum over the given axes.");
+  visit.template Reduce<K::kNanSum>("nansum", "Sum over the given axes, NaN counted as 0.");
+  visit.template Reduce<K::kNanProd>("nanprod", "Product over the given axes, NaN counted as 1.");
+  visit.template Reduce<K::kSum>("sum_axis", "Same as sum.");
+  visit.template Reduce<K::kNorm>("norm", "The L1 or L2 norm over the given axes.");
+  visit.template Arg<true>("argmax", "Index of the maximum along an axis (as the input's dtype).");
+  visit.template Arg<false>("argmin", "Index of the minimum along an axis (as the input's dtype).");
+}
+
+/*! \brief Registers the kernels of every reduction on one device from the list above, given the
+ * device's kernel templates ReduceKernel<K> (constructed with a ReduceSpec) and ArgKernel<kMax>. */
+template <template <ReduceKind> class ReduceKernel, template <bool> class ArgKernel>
+struct ReduceKernels {
+  DLDeviceType device;
+  template <ReduceKind K>
+  void Reduce(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<ReduceKernel<K>>(name, device);
+  }
+  template <bool kMax>
+  void Arg(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<ArgKernel<kMax>>(name, device);
+  }
+  void RegisterAll() const { ForEachReduceOp(*this); }
+};
+
+}  // namespace mxplug_tensor
+
+#endif  // MXPLUG_PLUGINS_TENSOR_REDUCE_H_
