@@ -28,7 +28,9 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
             | set(REVERSED_SCALAR) | {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
                                       "broadcast_plus", "broadcast_minus"}
             | {"sum", "mean", "prod", "max", "min", "nansum", "nanprod", "sum_axis", "norm",
-               "argmax", "argmin"})
+               "argmax", "argmin"}
+            | {"_zeros", "_ones", "_full", "_arange", "_eye", "zeros_like", "ones_like", "Cast",
+               "cast"})
 
 
 def cuda_entry():
@@ -36,6 +38,12 @@ def cuda_entry():
     assert code == 0, err
     (entry,) = [d for d in out["devices"] if d["name"] == "cuda"]
     return entry
+
+
+def require_gpu():
+    entry = cuda_entry()
+    if entry["count"] == 0:
+        pytest.skip("no CUDA device: " + entry["reason"])
 
 
 def test_the_plugin_loads_and_says_how_many_devices_and_why():
@@ -118,9 +126,7 @@ def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
     ("argmin", [(5, 6, 7)], {"axis": 0}),
 ])
 def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
-    entry = cuda_entry()
-    if entry["count"] == 0:
-        pytest.skip("no CUDA device: " + entry["reason"])
+    require_gpu()
     rng = np.random.default_rng(7)
     arrays = [rng.uniform(0.5, 2.0, s).astype(np.float32) for s in shapes]
     sym = op_symbol(mx, op, len(shapes), **kwargs)
@@ -131,3 +137,23 @@ def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
     np.testing.assert_allclose(got_out, want_out, rtol=1e-5, atol=1e-6)
     for got, want in zip(got_grads, want_grads):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def creations(mx, ctx):
+    """Arrays made on ctx by every creation op and Cast, as NumPy arrays."""
+    x = mx.nd.array(np.linspace(-3.7, 300.2, 24).reshape(4, 6), ctx=ctx)
+    made = [mx.nd.zeros((3, 4), ctx=ctx), mx.nd.ones((5,), ctx=ctx, dtype="int32"),
+            mx.nd.full((2, 3), 2.5, ctx=ctx, dtype="float16"),
+            mx.nd.arange(2, 11, 1.5, repeat=2, ctx=ctx), mx.nd.arange(7, ctx=ctx, dtype="int64"),
+            mx.nd.eye(4, 6, k=1, ctx=ctx), mx.nd.eye(5, k=-2, ctx=ctx, dtype="uint8"),
+            mx.nd.zeros_like(x), mx.nd.ones_like(x)]
+    made += [x.astype(d) for d in ("float16", "float64", "int8", "uint8", "int32", "int64")]
+    made += [x.astype("float16").astype("int32"), x.astype("int64").astype("float16")]
+    return [(m.dtype, m.asnumpy()) for m in made]
+
+
+def test_cuda_creation_ops_and_cast_match_the_cpu(mx):
+    require_gpu()
+    for (want_dtype, want), (got_dtype, got) in zip(creations(mx, mx.cpu()), creations(mx, mx.gpu(0))):
+        assert got_dtype == want_dtype
+        np.testing.assert_array_equal(got, want)

@@ -50,6 +50,14 @@ __device__ inline void Store(T& out, int req, C value) {
     out = static_cast<T>(value);
 }
 
+/*! \brief Zeros into `grad` as `req` says (an input with no gradient); all-zero bits are 0 in
+ * every dtype. */
+inline void ZeroGradient(const mxplug::TBlob& grad, mxplug::OpReqType req, cudaStream_t stream) {
+  if (req == mxplug::kNullOp || req == mxplug::kAddTo || grad.Size() == 0) return;
+  Check(cudaMemsetAsync(grad.dptr_, 0, grad.Size() * mxplug::DTypeSize(grad.type_flag_), stream),
+        "zeroing a gradient");
+}
+
 // Broadcast index arithmetic on the device: at most kMaxDims axes.
 constexpr int kMaxDims = 8;
 

@@ -138,11 +138,7 @@ class ArgCuda : public mxplug::Operator {
   void Backward(const OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
                 const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                 const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp || req[0] == mxplug::kAddTo) return;  // adds nothing
-    // An index has no gradient: zeros, whose bits are 0 in every dtype.
-    Check(cudaMemsetAsync(ig[0].dptr_, 0, ig[0].Size() * mxplug::DTypeSize(ig[0].type_flag_),
-                          StreamOf(ctx)),
-          "zeroing the gradient of argmax/argmin");
+    ZeroGradient(ig[0], req[0], StreamOf(ctx));  // an index has no gradient
   }
 
  private:

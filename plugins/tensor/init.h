@@ -1,0 +1,291 @@
+// Definitions of array creation without inputs (MXNet's _zeros, _ones, _full, _arange, _eye; the
+// frontend's zeros/ones/full/arange/eye run these), the *_like forms, and Cast: parameters,
+// properties, the value of each output element (the generators) and the list that registers
+// them. init.cc registers the definitions; the kernels of each device (init_cpu.cc,
+// devices/cuda/kernels/init.cu) register from the same list.
+#ifndef MXPLUG_PLUGINS_TENSOR_INIT_H_
+#define MXPLUG_PLUGINS_TENSOR_INIT_H_
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_tensor {
+
+// ---- Parameters ----
+
+struct FullParam : mxplug::Parameter<FullParam> {
+  TShape shape;
+  std::string ctx;
+  int dtype;
+  double value;
+  MXPLUG_DECLARE_PARAMETER(FullParam) {
+    MXPLUG_DECLARE_FIELD(shape)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("The shape of the output");
+    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe(
+        "Context of output (the call's context is used)");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(kMXPFloat32)
+        .add_dtype_enum()
+        .describe("Target data type.");
+    MXPLUG_DECLARE_FIELD(value).set_default(0.0).describe("Value with which to fill the array");
+  }
+};
+
+struct ArangeParam : mxplug::Parameter<ArangeParam> {
+  double start;
+  std::optional<double> stop;
+  double step;
+  int repeat;
+  bool infer_range;
+  std::string ctx;
+  int dtype;
+  MXPLUG_DECLARE_PARAMETER(ArangeParam) {
+    MXPLUG_DECLARE_FIELD(start).describe("Start of interval.");
+    MXPLUG_DECLARE_FIELD(stop)
+        .set_default(std::nullopt)
+        .describe("End of interval (exclusive). None: the interval is [0, start).");
+    MXPLUG_DECLARE_FIELD(step).set_default(1.0).describe("Spacing between values.");
+    MXPLUG_DECLARE_FIELD(repeat).set_default(1).set_lower_bound(1).describe(
+        "How many times to repeat each value.");
+    MXPLUG_DECLARE_FIELD(infer_range).set_default(false).describe("Unused imperatively.");
+    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output.");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(kMXPFloat32)
+        .add_dtype_enum()
+        .describe("Target data type.");
+  }
+};
+
+struct EyeParam : mxplug::Parameter<EyeParam> {
+  int64_t N, M, k;
+  std::string ctx;
+  int dtype;
+  MXPLUG_DECLARE_PARAMETER(EyeParam) {
+    MXPLUG_DECLARE_FIELD(N).set_lower_bound(0).describe("Number of rows in the output.");
+    MXPLUG_DECLARE_FIELD(M).set_default(0).set_lower_bound(0).describe(
+        "Number of columns in the output. 0: N.");
+    MXPLUG_DECLARE_FIELD(k).set_default(0).describe(
+        "Index of the diagonal: 0 the main one, positive above, negative below.");
+    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output.");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(kMXPFloat32)
+        .add_dtype_enum()
+        .describe("Target data type.");
+  }
+};
+
+// Cast(data, dtype): converts element types; the gradient is cast back.
+struct CastParam : mxplug::Parameter<CastParam> {
+  int dtype;
+  MXPLUG_DECLARE_PARAMETER(CastParam) {
+    MXPLUG_DECLARE_FIELD(dtype).add_dtype_enum().describe("Output data type.");
+  }
+};
+
+// dtype bool is stored as uint8.
+inline int StorageType(int dtype) { return dtype == kMXPBool ? kMXPUint8 : dtype; }
+
+// Where the interval of _arange starts and ends: (start, stop), or [0, start) without stop.
+inline double ArangeStart(const ArangeParam& p) { return p.stop ? p.start : 0.0; }
+inline double ArangeStop(const ArangeParam& p) { return p.stop ? *p.stop : p.start; }
+
+// ---- Generators: the value of output element i, as a double ----
+//
+// Built on the host from the op's parameters, then bound to the output's shape (Bind) before each
+// fill; called per element by the fill kernel of each device (FillCpu, FillCuda), which converts
+// the value to the output's type.
+
+/*! \brief A constant: kValue (zeros, ones, zeros_like, ones_like), or `value` (kValue < 0). */
+template <int kValue>
+struct FullGen {
+  double value = kValue;
+  explicit FullGen(const mxplug::KwArgs& kwargs) {
+    if constexpr (kValue < 0) {
+      FullParam p;
+      p.Init(kwargs);
+      value = p.value;
+    }
+  }
+  void Bind(const TShape&) {}
+  MXPLUG_XINLINE double operator()(int64_t) const { return value; }
+};
+
+struct ArangeGen {
+  double start, step;
+  int64_t repeat;
+  explicit ArangeGen(const mxplug::KwArgs& kwargs) {
+    ArangeParam p;
+    p.Init(kwargs);
+    start = ArangeStart(p), step = p.step, repeat = p.repeat;
+  }
+  void Bind(const TShape&) {}
+  MXPLUG_XINLINE double operator()(int64_t i) const {
+    return start + static_cast<double>(i / repeat) * step;
+  }
+};
+
+struct EyeGen {
+  int64_t k, cols = 1;
+  explicit EyeGen(const mxplug::KwArgs& kwargs) {
+    EyeParam p;
+    p.Init(kwargs);
+    k = p.k;
+  }
+  void Bind(const TShape& out) { cols = out[1]; }
+  MXPLUG_XINLINE double operator()(int64_t i) const {
+    return (i % cols) - (i / cols) == k ? 1.0 : 0.0;
+  }
+};
+
+/*! \brief Converts an element to type D as MXNet does: through the compute types, so a double
+ * becomes float16 through float (mshadow's half_t). The same on every device. */
+template <class D, class S>
+MXPLUG_XINLINE D ConvertElement(S s) {
+  return static_cast<D>(
+      static_cast<mxplug::ComputeType<D>>(static_cast<mxplug::ComputeType<S>>(s)));
+}
+
+// ---- Properties ----
+
+// The base of the no-input ops: no arguments, one output of the shape and dtype computed here.
+template <class Param>
+class InitProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    param_.Init(kwargs);
+    Check();
+  }
+  std::vector<std::string> ListArguments() const override { return {}; }
+  bool InferShape(std::vector<TShape>*, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    (*out)[0] = Shape();
+    return true;
+  }
+  bool InferType(std::vector<int>*, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = StorageType(param_.dtype);
+    return true;
+  }
+
+ protected:
+  virtual TShape Shape() const = 0;
+  virtual void Check() const {}
+  Param param_;
+};
+
+class FullProp : public InitProp<FullParam> {
+  TShape Shape() const override {
+    if (!param_.shape.IsKnown())
+      throw std::invalid_argument("shape " + param_.shape.ToString() + " must be fully known");
+    return param_.shape;
+  }
+};
+
+class ArangeProp : public InitProp<ArangeParam> {
+  void Check() const override {
+    if (param_.step == 0) throw std::invalid_argument("step must not be 0");
+  }
+  TShape Shape() const override {
+    const double n = std::ceil((ArangeStop(param_) - ArangeStart(param_)) / param_.step);
+    return TShape{static_cast<int64_t>(n > 0 ? n : 0) * param_.repeat};
+  }
+};
+
+class EyeProp : public InitProp<EyeParam> {
+  TShape Shape() const override { return TShape{param_.N, param_.M > 0 ? param_.M : param_.N}; }
+};
+
+// zeros_like / ones_like: the input's shape and dtype; no gradient flows to the input.
+class LikeProp : public UnaryShapeProp<NoParam> {
+ public:
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>&,
+                                                        const std::vector<int>&) const override {
+    return {};
+  }
+};
+
+// Cast: the output's dtype is the parameter's; the gradient is cast back.
+class CastProp : public UnaryShapeProp<CastParam> {
+ public:
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = StorageType(param_.dtype);
+    return (*in)[0] != kMXPUnknownDType;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {out_grad[0]};
+  }
+  // The types differ: no in-place in either direction.
+  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>&,
+                                                        const std::vector<int>&) const override {
+    return {};
+  }
+  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>&,
+                                                         const std::vector<int>&,
+                                                         const std::vector<int>&,
+                                                         const std::vector<int>&) const override {
+    return {};
+  }
+};
+
+// Calls visit.template Fill<Prop, Gen>(name, doc, inputs, params) for every op that fills its
+// output by a generator and visit.template Cast<Prop>(...) for Cast: the one list the definitions
+// and each device's kernels register from.
+template <class Visitor>
+void ForEachInitOp(Visitor&& visit) {
+  const std::initializer_list<InputDoc> none{};
+  visit.template Fill<FullProp, FullGen<0>>("_zeros", "An array of zeros.", none,
+                                            FullParam::Fields());
+  visit.template Fill<FullProp, FullGen<1>>("_ones", "An array of ones.", none,
+                                            FullParam::Fields());
+  visit.template Fill<FullProp, FullGen<-1>>("_full", "An array filled with `value`.", none,
+                                             FullParam::Fields());
+  visit.template Fill<ArangeProp, ArangeGen>(
+      "_arange", "Evenly spaced values within [start, stop), each repeated `repeat` times.", none,
+      ArangeParam::Fields());
+  visit.template Fill<EyeProp, EyeGen>(
+      "_eye", "A 2-D array with ones on the k-th diagonal and zeros elsewhere.", none,
+      EyeParam::Fields());
+  visit.template Fill<LikeProp, FullGen<0>>(
+      "zeros_like", "An array of zeros with the input's shape and dtype.", kDataInput, {});
+  visit.template Fill<LikeProp, FullGen<1>>(
+      "ones_like", "An array of ones with the input's shape and dtype.", kDataInput, {});
+  visit.template Cast<CastProp>("Cast", "Casts all elements of the input to a new type.",
+                                kDataInput, CastParam::Fields());
+  visit.template Cast<CastProp>("cast", "Same as Cast.", kDataInput, CastParam::Fields());
+}
+
+/*! \brief Registers the kernels of every op above on one device, given the device's kernel
+ * templates FillKernel<Gen> (its output element i is Gen(kwargs), bound to its shape, at i; the
+ * gradient of an input, where there is one, is zero) and the Cast kernel. */
+template <template <class> class FillKernel, class CastKernel>
+struct InitKernels {
+  DLDeviceType device;
+  template <class Prop, class Gen>
+  void Fill(const char* name, const char*, std::initializer_list<InputDoc>,
+            const std::vector<mxplug::FieldInfo>&) const {
+    mxplug::sdk::RegisterKernel<FillKernel<Gen>>(name, device);
+  }
+  template <class Prop>
+  void Cast(const char* name, const char*, std::initializer_list<InputDoc>,
+            const std::vector<mxplug::FieldInfo>&) const {
+    mxplug::sdk::RegisterKernel<CastKernel>(name, device);
+  }
+  void RegisterAll() const { ForEachInitOp(*this); }
+};
+
+}  // namespace mxplug_tensor
+
+#endif  // MXPLUG_PLUGINS_TENSOR_INIT_H_
