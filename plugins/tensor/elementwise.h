@@ -73,16 +73,21 @@ using RealOf = std::conditional_t<std::is_integral_v<C>, double, C>;
 // What take and pick do with an index outside [0, n): the values of their `mode` parameter.
 enum IndexMode { kIndexClip = 0, kIndexWrap = 1, kIndexRaise = 2 };
 
+// Index k into an axis of length n, wrapped (kIndexWrap) or clipped to the range (the others).
+MXPLUG_XINLINE int64_t ClipOrWrapIndex(int64_t k, int64_t n, int mode) {
+  if (mode == kIndexWrap) return ((k % n) + n) % n;
+  return k < 0 ? 0 : k >= n ? n - 1 : k;
+}
+
 // Index k into an axis of length n, resolved as `mode` says. \throws std::out_of_range (raise).
 inline int64_t ResolveIndex(int64_t k, int64_t n, int mode, int axis) {
-  if (mode == kIndexWrap) return ((k % n) + n) % n;
   if (mode == kIndexRaise) {
     if (k < -n || k >= n)
       throw std::out_of_range("index " + std::to_string(k) + " is out of range for axis " +
                               std::to_string(axis) + " of size " + std::to_string(n));
     return k < 0 ? k + n : k;
   }
-  return k < 0 ? 0 : k >= n ? n - 1 : k;
+  return ClipOrWrapIndex(k, n, mode);
 }
 
 // Base of ops whose output holds the input's elements, rearranged (reshapes, transposes, slices,

@@ -30,7 +30,9 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
             | {"sum", "mean", "prod", "max", "min", "nansum", "nanprod", "sum_axis", "norm",
                "argmax", "argmin"}
             | {"_zeros", "_ones", "_full", "_arange", "_eye", "zeros_like", "ones_like", "Cast",
-               "cast"})
+               "cast"}
+            | {"Reshape", "reshape", "Flatten", "flatten", "expand_dims", "transpose", "slice", "crop",
+               "_slice_assign", "_slice_assign_scalar", "take", "broadcast_to", "broadcast_like"})
 
 
 def cuda_entry():
@@ -124,6 +126,15 @@ def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
     ("norm", [(40, 50)], {}),
     ("argmax", [(5, 6)], {"axis": 1}),
     ("argmin", [(5, 6, 7)], {"axis": 0}),
+    ("Reshape", [(4, 6)], {"shape": (3, -1, 2)}),
+    ("Flatten", [(2, 3, 4)], {}),
+    ("expand_dims", [(3, 4)], {"axis": 1}),
+    ("transpose", [(2, 3, 4)], {"axes": (2, 0, 1)}),
+    ("slice", [(6, 7, 8)], {"begin": (1, None, 7), "end": (5, None, 0), "step": (2, None, -3)}),
+    ("_slice_assign", [(5, 6), (2, 3)], {"begin": (1, 0), "end": (5, 6), "step": (2, 2)}),
+    ("_slice_assign_scalar", [(5, 6)], {"begin": (None, 2), "end": (None, 4), "scalar": 3.5}),
+    ("broadcast_to", [(3, 1, 5)], {"shape": (2, 3, 4, 5)}),
+    ("broadcast_like", [(1, 7), (300, 7)], {}),
 ])
 def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
     require_gpu()
@@ -157,3 +168,25 @@ def test_cuda_creation_ops_and_cast_match_the_cpu(mx):
     for (want_dtype, want), (got_dtype, got) in zip(creations(mx, mx.cpu()), creations(mx, mx.gpu(0))):
         assert got_dtype == want_dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_cuda_take_matches_the_cpu_with_repeated_and_outside_indices(mx, mode):
+    require_gpu()
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    # Repeats add up in the gradient; -7 and 9 lie outside the axis of 4.
+    idx = np.array([[0, 3, 3], [-7, 9, 1]], dtype=np.float32)
+    out_grad = rng.standard_normal((5, 2, 3, 3)).astype(np.float32)
+    results = []
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        sym = mx.sym.take(mx.sym.var("a"), mx.sym.var("i"), axis=1, mode=mode)
+        ex = sym.simple_bind(ctx, a=a.shape, i=idx.shape, grad_req={"a": "write", "i": "null"})
+        ex.arg_dict["a"][:] = a
+        ex.arg_dict["i"][:] = idx
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.array(out_grad, ctx=ctx))
+        results.append((ex.outputs[0].asnumpy(), ex.grad_dict["a"].asnumpy()))
+    (want_out, want_grad), (got_out, got_grad) = results
+    np.testing.assert_array_equal(got_out, want_out)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6, atol=1e-6)

@@ -1,0 +1,302 @@
+// CUDA primitives of the layout ops' kernels (Reshape, transpose, slice, take, broadcast_to...).
+// The kernels themselves, what each op gathers, scatters or sums, are written once in the ops'
+// definition header (plugins/tensor/shape.h); this file gives them CudaLayout and registers them.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "launch.cuh"
+#include "reduce.cuh"
+#include "tensor/reduce.h"
+#include "tensor/shape.h"
+
+namespace mxplug_cuda {
+namespace {
+
+using mxplug::ComputeType;
+using mxplug::OpContext;
+using mxplug::OpReqType;
+using mxplug::TBlob;
+using mxplug::TShape;
+using mxplug_tensor::StridedWalk;
+
+/*! \brief A StridedWalk passed to kernels by value. */
+struct DeviceWalk {
+  int ndim = 0;
+  int64_t shape[kMaxDims] = {}, stride[kMaxDims] = {};
+  int64_t offset = 0;
+  /*! \brief The element of the walked array that element o of the walk's shape is. */
+  __device__ int64_t At(int64_t o) const {
+    int64_t i = offset;
+    for (int d = ndim - 1; d >= 0; --d) {
+      i += (o % shape[d]) * stride[d];
+      o /= shape[d];
+    }
+    return i;
+  }
+};
+
+DeviceWalk ToDevice(const StridedWalk& w) {
+  if (w.shape.ndim() > kMaxDims)
+    throw std::invalid_argument("layout ops on cuda support up to " + std::to_string(kMaxDims) +
+                                " axes, not " + std::to_string(w.shape.ndim()));
+  DeviceWalk d;
+  d.ndim = w.shape.ndim();
+  for (int i = 0; i < d.ndim; ++i) d.shape[i] = w.shape[i], d.stride[i] = w.stride[i];
+  d.offset = w.offset;
+  return d;
+}
+
+template <class T>
+struct GatherElements {
+  DeviceWalk w;
+  const T* src;
+  T* dst;
+  int req;
+  __device__ void operator()(int64_t o) const {
+    Store<ComputeType<T>>(dst[o], req, static_cast<ComputeType<T>>(src[w.At(o)]));
+  }
+};
+
+template <class T>
+struct ScatterElements {
+  DeviceWalk w;
+  const T* src;
+  T* dst;
+  int req;
+  __device__ void operator()(int64_t o) const {
+    Store<ComputeType<T>>(dst[w.At(o)], req, static_cast<ComputeType<T>>(src[o]));
+  }
+};
+
+template <class T>
+struct FillElements {
+  DeviceWalk w;
+  T value;
+  T* dst;
+  __device__ void operator()(int64_t o) const { dst[w.At(o)] = value; }
+};
+
+/*! \brief A slice's region passed to kernels by value (InRegion's arguments). */
+struct DeviceRegion {
+  int ndim = 0;
+  int64_t full[kMaxDims] = {}, start[kMaxDims] = {}, step[kMaxDims] = {}, len[kMaxDims] = {};
+};
+
+DeviceRegion ToDevice(const mxplug_tensor::Region& r, const TShape& full) {
+  if (full.ndim() > kMaxDims)
+    throw std::invalid_argument("slices on cuda support up to " + std::to_string(kMaxDims) +
+                                " axes, not " + std::to_string(full.ndim()));
+  DeviceRegion d;
+  d.ndim = full.ndim();
+  for (int i = 0; i < d.ndim; ++i)
+    d.full[i] = full[i], d.start[i] = r.start[i], d.step[i] = r.step[i], d.len[i] = r.shape[i];
+  return d;
+}
+
+template <class T>
+struct CopyOutsideElements {
+  DeviceRegion r;
+  const T* src;
+  T* dst;
+  int req;
+  __device__ void operator()(int64_t i) const {
+    using C = ComputeType<T>;
+    const bool in = mxplug_tensor::InRegion(i, r.ndim, r.full, r.start, r.step, r.len);
+    Store<C>(dst[i], req, in ? C(0) : static_cast<C>(src[i]));
+  }
+};
+
+template <class T>
+struct AddElements {
+  const T* src;
+  T* dst;
+  __device__ void operator()(int64_t i) const {
+    Store<ComputeType<T>>(dst[i], mxplug::kAddTo, static_cast<ComputeType<T>>(src[i]));
+  }
+};
+
+template <class T>
+struct LoadGradient {
+  const T* g;
+  __device__ ComputeType<T> operator()(int64_t, int64_t i) const {
+    return static_cast<ComputeType<T>>(g[i]);
+  }
+};
+
+template <class T>
+struct StoreSum {
+  T* dst;
+  int req;
+  __device__ void operator()(int64_t j, ComputeType<T> acc) const {
+    Store<ComputeType<T>>(dst[j], req, acc);
+  }
+};
+
+// take viewed as (outer, n, inner) blocks of `a` and (outer, count, inner) of the output.
+struct TakeGeometry {
+  int64_t n, inner, count;
+  int mode;
+  template <class I>
+  __device__ int64_t Source(int64_t o, const I* idx) const {  // output element -> a's element
+    const int64_t t = o % inner, q = o / inner;
+    const int64_t j = q % count, outer = q / count;
+    const int64_t k = mxplug_tensor::ClipOrWrapIndex(static_cast<int64_t>(idx[j]), n, mode);
+    return (outer * n + k) * inner + t;
+  }
+};
+
+TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int mode) {
+  if (mode == mxplug_tensor::kIndexRaise)
+    throw std::invalid_argument(
+        "take: mode 'raise' is not available on cuda (the indices stay on the device); use "
+        "mode 'clip' or 'wrap'");
+  return TakeGeometry{a[axis], a.ProdShape(axis + 1, a.ndim()), idx.Size(), mode};
+}
+
+template <class T, class I>
+struct TakeElements {
+  TakeGeometry geo;
+  const T* a;
+  const I* idx;
+  T* out;
+  int req;
+  __device__ void operator()(int64_t o) const {
+    Store<ComputeType<T>>(out[o], req, static_cast<ComputeType<T>>(a[geo.Source(o, idx)]));
+  }
+};
+
+// Several outputs may take the same element: their gradients add up atomically (in an order
+// that varies from run to run, as in MXNet's AddTakeGrad).
+__device__ inline void AtomicAdd(float* p, float v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(double* p, double v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(__half* p, __half v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(int32_t* p, int32_t v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(int64_t* p, int64_t v) {  // two's complement: the same bits
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+
+template <class T, class I>
+struct TakeGradElements {
+  TakeGeometry geo;
+  const T* og;
+  const I* idx;
+  T* grad;
+  __device__ void operator()(int64_t o) const { AtomicAdd(&grad[geo.Source(o, idx)], og[o]); }
+};
+
+template <class T>
+constexpr bool kHasAtomicAdd = !std::is_same_v<T, int8_t> && !std::is_same_v<T, uint8_t>;
+
+struct CudaLayout {
+  static void Copy(const OpContext& ctx, const TBlob& src, const TBlob& dst, OpReqType req) {
+    if (req == mxplug::kNullOp || src.Size() == 0) return;
+    if (req == mxplug::kAddTo) {
+      mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+        using T = decltype(zero);
+        ForEach(src.Size(), StreamOf(ctx), AddElements<T>{src.dptr<T>(), dst.dptr<T>()});
+      });
+      return;
+    }
+    if (src.dptr_ == dst.dptr_) return;  // in place: already there
+    Check(cudaMemcpyAsync(dst.dptr_, src.dptr_, src.Size() * mxplug::DTypeSize(src.type_flag_),
+                          cudaMemcpyDeviceToDevice, StreamOf(ctx)),
+          "copying an array");
+  }
+  static void Zero(const OpContext& ctx, const TBlob& dst, OpReqType req) {
+    ZeroGradient(dst, req, StreamOf(ctx));
+  }
+  static void Gather(const OpContext& ctx, const StridedWalk& w, const TBlob& src, const TBlob& dst,
+                     OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(w.shape.Size(), StreamOf(ctx),
+              GatherElements<T>{ToDevice(w), src.dptr<T>(), dst.dptr<T>(), req});
+    });
+  }
+  static void Scatter(const OpContext& ctx, const StridedWalk& w, const TBlob& src,
+                      const TBlob& dst, OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(w.shape.Size(), StreamOf(ctx),
+              ScatterElements<T>{ToDevice(w), src.dptr<T>(), dst.dptr<T>(), req});
+    });
+  }
+  static void Fill(const OpContext& ctx, const StridedWalk& w, double value, const TBlob& dst) {
+    mxplug::TypeSwitch(dst.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T v = static_cast<T>(static_cast<ComputeType<T>>(value));
+      ForEach(w.shape.Size(), StreamOf(ctx), FillElements<T>{ToDevice(w), v, dst.dptr<T>()});
+    });
+  }
+  static void CopyOutside(const OpContext& ctx, const mxplug_tensor::Region& r, const TBlob& src,
+                          const TBlob& dst, OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    const DeviceRegion region = ToDevice(r, dst.shape_);
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ForEach(dst.Size(), StreamOf(ctx),
+              CopyOutsideElements<T>{region, src.dptr<T>(), dst.dptr<T>(), req});
+    });
+  }
+  static void SumBroadcast(const OpContext& ctx, const TBlob& src, const TBlob& dst,
+                           OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    const TShape& os = src.shape_;
+    std::vector<bool> reduced(os.ndim());
+    for (int d = 0; d < os.ndim(); ++d) {
+      const int j = dst.ndim() - os.ndim() + d;
+      reduced[d] = (j < 0 || dst.shape_[j] == 1) && os[d] != 1;
+    }
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      ReduceEach<mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>>(
+          MakeReduceIndex(os, reduced), ComputeType<T>(0), StreamOf(ctx),
+          LoadGradient<T>{src.dptr<T>()}, StoreSum<T>{dst.dptr<T>(), req});
+    });
+  }
+  static void Take(const OpContext& ctx, const TBlob& a, const TBlob& idx, const TBlob& out,
+                   OpReqType req, int axis, int mode) {
+    if (req == mxplug::kNullOp) return;
+    const TakeGeometry geo = MakeTakeGeometry(a.shape_, idx, axis, mode);
+    mxplug::TypeSwitch(a.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      mxplug::TypeSwitch(idx.type_flag_, [&](auto izero) {
+        using I = decltype(izero);
+        ForEach(out.Size(), StreamOf(ctx),
+                TakeElements<T, I>{geo, a.dptr<T>(), idx.dptr<I>(), out.dptr<T>(), req});
+      });
+    });
+  }
+  static void TakeGrad(const OpContext& ctx, const TBlob& og, const TBlob& idx, const TBlob& grad,
+                       OpReqType req, int axis, int mode) {
+    if (req == mxplug::kNullOp) return;
+    const TakeGeometry geo = MakeTakeGeometry(grad.shape_, idx, axis, mode);
+    ZeroGradient(grad, req, StreamOf(ctx));
+    mxplug::TypeSwitch(og.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (!kHasAtomicAdd<T>) {
+        throw std::invalid_argument("take: the gradient of an " + mxplug::DTypeName(og.type_flag_) +
+                                    " array is not available on cuda (no atomic add)");
+      } else {
+        mxplug::TypeSwitch(idx.type_flag_, [&](auto izero) {
+          using I = decltype(izero);
+          ForEach(og.Size(), StreamOf(ctx),
+                  TakeGradElements<T, I>{geo, og.dptr<T>(), idx.dptr<I>(), grad.dptr<T>()});
+        });
+      }
+    });
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug_tensor::LayoutKernels<CudaLayout>{kDLCUDA}.RegisterAll();
+  return true;
+}();
+
+}  // namespace
+}  // namespace mxplug_cuda

@@ -1,0 +1,680 @@
+// Definitions of the layout ops (MXNet's names and parameters): Reshape, Flatten, expand_dims,
+// transpose, slice, _slice_assign, _slice_assign_scalar, take, broadcast_to, broadcast_like. Their
+// output holds their input's elements rearranged, so their kernels are written once here, over a
+// few primitives each device provides (Layout, below): shape_cpu.cc and
+// devices/cuda/kernels/shape.cu supply the primitives and register the kernels from one list.
+#ifndef MXPLUG_PLUGINS_TENSOR_SHAPE_H_
+#define MXPLUG_PLUGINS_TENSOR_SHAPE_H_
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_tensor {
+
+// ---- Walks: which element of an array each output element is ----
+
+/*! \brief Element o of `shape` (row-major) is element offset + sum_d idx_d(o) * stride[d] of the
+ * walked array: transposes, slices and broadcasts are walks. */
+struct StridedWalk {
+  TShape shape;
+  std::vector<int64_t> stride;
+  int64_t offset = 0;
+};
+
+// Row-major element strides of a shape.
+inline std::vector<int64_t> Strides(const TShape& s) {
+  std::vector<int64_t> st(std::max(s.ndim(), 0), 1);
+  for (int i = s.ndim() - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+/*! \brief The walk of `in` transposed by perm (axis i of the result is axis perm[i] of in). */
+inline StridedWalk TransposeWalk(const TShape& in, const std::vector<int>& perm) {
+  const std::vector<int64_t> st = Strides(in);
+  StridedWalk w;
+  std::vector<int64_t> d(perm.size());
+  w.stride.resize(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) d[i] = in[perm[i]], w.stride[i] = st[perm[i]];
+  w.shape = TShape(d);
+  return w;
+}
+
+/*! \brief The walk of `in` broadcast to `out` (NumPy's rules). */
+inline StridedWalk BroadcastWalk(const TShape& in, const TShape& out) {
+  return StridedWalk{out, BroadcastStrides(in, out), 0};
+}
+
+// ---- Parameters and shapes ----
+
+struct ReshapeParam : mxplug::Parameter<ReshapeParam> {
+  TShape shape;
+  bool reverse;
+  MXPLUG_DECLARE_PARAMETER(ReshapeParam) {
+    MXPLUG_DECLARE_FIELD(shape)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe(
+            "The target shape. Special values: 0 copies this dimension from the input, -1 infers "
+            "it, "
+            "-2 copies all remaining input dimensions, -3 merges two consecutive input dimensions, "
+            "-4 splits one input dimension into the next two values (one may be -1).");
+    MXPLUG_DECLARE_FIELD(reverse).set_default(false).describe(
+        "Apply the special values from right to left.");
+  }
+};
+
+// MXNet's rules for the special values, applied from the left (or the right with reverse).
+inline TShape InferReshape(const TShape& target, const TShape& in, bool reverse) {
+  std::vector<int64_t> param(target.begin(), target.end()), dshape(in.begin(), in.end());
+  if (reverse) std::reverse(param.begin(), param.end()), std::reverse(dshape.begin(), dshape.end());
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument("cannot reshape an array of shape " + in.ToString() + " into " +
+                                 target.ToString() + ": " + why);
+  };
+  std::vector<int64_t> out;
+  size_t src = 0;
+  int inferred = -1;
+  auto take = [&]() {
+    if (src >= dshape.size())
+      throw bad("the special values use more dimensions than the input has");
+    return dshape[src++];
+  };
+  for (size_t i = 0; i < param.size(); ++i) {
+    const int64_t p = param[i];
+    if (p == 0) {
+      out.push_back(take());
+    } else if (p == -1) {
+      if (inferred >= 0) throw bad("only one dimension can be -1");
+      inferred = static_cast<int>(out.size());
+      ++src;
+      out.push_back(1);
+    } else if (p == -2) {
+      while (src < dshape.size()) out.push_back(dshape[src++]);
+    } else if (p == -3) {
+      const int64_t a = take(), b = take();
+      out.push_back(a * b);
+    } else if (p == -4) {
+      if (i + 2 >= param.size()) throw bad("-4 must be followed by two values");
+      const int64_t d = take();
+      int64_t a = param[++i], b = param[++i];
+      if (a == -1 && b == -1) throw bad("-4 may not be followed by two -1");
+      if (a == -1) a = b ? d / b : 0;
+      if (b == -1) b = a ? d / a : 0;
+      if (a * b != d)
+        throw bad("-4 splits " + std::to_string(d) + " into " + std::to_string(a) + " x " +
+                  std::to_string(b));
+      out.push_back(a), out.push_back(b);
+    } else if (p > 0) {
+      out.push_back(p);
+      ++src;
+    } else {
+      throw bad("unknown special value " + std::to_string(p));
+    }
+  }
+  const int64_t size = in.Size();
+  if (inferred >= 0) {
+    int64_t known = 1;
+    for (size_t j = 0; j < out.size(); ++j)
+      if (static_cast<int>(j) != inferred) known *= out[j];
+    if (known == 0 || size % known != 0) throw bad("the sizes do not divide");
+    out[inferred] = size / known;
+  }
+  if (reverse) std::reverse(out.begin(), out.end());
+  TShape result(out);
+  if (result.Size() != size)
+    throw bad("the sizes differ (" + std::to_string(size) + " vs " + std::to_string(result.Size()) +
+              ")");
+  return result;
+}
+
+struct ExpandDimsParam : mxplug::Parameter<ExpandDimsParam> {
+  int axis;
+  MXPLUG_DECLARE_PARAMETER(ExpandDimsParam) {
+    MXPLUG_DECLARE_FIELD(axis).describe("Position of the new axis; negative counts from the end.");
+  }
+};
+
+struct TransposeParam : mxplug::Parameter<TransposeParam> {
+  TShape axes;
+  MXPLUG_DECLARE_PARAMETER(TransposeParam) {
+    MXPLUG_DECLARE_FIELD(axes)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("Target axis order; empty reverses the axes.");
+  }
+};
+
+inline std::vector<int> Permutation(const TShape& axes, int nd) {
+  std::vector<int> perm(nd);
+  if (axes.ndim() <= 0) {
+    for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+    return perm;
+  }
+  if (axes.ndim() != nd)
+    throw std::invalid_argument("axes " + axes.ToString() + " must name each of the " +
+                                std::to_string(nd) + " axes once");
+  std::vector<bool> seen(nd, false);
+  for (int i = 0; i < nd; ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + nd : axes[i];
+    if (a < 0 || a >= nd || seen[a])
+      throw std::invalid_argument("axes " + axes.ToString() + " is not a permutation of " +
+                                  std::to_string(nd) + " axes");
+    seen[a] = true;
+    perm[i] = static_cast<int>(a);
+  }
+  return perm;
+}
+
+struct SliceParam : mxplug::Parameter<SliceParam> {
+  std::string begin, end, step;
+  MXPLUG_DECLARE_PARAMETER(SliceParam) {
+    MXPLUG_DECLARE_FIELD(begin).describe("Starting indices, a tuple of int or None per axis.");
+    MXPLUG_DECLARE_FIELD(end).describe("Ending indices (exclusive), a tuple of int or None.");
+    MXPLUG_DECLARE_FIELD(step).set_default("()").describe("Steps, a tuple of int or None (1).");
+  }
+};
+
+// The region a slice selects: per axis its start, step and length.
+struct Region {
+  std::vector<int64_t> start, step;
+  TShape shape;
+};
+
+/*! \brief Whether element i of a row-major array of shape full[0..ndim) lies in the region that
+ * starts at start[d], steps by step[d] and holds len[d] elements along each axis d. The same
+ * test on every device. */
+MXPLUG_XINLINE bool InRegion(int64_t i, int ndim, const int64_t* full, const int64_t* start,
+                             const int64_t* step, const int64_t* len) {
+  for (int d = ndim - 1; d >= 0; --d) {
+    const int64_t k = i % full[d] - start[d];
+    i /= full[d];
+    if (k % step[d] != 0) return false;
+    const int64_t q = k / step[d];
+    if (q < 0 || q >= len[d]) return false;
+  }
+  return true;
+}
+
+inline Region SliceRegion(const SliceParam& p, const TShape& in) {
+  auto begin = mxplug_tensor::ParseOptionalTuple(p.begin, "begin"),
+       end = mxplug_tensor::ParseOptionalTuple(p.end, "end"),
+       step = mxplug_tensor::ParseOptionalTuple(p.step, "step");
+  if (begin.size() != end.size() || (!step.empty() && step.size() != begin.size()))
+    throw std::invalid_argument("begin " + p.begin + ", end " + p.end + " and step " + p.step +
+                                " must have the same length");
+  if (static_cast<int>(begin.size()) > in.ndim())
+    throw std::invalid_argument("begin " + p.begin + " has more axes than the input " +
+                                in.ToString());
+  Region r;
+  std::vector<int64_t> dims;
+  for (int i = 0; i < in.ndim(); ++i) {
+    const int64_t n = in[i];
+    const bool given = i < static_cast<int>(begin.size());
+    const int64_t s = given && !step.empty() && step[i] ? *step[i] : 1;
+    if (s == 0) throw std::invalid_argument("step of axis " + std::to_string(i) + " is 0");
+    int64_t b, e;
+    if (s > 0) {
+      b = given && begin[i] ? *begin[i] : 0;
+      e = given && end[i] ? *end[i] : n;
+      if (b < 0) b += n;
+      if (e < 0) e += n;
+      b = std::clamp<int64_t>(b, 0, n);
+      e = std::clamp<int64_t>(e, 0, n);
+    } else {
+      b = given && begin[i] ? *begin[i] : n - 1;
+      e = given && end[i] ? *end[i] : -1;
+      if (given && begin[i] && b < 0) b += n;
+      if (given && end[i] && e < 0) e += n;
+      b = std::clamp<int64_t>(b, -1, n - 1);
+      e = std::clamp<int64_t>(e, -1, n - 1);
+    }
+    const int64_t len =
+        s > 0 ? (e > b ? (e - b + s - 1) / s : 0) : (b > e ? (b - e - s - 1) / -s : 0);
+    r.start.push_back(b), r.step.push_back(s), dims.push_back(len);
+  }
+  r.shape = TShape(dims);
+  return r;
+}
+
+/*! \brief The region's elements as a walk over the full array. */
+inline StridedWalk RegionWalk(const Region& r, const TShape& full) {
+  const std::vector<int64_t> st = Strides(full);
+  StridedWalk w{r.shape, std::vector<int64_t>(st.size()), 0};
+  for (size_t i = 0; i < st.size(); ++i) {
+    w.stride[i] = st[i] * r.step[i];
+    w.offset += st[i] * r.start[i];
+  }
+  return w;
+}
+
+struct TakeParam : mxplug::Parameter<TakeParam> {
+  int axis;
+  int mode;
+  MXPLUG_DECLARE_PARAMETER(TakeParam) {
+    MXPLUG_DECLARE_FIELD(axis).set_default(0).describe("The axis to take along.");
+    MXPLUG_DECLARE_FIELD(mode)
+        .set_default(mxplug_tensor::kIndexClip)
+        .add_enum("clip", mxplug_tensor::kIndexClip)
+        .add_enum("wrap", mxplug_tensor::kIndexWrap)
+        .add_enum("raise", mxplug_tensor::kIndexRaise)
+        .describe("Out-of-range indices: clip to the range, wrap around, or raise an error.");
+  }
+};
+
+struct BroadcastToParam : mxplug::Parameter<BroadcastToParam> {
+  TShape shape;
+  MXPLUG_DECLARE_PARAMETER(BroadcastToParam) {
+    MXPLUG_DECLARE_FIELD(shape)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("The target shape; 0 keeps the input's dimension.");
+  }
+};
+
+struct BroadcastLikeParam : mxplug::Parameter<BroadcastLikeParam> {
+  std::optional<TShape> lhs_axes, rhs_axes;
+  MXPLUG_DECLARE_PARAMETER(BroadcastLikeParam) {
+    MXPLUG_DECLARE_FIELD(lhs_axes)
+        .set_default(std::nullopt)
+        .describe("Axes of lhs to broadcast (default: all).");
+    MXPLUG_DECLARE_FIELD(rhs_axes)
+        .set_default(std::nullopt)
+        .describe("Axes of rhs whose sizes lhs takes.");
+  }
+};
+
+// ---- Properties ----
+
+// LayoutProp whose output is its input's elements in order (reshapes). The copy may be done in
+// place both ways, which then costs nothing (the memory plan hands the input's buffer on).
+template <class Param>
+using ReshapeLikeProp = mxplug::FirstInPlace<LayoutProp<Param>>;
+
+class ReshapeProp : public ReshapeLikeProp<ReshapeParam> {
+  TShape OutShape(const TShape& in) const override {
+    return InferReshape(param_.shape, in, param_.reverse);
+  }
+};
+
+class FlattenProp : public ReshapeLikeProp<NoParam> {
+  TShape OutShape(const TShape& in) const override {
+    if (in.ndim() == 0) return TShape{1, 1};
+    return TShape{in[0], in.ndim() > 1 ? in.ProdShape(1, in.ndim()) : 1};
+  }
+};
+
+class ExpandDimsProp : public ReshapeLikeProp<ExpandDimsParam> {
+  TShape OutShape(const TShape& in) const override {
+    // The new axis is an axis of the result, which has one more dimension.
+    const int axis = mxplug::NormalizeAxis(param_.axis, in.ndim() + 1);
+    std::vector<int64_t> d(in.begin(), in.end());
+    d.insert(d.begin() + axis, 1);
+    return TShape(d);
+  }
+};
+
+class TransposeProp : public LayoutProp<TransposeParam> {
+  TShape OutShape(const TShape& in) const override {
+    return TransposeWalk(in, Permutation(param_.axes, in.ndim())).shape;
+  }
+};
+
+class SliceProp : public LayoutProp<SliceParam> {
+  TShape OutShape(const TShape& in) const override { return SliceRegion(param_, in).shape; }
+};
+
+// The kwargs of _slice_assign(_scalar) split into the slice's (begin, end, step) and the rest.
+inline std::pair<mxplug::KwArgs, mxplug::KwArgs> SplitSliceArgs(const mxplug::KwArgs& kwargs) {
+  std::pair<mxplug::KwArgs, mxplug::KwArgs> split;
+  for (const auto& kv : kwargs)
+    (kv.first == "begin" || kv.first == "end" || kv.first == "step" ? split.first : split.second)
+        .push_back(kv);
+  return split;
+}
+
+// _slice_assign(lhs, rhs): lhs with the region replaced by rhs; in place over lhs.
+template <bool kScalar>
+class SliceAssignProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    const auto [slice_args, rest] = SplitSliceArgs(kwargs);
+    slice_.Init(slice_args);
+    scalar_.Init(rest);
+  }
+  std::vector<std::string> ListArguments() const override {
+    if (kScalar) return {"data"};
+    return {"lhs", "rhs"};
+  }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& lhs = (*in)[0];
+    if (lhs.ndim() < 0) return false;
+    const Region r = SliceRegion(slice_, lhs);
+    if (!kScalar) {
+      if ((*in)[1].ndim() < 0) (*in)[1] = r.shape;
+      if ((*in)[1] != r.shape)
+        throw std::invalid_argument("rhs has shape " + (*in)[1].ToString() +
+                                    ", expected the region's " + r.shape.ToString());
+    }
+    (*out)[0] = lhs;
+    return lhs.IsKnown();
+  }
+  std::vector<std::pair<int, int>> ForwardInplaceOption(
+      const std::vector<int>& in, const std::vector<int>& out) const override {
+    return {{in[0], out[0]}};
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {og[0]};
+  }
+
+ private:
+  SliceParam slice_;
+  ScalarParam scalar_;
+};
+
+class TakeProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"a", "indices"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& a = (*in)[0];
+    const TShape& idx = (*in)[1];
+    if (a.ndim() < 0 || idx.ndim() < 0) return false;
+    const int axis = mxplug::NormalizeAxis(param_.axis, a.ndim());
+    std::vector<int64_t> d(a.begin(), a.begin() + axis);
+    d.insert(d.end(), idx.begin(), idx.end());
+    d.insert(d.end(), a.begin() + axis + 1, a.end());
+    (*out)[0] = TShape(d);
+    return a.IsKnown() && idx.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[1]};
+  }
+
+ private:
+  TakeParam param_;
+};
+
+class BroadcastToProp : public LayoutProp<BroadcastToParam> {
+  TShape OutShape(const TShape& in) const override {
+    const TShape& t = param_.shape;
+    if (t.ndim() < in.ndim())
+      throw std::invalid_argument("cannot broadcast shape " + in.ToString() + " to " +
+                                  t.ToString());
+    std::vector<int64_t> d(t.begin(), t.end());
+    const int off = t.ndim() - in.ndim();
+    for (int i = 0; i < t.ndim(); ++i) {
+      const int64_t have = i >= off ? in[i - off] : 1;
+      if (d[i] == 0) d[i] = have;
+      if (have != 1 && have != d[i])
+        throw std::invalid_argument("cannot broadcast shape " + in.ToString() + " to " +
+                                    t.ToString());
+    }
+    return TShape(d);
+  }
+};
+
+class BroadcastLikeProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &lhs = (*in)[0], &rhs = (*in)[1];
+    if (!lhs.IsKnown() || !rhs.IsKnown()) return false;
+    const auto bad = [&] {
+      return std::invalid_argument(
+          "lhs of shape " + lhs.ToString() + " cannot be broadcast like rhs of shape " +
+          rhs.ToString() +
+          (param_.lhs_axes ? " on lhs_axes " + param_.lhs_axes->ToString() + " and rhs_axes " +
+                                 (param_.rhs_axes ? param_.rhs_axes->ToString() : "None")
+                           : ""));
+    };
+    std::vector<int64_t> d(lhs.begin(), lhs.end());
+    if (!param_.lhs_axes) {
+      if (lhs.ndim() != rhs.ndim()) throw bad();
+      d.assign(rhs.begin(), rhs.end());
+    } else {
+      if (!param_.rhs_axes || param_.rhs_axes->ndim() != param_.lhs_axes->ndim()) throw bad();
+      for (int i = 0; i < param_.lhs_axes->ndim(); ++i) {
+        const int l = mxplug::NormalizeAxis((*param_.lhs_axes)[i], lhs.ndim(), "lhs_axes");
+        d[l] = rhs[mxplug::NormalizeAxis((*param_.rhs_axes)[i], rhs.ndim(), "rhs_axes")];
+      }
+    }
+    for (int i = 0; i < lhs.ndim(); ++i)
+      if (lhs[i] != 1 && lhs[i] != d[i]) throw bad();
+    (*out)[0] = TShape(d);
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {out_grad[0]};
+  }
+
+ private:
+  BroadcastLikeParam param_;
+};
+
+// ---- Kernels, over a device's primitives ----
+//
+// What these kernels need of a device, as static functions of a class L (CpuLayout in
+// shape_cpu.cc, CudaLayout in devices/cuda/kernels/shape.cu); every write follows `req`:
+//   L::Copy(ctx, src, dst, req)            dst = src, element for element (nothing when in place)
+//   L::Zero(ctx, dst, req)                 dst = 0 (nothing for kAddTo)
+//   L::Gather(ctx, walk, src, dst, req)    dst[o] = src[walk(o)]
+//   L::Scatter(ctx, walk, src, dst, req)   dst[walk(o)] = src[o] (the walk visits an element once)
+//   L::Fill(ctx, walk, value, dst)         dst[walk(o)] = value
+//   L::CopyOutside(ctx, region, src, dst, req)  dst[i] = src[i] for i outside the region, where
+//                                          region is a Region of dst's shape (else dst[i] = 0)
+//   L::SumBroadcast(ctx, src, dst, req)    dst = src summed over the axes dst was broadcast along
+//   L::Take(ctx, a, indices, out, req, axis, mode) and
+//   L::TakeGrad(ctx, og, indices, a_grad, req, axis, mode)
+
+using mxplug::OpContext;
+using mxplug::OpReqType;
+
+// The layout kernels' Backward signature, shared by the classes below.
+#define MXPLUG_LAYOUT_BACKWARD                                                            \
+  void Backward(const OpContext& ctx, const std::vector<TBlob>& og,                       \
+                [[maybe_unused]] const std::vector<TBlob>& in, const std::vector<TBlob>&, \
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,          \
+                const std::vector<TBlob>&) override
+
+/*! \brief Reshape, Flatten, expand_dims: the elements in order, both ways. */
+template <class L>
+struct CopyKernel : mxplug::Operator {
+  CopyKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    L::Copy(ctx, in[0], out[0], req[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD { L::Copy(ctx, og[0], ig[0], req[0]); }
+};
+
+template <class L>
+struct TransposeKernel : mxplug::Operator {
+  TransposeParam p;
+  TransposeKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    L::Gather(ctx, TransposeWalk(in[0].shape_, Permutation(p.axes, in[0].ndim())), in[0], out[0],
+              req[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD {  // the inverse permutation
+    const std::vector<int> perm = Permutation(p.axes, ig[0].ndim());
+    std::vector<int> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int>(i);
+    L::Gather(ctx, TransposeWalk(og[0].shape_, inverse), og[0], ig[0], req[0]);
+  }
+};
+
+template <class L>
+struct SliceKernel : mxplug::Operator {
+  SliceParam p;
+  SliceKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    const TShape& s = in[0].shape_;
+    L::Gather(ctx, RegionWalk(SliceRegion(p, s), s), in[0], out[0], req[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD {  // the gradient outside the region is 0
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& s = ig[0].shape_;
+    L::Zero(ctx, ig[0], req[0]);
+    L::Scatter(ctx, RegionWalk(SliceRegion(p, s), s), og[0], ig[0],
+               req[0] == mxplug::kAddTo ? mxplug::kAddTo : mxplug::kWriteTo);
+  }
+};
+
+template <class L, bool kScalar>
+struct SliceAssignKernel : mxplug::Operator {
+  SliceParam p;
+  double scalar = 0;
+  SliceAssignKernel(const mxplug::KwArgs& kwargs, mxplug::Context) {
+    const auto [slice_args, rest] = SplitSliceArgs(kwargs);
+    p.Init(slice_args);
+    ScalarParam s;
+    s.Init(rest);
+    scalar = s.scalar;
+  }
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    if (req[0] == mxplug::kAddTo)
+      throw std::invalid_argument("_slice_assign: adding to its output (kAddTo) is not supported");
+    L::Copy(ctx, in[0], out[0], mxplug::kWriteTo);
+    const StridedWalk region = RegionWalk(SliceRegion(p, out[0].shape_), out[0].shape_);
+    if (kScalar)
+      L::Fill(ctx, region, scalar, out[0]);
+    else
+      L::Scatter(ctx, region, in[1], out[0], mxplug::kWriteTo);
+  }
+  // lhs's gradient is the output gradient outside the region; rhs's is the region's.
+  MXPLUG_LAYOUT_BACKWARD {
+    const TShape& s = og[0].shape_;
+    const StridedWalk region = RegionWalk(SliceRegion(p, s), s);
+    if (!kScalar) L::Gather(ctx, region, og[0], ig[1], req[1]);  // before ig[0] may overwrite og
+    L::CopyOutside(ctx, SliceRegion(p, s), og[0], ig[0], req[0]);
+  }
+};
+
+template <class L>
+using SliceAssignArrayKernel = SliceAssignKernel<L, false>;
+template <class L>
+using SliceAssignScalarKernel = SliceAssignKernel<L, true>;
+
+template <class L>
+struct TakeKernel : mxplug::Operator {
+  TakeParam p;
+  TakeKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    L::Take(ctx, in[0], in[1], out[0], req[0], mxplug::NormalizeAxis(p.axis, in[0].ndim()), p.mode);
+  }
+  MXPLUG_LAYOUT_BACKWARD {
+    L::Zero(ctx, ig[1], req[1]);  // indices get no gradient
+    L::TakeGrad(ctx, og[0], in[1], ig[0], req[0], mxplug::NormalizeAxis(p.axis, ig[0].ndim()),
+                p.mode);
+  }
+};
+
+/*! \brief broadcast_to, broadcast_like: input 0 repeated to the output's shape; backward sums the
+ * gradient over the repeats. broadcast_like's rhs only lends its shape: its gradient is 0. */
+template <class L>
+struct BroadcastKernel : mxplug::Operator {
+  BroadcastKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    L::Gather(ctx, BroadcastWalk(in[0].shape_, out[0].shape_), in[0], out[0], req[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD {
+    for (size_t i = 1; i < ig.size(); ++i) L::Zero(ctx, ig[i], req[i]);
+    L::SumBroadcast(ctx, og[0], ig[0], req[0]);
+  }
+};
+
+#undef MXPLUG_LAYOUT_BACKWARD
+
+// Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for every layout op: the one
+// list the definitions (Prop) and each device's kernels (Kernel<L>) register from.
+template <class Visitor>
+void ForEachLayoutOp(Visitor&& visit) {
+  static const std::vector<mxplug::FieldInfo> none;
+  // The registration keeps pointers to the fields: a static lives as long as the plugin.
+  static const std::vector<mxplug::FieldInfo> scalar_fields = [] {
+    std::vector<mxplug::FieldInfo> fields = SliceParam::Fields();
+    for (const mxplug::FieldInfo& f : ScalarParam::Fields())
+      if (f.name == "scalar") fields.push_back(f);
+    return fields;
+  }();
+  visit.template Op<ReshapeProp, CopyKernel>("Reshape",
+                                             "Reshapes the input to a new shape of the same size.",
+                                             kDataInput, ReshapeParam::Fields());
+  visit.template Op<ReshapeProp, CopyKernel>("reshape", "Same as Reshape.", kDataInput,
+                                             ReshapeParam::Fields());
+  visit.template Op<FlattenProp, CopyKernel>(
+      "Flatten", "Collapses all axes but the first: (d0, d1 * ... * dn).", kDataInput, none);
+  visit.template Op<FlattenProp, CopyKernel>("flatten", "Same as Flatten.", kDataInput, none);
+  visit.template Op<ExpandDimsProp, CopyKernel>("expand_dims", "Inserts a new axis of size 1.",
+                                                kDataInput, ExpandDimsParam::Fields());
+  visit.template Op<TransposeProp, TransposeKernel>("transpose", "Permutes the axes.", kDataInput,
+                                                    TransposeParam::Fields());
+  visit.template Op<SliceProp, SliceKernel>("slice",
+                                            "A slice of the input: begin, end and step per axis.",
+                                            kDataInput, SliceParam::Fields());
+  visit.template Op<SliceProp, SliceKernel>("crop", "Same as slice.", kDataInput,
+                                            SliceParam::Fields());
+  visit.template Op<SliceAssignProp<false>, SliceAssignArrayKernel>(
+      "_slice_assign", "lhs with the region begin:end:step replaced by rhs.",
+      {{"lhs", "The array to assign into."}, {"rhs", "The values."}}, SliceParam::Fields());
+  visit.template Op<SliceAssignProp<true>, SliceAssignScalarKernel>(
+      "_slice_assign_scalar", "data with the region set to a scalar.", kDataInput, scalar_fields);
+  visit.template Op<TakeProp, TakeKernel>(
+      "take", "Takes elements along an axis at the given indices.",
+      {{"a", "The input array."}, {"indices", "The indices of the values to take."}},
+      TakeParam::Fields());
+  visit.template Op<BroadcastToProp, BroadcastKernel>(
+      "broadcast_to", "Broadcasts the input to a shape.", kDataInput, BroadcastToParam::Fields());
+  visit.template Op<BroadcastLikeProp, BroadcastKernel>(
+      "broadcast_like", "Broadcasts lhs to the shape of rhs (or of rhs's rhs_axes).",
+      {{"lhs", "The array to broadcast."}, {"rhs", "The array whose shape lhs takes."}},
+      BroadcastLikeParam::Fields());
+}
+
+/*! \brief Registers the kernels of every layout op on one device, whose primitives are L. */
+template <class L>
+struct LayoutKernels {
+  DLDeviceType device;
+  template <class Prop, template <class> class Kernel>
+  void Op(const char* name, const char*, std::initializer_list<InputDoc>,
+          const std::vector<mxplug::FieldInfo>&) const {
+    mxplug::sdk::RegisterKernel<Kernel<L>>(name, device);
+  }
+  void RegisterAll() const { ForEachLayoutOp(*this); }
+};
+
+}  // namespace mxplug_tensor
+
+#endif  // MXPLUG_PLUGINS_TENSOR_SHAPE_H_

@@ -1,0 +1,130 @@
+// The CPU primitives of the layout ops' kernels (shape.h), and their registration.
+#include <algorithm>
+#include <vector>
+
+#include "shape.h"
+
+namespace {
+
+using mxplug::Assign;
+using mxplug::OpContext;
+using mxplug::OpReqType;
+using mxplug_tensor::StridedWalk;
+using mxplug_tensor::TBlob;
+using mxplug_tensor::TShape;
+
+// Calls fn(o, i) for every element o of the walk's shape and the element i it walks to.
+template <class Fn>
+void ForEachWalked(const StridedWalk& w, Fn&& fn) {
+  const std::vector<int64_t> zero(w.stride.size(), 0);
+  mxplug_tensor::ForEachBroadcast(w.shape, w.stride, zero,
+                                  [&](int64_t o, int64_t i, int64_t) { fn(o, w.offset + i); });
+}
+
+struct CpuLayout {
+  static void Copy(const OpContext&, const TBlob& src, const TBlob& dst, OpReqType req) {
+    mxplug::AssignBlob(src, dst, req);
+  }
+  static void Zero(const OpContext&, const TBlob& dst, OpReqType req) {
+    mxplug::WriteZeroGradient(dst, req);
+  }
+  static void Gather(const OpContext&, const StridedWalk& w, const TBlob& src, const TBlob& dst,
+                     OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* s = src.dptr<T>();
+      T* d = dst.dptr<T>();
+      ForEachWalked(w, [&](int64_t o, int64_t i) { Assign(d[o], req, s[i]); });
+    });
+  }
+  static void Scatter(const OpContext&, const StridedWalk& w, const TBlob& src, const TBlob& dst,
+                      OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* s = src.dptr<T>();
+      T* d = dst.dptr<T>();
+      ForEachWalked(w, [&](int64_t o, int64_t i) { Assign(d[i], req, s[o]); });
+    });
+  }
+  static void Fill(const OpContext&, const StridedWalk& w, double value, const TBlob& dst) {
+    mxplug::TypeSwitch(dst.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T v = static_cast<T>(static_cast<mxplug::ComputeType<T>>(value));
+      T* d = dst.dptr<T>();
+      ForEachWalked(w, [&](int64_t, int64_t i) { d[i] = v; });
+    });
+  }
+  static void CopyOutside(const OpContext&, const mxplug_tensor::Region& r, const TBlob& src,
+                          const TBlob& dst, OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    const TShape& full = dst.shape_;
+    const std::vector<int64_t> len(r.shape.begin(), r.shape.end());
+    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* s = src.dptr<T>();
+      T* d = dst.dptr<T>();
+      for (int64_t i = 0; i < dst.Size(); ++i) {
+        const bool in = mxplug_tensor::InRegion(i, full.ndim(), full.data(), r.start.data(),
+                                                r.step.data(), len.data());
+        Assign(d[i], req, in ? T(0) : s[i]);
+      }
+    });
+  }
+  static void SumBroadcast(const OpContext&, const TBlob& src, const TBlob& dst, OpReqType req) {
+    const TShape& os = src.shape_;
+    const StridedWalk w = mxplug_tensor::BroadcastWalk(dst.shape_, os);
+    mxplug_tensor::ScatterAddGradient(src, dst, req, [&](auto add) { ForEachWalked(w, add); });
+  }
+
+  // take viewed as (outer, n, inner) blocks of `a`: fn(out_block, a_block, inner) for every
+  // (outer, index) pair.
+  template <class Fn>
+  static void ForEachTaken(const TShape& a, const TBlob& idx, int axis, int mode, Fn&& fn) {
+    const int64_t outer = a.ProdShape(0, axis), n = a[axis],
+                  inner = a.ProdShape(axis + 1, a.ndim());
+    const int64_t count = idx.Size();
+    mxplug::TypeSwitch(idx.type_flag_, [&](auto zero) {
+      using I = decltype(zero);
+      const I* ix = idx.dptr<I>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < count; ++j) {
+          const int64_t k = mxplug_tensor::ResolveIndex(static_cast<int64_t>(ix[j]), n, mode, axis);
+          fn((o * count + j) * inner, (o * n + k) * inner, inner);
+        }
+    });
+  }
+  static void Take(const OpContext&, const TBlob& a, const TBlob& idx, const TBlob& out,
+                   OpReqType req, int axis, int mode) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(a.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* s = a.dptr<T>();
+      T* o = out.dptr<T>();
+      ForEachTaken(a.shape_, idx, axis, mode, [&](int64_t ob, int64_t ab, int64_t len) {
+        for (int64_t t = 0; t < len; ++t) Assign(o[ob + t], req, s[ab + t]);
+      });
+    });
+  }
+  static void TakeGrad(const OpContext&, const TBlob& og, const TBlob& idx, const TBlob& grad,
+                       OpReqType req, int axis, int mode) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(og.type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      const T* g = og.dptr<T>();
+      T* d = grad.dptr<T>();
+      if (req != mxplug::kAddTo) std::fill(d, d + grad.Size(), T(0));
+      ForEachTaken(grad.shape_, idx, axis, mode, [&](int64_t ob, int64_t ab, int64_t len) {
+        for (int64_t t = 0; t < len; ++t) d[ab + t] += g[ob + t];
+      });
+    });
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug_tensor::LayoutKernels<CpuLayout>{kDLCPU}.RegisterAll();
+  return true;
+}();
+
+}  // namespace
