@@ -198,7 +198,8 @@ struct Reducer {
   }
 };
 
-/*! \brief What a reduction kernel is built from: the kind it runs and the axes it reduces. */
+/*! \brief What a reduction kernel is built from: the kind it runs (norm's from its ord) and the
+ * axes it reduces. */
 struct ReduceSpec {
   ReduceKind kind;
   ReduceParam axes;
@@ -214,32 +215,16 @@ struct ReduceSpec {
     axes.axis = n.axis, axes.keepdims = n.keepdims, axes.exclude = false;
   }
 
-  /*! \brief Calls fn(Reducer<K>{}) for this spec's kind K. */
-  template <class Fn>
+  /*! \brief Calls fn(Reducer<K>{}) for the op's kind K, or for norm fn(Reducer<kNorm1>{}) or
+   * fn(Reducer<kNorm2>{}) as its ord says. */
+  template <ReduceKind K, class Fn>
   void Visit(Fn&& fn) const {
-    switch (kind) {
-      case ReduceKind::kSum:
-        return fn(Reducer<ReduceKind::kSum>{});
-      case ReduceKind::kMean:
-        return fn(Reducer<ReduceKind::kMean>{});
-      case ReduceKind::kProd:
-        return fn(Reducer<ReduceKind::kProd>{});
-      case ReduceKind::kMax:
-        return fn(Reducer<ReduceKind::kMax>{});
-      case ReduceKind::kMin:
-        return fn(Reducer<ReduceKind::kMin>{});
-      case ReduceKind::kNanSum:
-        return fn(Reducer<ReduceKind::kNanSum>{});
-      case ReduceKind::kNanProd:
-        return fn(Reducer<ReduceKind::kNanProd>{});
-      case ReduceKind::kNorm1:
-        return fn(Reducer<ReduceKind::kNorm1>{});
-      case ReduceKind::kNorm2:
-        return fn(Reducer<ReduceKind::kNorm2>{});
-      case ReduceKind::kNorm:
-        break;
-    }
-    throw std::logic_error("unresolved norm kind");
+    if constexpr (K != ReduceKind::kNorm)
+      fn(Reducer<K>{});
+    else if (kind == ReduceKind::kNorm1)
+      fn(Reducer<ReduceKind::kNorm1>{});
+    else
+      fn(Reducer<ReduceKind::kNorm2>{});
   }
 };
 
@@ -277,14 +262,7 @@ struct ArgGeometry {
 template <ReduceKind K>
 class ReduceProp : public mxplug::OperatorProperty {
  public:
-  void Init(const mxplug::KwArgs& kwargs) override {
-    if constexpr (K == ReduceKind::kNorm) {
-      norm_.Init(kwargs);
-      param_.axis = norm_.axis, param_.keepdims = norm_.keepdims, param_.exclude = false;
-    } else {
-      param_.Init(kwargs);
-    }
-  }
+  void Init(const mxplug::KwArgs& kwargs) override { param_ = ReduceSpec(K, kwargs).axes; }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     const TShape& is = (*in)[0];
@@ -300,7 +278,6 @@ class ReduceProp : public mxplug::OperatorProperty {
 
  private:
   ReduceParam param_;
-  NormParam norm_;
 };
 
 template <bool kMax>

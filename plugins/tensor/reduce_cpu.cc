@@ -34,7 +34,7 @@ class ReduceCpu : public mxplug::Operator {
     const TShape kept = mxplug_tensor::KeptShape(is, ReducedAxes(spec_.axes, is.ndim()));
     const int64_t n = kept.Size();
     const int64_t count = n ? is.Size() / n : 0;
-    spec_.Visit([&](auto reducer) {
+    spec_.template Visit<K>([&](auto reducer) {
       using R = decltype(reducer);
       mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
         using T = decltype(zero);
@@ -60,7 +60,7 @@ class ReduceCpu : public mxplug::Operator {
     const TShape& is = ig[0].shape_;
     const TShape kept = mxplug_tensor::KeptShape(is, ReducedAxes(spec_.axes, is.ndim()));
     const int64_t count = kept.Size() ? is.Size() / kept.Size() : 0;
-    spec_.Visit([&](auto reducer) {
+    spec_.template Visit<K>([&](auto reducer) {
       using R = decltype(reducer);
       mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
         using T = decltype(zero);

@@ -21,6 +21,23 @@ void ForEachWalked(const StridedWalk& w, Fn&& fn) {
                                   [&](int64_t o, int64_t i, int64_t) { fn(o, w.offset + i); });
 }
 
+// dst[o] = src[walk(o)] (a gather), or dst[walk(o)] = src[o] (kScatter), as req says.
+template <bool kScatter>
+void Move(const StridedWalk& w, const TBlob& src, const TBlob& dst, OpReqType req) {
+  if (req == mxplug::kNullOp) return;
+  mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    const T* s = src.dptr<T>();
+    T* d = dst.dptr<T>();
+    ForEachWalked(w, [&](int64_t o, int64_t i) {
+      if constexpr (kScatter)
+        Assign(d[i], req, s[o]);
+      else
+        Assign(d[o], req, s[i]);
+    });
+  });
+}
+
 struct CpuLayout {
   static void Copy(const OpContext&, const TBlob& src, const TBlob& dst, OpReqType req) {
     mxplug::AssignBlob(src, dst, req);
@@ -30,23 +47,11 @@ struct CpuLayout {
   }
   static void Gather(const OpContext&, const StridedWalk& w, const TBlob& src, const TBlob& dst,
                      OpReqType req) {
-    if (req == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      const T* s = src.dptr<T>();
-      T* d = dst.dptr<T>();
-      ForEachWalked(w, [&](int64_t o, int64_t i) { Assign(d[o], req, s[i]); });
-    });
+    Move<false>(w, src, dst, req);
   }
   static void Scatter(const OpContext&, const StridedWalk& w, const TBlob& src, const TBlob& dst,
                       OpReqType req) {
-    if (req == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      const T* s = src.dptr<T>();
-      T* d = dst.dptr<T>();
-      ForEachWalked(w, [&](int64_t o, int64_t i) { Assign(d[i], req, s[o]); });
-    });
+    Move<true>(w, src, dst, req);
   }
   static void Fill(const OpContext&, const StridedWalk& w, double value, const TBlob& dst) {
     mxplug::TypeSwitch(dst.type_flag_, [&](auto zero) {

@@ -68,7 +68,7 @@ class ReduceCuda : public mxplug::Operator {
     if (req[0] == mxplug::kNullOp) return;
     const mxplug::TShape& is = in[0].shape_;
     const ReduceIndex ix = MakeReduceIndex(is, ReducedAxes(spec_.axes, is.ndim()));
-    spec_.Visit([&](auto reducer) {
+    spec_.template Visit<K>([&](auto reducer) {
       using R = decltype(reducer);
       mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
         using T = decltype(zero);
@@ -88,7 +88,7 @@ class ReduceCuda : public mxplug::Operator {
     const mxplug::TShape kept = mxplug_tensor::KeptShape(is, ReducedAxes(spec_.axes, is.ndim()));
     const int64_t count = kept.Size() ? is.Size() / kept.Size() : 0;
     const BroadcastIndex to_out = MakeBroadcastIndex(is, kept, kept);
-    spec_.Visit([&](auto reducer) {
+    spec_.template Visit<K>([&](auto reducer) {
       using R = decltype(reducer);
       mxplug::TypeSwitch(og[0].type_flag_, [&](auto zero) {
         using T = decltype(zero);

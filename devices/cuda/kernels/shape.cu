@@ -49,27 +49,30 @@ DeviceWalk ToDevice(const StridedWalk& w) {
   return d;
 }
 
-template <class T>
-struct GatherElements {
+// dst[o] = src[walk(o)] (a gather), or dst[walk(o)] = src[o] (kScatter), as req says.
+template <class T, bool kScatter>
+struct MoveElements {
   DeviceWalk w;
   const T* src;
   T* dst;
   int req;
   __device__ void operator()(int64_t o) const {
-    Store<ComputeType<T>>(dst[o], req, static_cast<ComputeType<T>>(src[w.At(o)]));
+    const int64_t i = w.At(o);
+    Store<ComputeType<T>>(dst[kScatter ? i : o], req,
+                          static_cast<ComputeType<T>>(src[kScatter ? o : i]));
   }
 };
 
-template <class T>
-struct ScatterElements {
-  DeviceWalk w;
-  const T* src;
-  T* dst;
-  int req;
-  __device__ void operator()(int64_t o) const {
-    Store<ComputeType<T>>(dst[w.At(o)], req, static_cast<ComputeType<T>>(src[o]));
-  }
-};
+template <bool kScatter>
+void Move(const OpContext& ctx, const StridedWalk& w, const TBlob& src, const TBlob& dst,
+          OpReqType req) {
+  if (req == mxplug::kNullOp) return;
+  mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    ForEach(w.shape.Size(), StreamOf(ctx),
+            MoveElements<T, kScatter>{ToDevice(w), src.dptr<T>(), dst.dptr<T>(), req});
+  });
+}
 
 template <class T>
 struct FillElements {
@@ -210,21 +213,11 @@ struct CudaLayout {
   }
   static void Gather(const OpContext& ctx, const StridedWalk& w, const TBlob& src, const TBlob& dst,
                      OpReqType req) {
-    if (req == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      ForEach(w.shape.Size(), StreamOf(ctx),
-              GatherElements<T>{ToDevice(w), src.dptr<T>(), dst.dptr<T>(), req});
-    });
+    Move<false>(ctx, w, src, dst, req);
   }
   static void Scatter(const OpContext& ctx, const StridedWalk& w, const TBlob& src,
                       const TBlob& dst, OpReqType req) {
-    if (req == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(src.type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      ForEach(w.shape.Size(), StreamOf(ctx),
-              ScatterElements<T>{ToDevice(w), src.dptr<T>(), dst.dptr<T>(), req});
-    });
+    Move<true>(ctx, w, src, dst, req);
   }
   static void Fill(const OpContext& ctx, const StridedWalk& w, double value, const TBlob& dst) {
     mxplug::TypeSwitch(dst.type_flag_, [&](auto zero) {
