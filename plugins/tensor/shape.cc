@@ -13,16 +13,8 @@ MXPLUG_REGISTER_PARAMETER(TakeParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastToParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastLikeParam);
 
-struct DefineLayout {
-  template <class Prop, template <class> class Kernel>
-  void Op(const char* name, const char* doc, std::initializer_list<InputDoc> inputs,
-          const std::vector<mxplug::FieldInfo>& params) const {
-    Define<Prop>(name, doc, inputs, params);
-  }
-};
-
 [[maybe_unused]] const bool registered = [] {
-  ForEachLayoutOp(DefineLayout{});
+  ForEachLayoutOp(LayoutDefinitions{});
   return true;
 }();
 

@@ -48,6 +48,25 @@ inline StridedWalk TransposeWalk(const TShape& in, const std::vector<int>& perm)
   return w;
 }
 
+/*! \brief The same walk in as few axes as it takes: size-1 axes dropped, and an axis merged into
+ * the one before it where the two step through memory as one (stride[d] == stride[d+1] *
+ * shape[d+1]). Devices that walk with fixed-size index arrays need this (tile and repeat
+ * double the axes). */
+inline StridedWalk Simplified(const StridedWalk& w) {
+  if (w.shape.Size() == 0) return w;
+  std::vector<int64_t> dims, strides;
+  for (int d = 0; d < w.shape.ndim(); ++d) {
+    if (w.shape[d] == 1) continue;
+    if (!dims.empty() && strides.back() == w.stride[d] * w.shape[d]) {
+      dims.back() *= w.shape[d];
+      strides.back() = w.stride[d];
+      continue;
+    }
+    dims.push_back(w.shape[d]), strides.push_back(w.stride[d]);
+  }
+  return StridedWalk{TShape(dims), strides, w.offset};
+}
+
 /*! \brief The walk of `in` broadcast to `out` (NumPy's rules). */
 inline StridedWalk BroadcastWalk(const TShape& in, const TShape& out) {
   return StridedWalk{out, BroadcastStrides(in, out), 0};
@@ -526,24 +545,28 @@ struct TransposeKernel : mxplug::Operator {
   }
 };
 
-template <class L>
-struct SliceKernel : mxplug::Operator {
-  SliceParam p;
-  SliceKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+/*! \brief slice and slice_axis: the region Select(param, input shape) of the input. */
+template <class L, class Param, Region (*Select)(const Param&, const TShape&)>
+struct RegionKernel : mxplug::Operator {
+  Param p;
+  RegionKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
   void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
     const TShape& s = in[0].shape_;
-    L::Gather(ctx, RegionWalk(SliceRegion(p, s), s), in[0], out[0], req[0]);
+    L::Gather(ctx, RegionWalk(Select(p, s), s), in[0], out[0], req[0]);
   }
   MXPLUG_LAYOUT_BACKWARD {  // the gradient outside the region is 0
     if (req[0] == mxplug::kNullOp) return;
     const TShape& s = ig[0].shape_;
     L::Zero(ctx, ig[0], req[0]);
-    L::Scatter(ctx, RegionWalk(SliceRegion(p, s), s), og[0], ig[0],
+    L::Scatter(ctx, RegionWalk(Select(p, s), s), og[0], ig[0],
                req[0] == mxplug::kAddTo ? mxplug::kAddTo : mxplug::kWriteTo);
   }
 };
+
+template <class L>
+using SliceKernel = RegionKernel<L, SliceParam, SliceRegion>;
 
 template <class L, bool kScalar>
 struct SliceAssignKernel : mxplug::Operator {
@@ -663,7 +686,17 @@ void ForEachLayoutOp(Visitor&& visit) {
       BroadcastLikeParam::Fields());
 }
 
-/*! \brief Registers the kernels of every layout op on one device, whose primitives are L. */
+/*! \brief Registers the definition of every op a list (ForEachLayoutOp, ForEachJoinOp) visits. */
+struct LayoutDefinitions {
+  template <class Prop, template <class> class Kernel>
+  void Op(const char* name, const char* doc, std::initializer_list<InputDoc> inputs,
+          const std::vector<mxplug::FieldInfo>& params) const {
+    Define<Prop>(name, doc, inputs, params);
+  }
+};
+
+/*! \brief Registers the kernels of every op a list visits on one device, whose primitives are
+ * L. */
 template <class L>
 struct LayoutKernels {
   DLDeviceType device;
@@ -672,7 +705,6 @@ struct LayoutKernels {
           const std::vector<mxplug::FieldInfo>&) const {
     mxplug::sdk::RegisterKernel<Kernel<L>>(name, device);
   }
-  void RegisterAll() const { ForEachLayoutOp(*this); }
 };
 
 }  // namespace mxplug_tensor

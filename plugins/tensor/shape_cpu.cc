@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "join.h"
 #include "shape.h"
 
 namespace {
@@ -15,7 +16,8 @@ using mxplug_tensor::TShape;
 
 // Calls fn(o, i) for every element o of the walk's shape and the element i it walks to.
 template <class Fn>
-void ForEachWalked(const StridedWalk& w, Fn&& fn) {
+void ForEachWalked(const StridedWalk& walk, Fn&& fn) {
+  const StridedWalk w = mxplug_tensor::Simplified(walk);  // longer inner loops
   const std::vector<int64_t> zero(w.stride.size(), 0);
   mxplug_tensor::ForEachBroadcast(w.shape, w.stride, zero,
                                   [&](int64_t o, int64_t i, int64_t) { fn(o, w.offset + i); });
@@ -128,7 +130,9 @@ struct CpuLayout {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::LayoutKernels<CpuLayout>{kDLCPU}.RegisterAll();
+  const mxplug_tensor::LayoutKernels<CpuLayout> kernels{kDLCPU};
+  mxplug_tensor::ForEachLayoutOp(kernels);
+  mxplug_tensor::ForEachJoinOp(kernels);
   return true;
 }();
 

@@ -32,7 +32,9 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
             | {"_zeros", "_ones", "_full", "_arange", "_eye", "zeros_like", "ones_like", "Cast",
                "cast"}
             | {"Reshape", "reshape", "Flatten", "flatten", "expand_dims", "transpose", "slice", "crop",
-               "_slice_assign", "_slice_assign_scalar", "take", "broadcast_to", "broadcast_like"})
+               "_slice_assign", "_slice_assign_scalar", "take", "broadcast_to", "broadcast_like"}
+            | {"Concat", "concat", "stack", "SliceChannel", "split", "ElementWiseSum", "add_n",
+               "slice_axis", "tile", "repeat", "flip", "reverse", "squeeze"})
 
 
 def cuda_entry():
@@ -91,8 +93,8 @@ def op_symbol(mx, op, n_inputs, **kwargs):
     return fn(*[mx.sym.var("x%d" % i) for i in range(n_inputs)], **kwargs)
 
 
-def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
-    """Forward and backward of one op on ctx, through an executor; returns (output, grads)."""
+def run_op(mx, ctx, op, arrays, out_grads, **kwargs):
+    """Forward and backward of one op on ctx, through an executor; returns (outputs, grads)."""
     names = ["x%d" % i for i in range(len(arrays))]
     sym = op_symbol(mx, op, len(arrays), **kwargs)
     ex = sym.simple_bind(ctx, **{n: a.shape for n, a in zip(names, arrays)},
@@ -100,8 +102,8 @@ def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
     for n, a in zip(names, arrays):
         ex.arg_dict[n][:] = a
     ex.forward(is_train=True)
-    ex.backward(mx.nd.array(out_grad, ctx=ctx, dtype=out_grad.dtype))
-    return ex.outputs[0].asnumpy(), [ex.grad_dict[n].asnumpy() for n in names]
+    ex.backward([mx.nd.array(g, ctx=ctx, dtype=g.dtype) for g in out_grads])
+    return [o.asnumpy() for o in ex.outputs], [ex.grad_dict[n].asnumpy() for n in names]
 
 
 @pytest.mark.parametrize("op,shapes,kwargs", [
@@ -135,18 +137,28 @@ def run_op(mx, ctx, op, arrays, out_grad, **kwargs):
     ("_slice_assign_scalar", [(5, 6)], {"begin": (None, 2), "end": (None, 4), "scalar": 3.5}),
     ("broadcast_to", [(3, 1, 5)], {"shape": (2, 3, 4, 5)}),
     ("broadcast_like", [(1, 7), (300, 7)], {}),
+    ("Concat", [(2, 3, 4), (2, 1, 4), (2, 5, 4)], {"dim": 1, "num_args": 3}),
+    ("stack", [(3, 4), (3, 4)], {"axis": 2, "num_args": 2}),
+    ("split", [(4, 6, 5)], {"num_outputs": 3, "axis": 1}),
+    ("SliceChannel", [(4, 6)], {"num_outputs": 4, "axis": 0, "squeeze_axis": True}),
+    ("add_n", [(5, 6), (5, 6), (5, 6)], {"num_args": 3}),
+    ("slice_axis", [(5, 6, 7)], {"axis": 2, "begin": 1, "end": -2}),
+    ("tile", [(2, 3, 4)], {"reps": (2, 1, 3, 2)}),
+    ("repeat", [(3, 4)], {"repeats": 3, "axis": 0}),
+    ("repeat", [(3, 4)], {"repeats": 2}),
+    ("flip", [(3, 4, 5)], {"axis": (0, 2)}),
+    ("squeeze", [(3, 1, 4)], {}),
 ])
 def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
     require_gpu()
     rng = np.random.default_rng(7)
     arrays = [rng.uniform(0.5, 2.0, s).astype(np.float32) for s in shapes]
     sym = op_symbol(mx, op, len(shapes), **kwargs)
-    _, (out_shape,), _ = sym.infer_shape(**{"x%d" % i: s for i, s in enumerate(shapes)})
-    out_grad = rng.standard_normal(out_shape).astype(np.float32)
-    want_out, want_grads = run_op(mx, mx.cpu(), op, arrays, out_grad, **kwargs)
-    got_out, got_grads = run_op(mx, mx.gpu(0), op, arrays, out_grad, **kwargs)
-    np.testing.assert_allclose(got_out, want_out, rtol=1e-5, atol=1e-6)
-    for got, want in zip(got_grads, want_grads):
+    _, out_shapes, _ = sym.infer_shape(**{"x%d" % i: s for i, s in enumerate(shapes)})
+    out_grads = [rng.standard_normal(s).astype(np.float32) for s in out_shapes]
+    want_outs, want_grads = run_op(mx, mx.cpu(), op, arrays, out_grads, **kwargs)
+    got_outs, got_grads = run_op(mx, mx.gpu(0), op, arrays, out_grads, **kwargs)
+    for got, want in zip(got_outs + got_grads, want_outs + want_grads):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 

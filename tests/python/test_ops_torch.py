@@ -55,6 +55,17 @@ CASES = [
     ("transpose", dict(axes=(1, 2, 0)), [(2, 3, 4)], lambda x: x.permute(1, 2, 0)),
     ("Concat", dict(num_args=2, dim=0), [(2, 3), (1, 3)], lambda a, b: torch.cat([a, b], 0)),
     ("tile", dict(reps=(2, 3)), [(2, 2)], lambda x: x.repeat(2, 3)),
+    ("tile", dict(reps=(3,)), [(2, 2, 2)], lambda x: x.repeat(1, 1, 3)),
+    ("tile", dict(reps=(2, 1, 3, 2)), [(3, 1, 2)], lambda x: x.repeat(2, 1, 3, 2)),
+    ("repeat", dict(repeats=3, axis=1), [(2, 3, 2)], lambda x: x.repeat_interleave(3, 1)),
+    ("repeat", dict(repeats=2), [(2, 3)], lambda x: x.reshape(-1).repeat_interleave(2)),
+    ("Concat", dict(num_args=3, dim=1), [(2, 1, 3), (2, 4, 3), (2, 2, 3)], lambda a, b, c: torch.cat([a, b, c], 1)),
+    ("stack", dict(num_args=2, axis=1), [(2, 3), (2, 3)], lambda a, b: torch.stack([a, b], 1)),
+    ("stack", dict(num_args=3, axis=-1), [(4,), (4,), (4,)], lambda a, b, c: torch.stack([a, b, c], -1)),
+    ("add_n", dict(num_args=3), [(3, 4)] * 3, lambda a, b, c: a + b + c),
+    ("slice_axis", dict(axis=1, begin=-3, end=-1), [(2, 5, 3)], lambda x: x[:, 2:4]),
+    ("flip", dict(axis=(0, 2)), [(2, 3, 4)], lambda x: torch.flip(x, (0, 2))),
+    ("squeeze", dict(axis=(1,)), [(3, 1, 2, 1)], lambda x: x.squeeze(1)),
     ("exp", dict(), [(3, 4)], torch.exp),
     ("tanh", dict(), [(3, 4)], torch.tanh),
     ("erf", dict(), [(3, 4)], torch.erf),
@@ -132,6 +143,24 @@ def test_max_pooling_gradient_goes_to_the_first_maximum_of_a_window(mx, dtype, k
     # Overlapping windows sum several float32 gradients: an ulp of the sum, against float64.
     np.testing.assert_allclose(grad.asnumpy(), ref_grad, rtol=1e-6,
                                atol=1e-6 if dtype == "float32" else 0)
+
+
+@pytest.mark.parametrize("kwargs,split", [
+    (dict(num_outputs=3, axis=1), lambda x: torch.split(x, 2, 1)),
+    (dict(num_outputs=4, axis=0, squeeze_axis=True), lambda x: [p.squeeze(0) for p in torch.split(x, 1, 0)]),
+])
+def test_split_outputs_and_gradient_match_torch(mx, kwargs, split):
+    x = rng.standard_normal((4, 6, 2))
+    inputs = [mx.nd.array(x, dtype="float64")]
+    outputs = mx._core.invoke_train("split", inputs, kwargs)
+    ogs = [rng.standard_normal(o.shape) for o in outputs]
+    (grad,) = mx._core.invoke_backward("split", kwargs, inputs, outputs, [mx.nd.array(g, dtype="float64") for g in ogs])
+    t = torch.tensor(x, requires_grad=True)
+    pieces = split(t)
+    torch.autograd.backward(pieces, [torch.tensor(g) for g in ogs])
+    for got, want in zip(outputs, pieces):
+        np.testing.assert_array_equal(got.asnumpy(), want.detach().numpy())
+    np.testing.assert_array_equal(grad.asnumpy(), t.grad.numpy())
 
 
 def test_softmax_output_gradient_is_cross_entropy(mx):

@@ -1,6 +1,7 @@
 // CUDA primitives of the layout ops' kernels (Reshape, transpose, slice, take, broadcast_to...).
 // The kernels themselves, what each op gathers, scatters or sums, are written once in the ops'
-// definition header (plugins/tensor/shape.h); this file gives them CudaLayout and registers them.
+// definition headers (plugins/tensor/shape.h, and join.h for concat, split, tile, repeat, flip...);
+// this file gives them CudaLayout and registers them.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -9,6 +10,7 @@
 
 #include "launch.cuh"
 #include "reduce.cuh"
+#include "tensor/join.h"
 #include "tensor/reduce.h"
 #include "tensor/shape.h"
 
@@ -38,7 +40,8 @@ struct DeviceWalk {
   }
 };
 
-DeviceWalk ToDevice(const StridedWalk& w) {
+DeviceWalk ToDevice(const StridedWalk& walk) {
+  const StridedWalk w = mxplug_tensor::Simplified(walk);
   if (w.shape.ndim() > kMaxDims)
     throw std::invalid_argument("layout ops on cuda support up to " + std::to_string(kMaxDims) +
                                 " axes, not " + std::to_string(w.shape.ndim()));
@@ -287,7 +290,9 @@ struct CudaLayout {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::LayoutKernels<CudaLayout>{kDLCUDA}.RegisterAll();
+  const mxplug_tensor::LayoutKernels<CudaLayout> kernels{kDLCUDA};
+  mxplug_tensor::ForEachLayoutOp(kernels);
+  mxplug_tensor::ForEachJoinOp(kernels);
   return true;
 }();
 
