@@ -4,9 +4,7 @@
 
 #include <cblas.h>
 
-#include <stdexcept>
-#include <string>
-
+#include "matmul.h"  // RequireBlasType
 #include "mxplug/plugin.hpp"
 
 namespace mxplug_nn {
@@ -20,14 +18,6 @@ inline void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda
                  int ldb, double beta, double* c, int ldc) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
               k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
-
-// BLAS computes in float32 or float64: ops built on it say so at the call (in InferType)
-// rather than in the kernel.
-inline void RequireBlasType(int dtype) {
-  if (dtype != kMXPFloat32 && dtype != kMXPFloat64)
-    throw std::invalid_argument("data has dtype " + mxplug::DTypeName(dtype) +
-                                "; expected float32 or float64");
 }
 
 }  // namespace mxplug_nn

@@ -292,7 +292,7 @@ class ConvolutionOp : public mxplug::Operator {
 };
 
 template <bool kDeconv>
-class ConvolutionProp : public mxplug::OperatorProperty {
+class ConvolutionProp : public mxplug_nn::WeightedLayerProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override {
     param_.Init(kwargs);
@@ -338,22 +338,6 @@ class ConvolutionProp : public mxplug::OperatorProperty {
     return true;
   }
 
-  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>* aux) const override {
-    if (!OperatorProperty::InferType(in, out, aux)) return false;
-    mxplug_nn::RequireBlasType((*in)[0]);
-    return true;
-  }
-
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad, const std::vector<int>& in_data,
-                                             const std::vector<int>&) const override {
-    return {out_grad[0], in_data[0], in_data[1]};
-  }
-  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};
-  }
-  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kTempSpace};
-  }
   mxplug::Operator* CreateOperator(mxplug::Context) const override { return new ConvolutionOp<kDeconv>(param_); }
 
  private:

@@ -43,7 +43,8 @@ def test_describe_fully_connected_schema(cache_dir):
     assert params["flatten"]["type"] == "boolean" and params["flatten"]["default"] == "true"
     assert [i["name"] for i in out["inputs"]] == ["data", "weight", "bias"]
     assert out["instance"]["backward_reads"] == ["grad(output)", "data", "weight"]
-    assert out["kernels"] == [{"device": "cpu", "plugin": "nn", "backward": True}]
+    cuda = [{"device": "cuda", "plugin": "cuda", "backward": True}] if built_with("cuda") else []
+    assert out["kernels"] == [{"device": "cpu", "plugin": "nn", "backward": True}] + cuda
 
     code, text, _ = run_cli(["describe", "FullyConnected"], cache_dir=cache_dir)
     assert code == 0

@@ -135,6 +135,25 @@ void ReduceEach(const ReduceIndex& ix, A init, cudaStream_t stream, const Load& 
                                 .c_str());
 }
 
+/*! \brief ReduceEach's load of element i of an array, in its compute type. */
+template <class T>
+struct LoadElement {
+  const T* in;
+  __device__ mxplug::ComputeType<T> operator()(int64_t, int64_t i) const {
+    return static_cast<mxplug::ComputeType<T>>(in[i]);
+  }
+};
+
+/*! \brief ReduceEach's store of output j, written as req says. */
+template <class T>
+struct StoreReduced {
+  T* out;
+  int req;
+  __device__ void operator()(int64_t j, mxplug::ComputeType<T> acc) const {
+    Store<mxplug::ComputeType<T>>(out[j], req, acc);
+  }
+};
+
 }  // namespace mxplug_cuda
 
 #endif  // MXPLUG_DEVICES_CUDA_KERNELS_REDUCE_CUH_

@@ -124,23 +124,6 @@ struct AddElements {
   }
 };
 
-template <class T>
-struct LoadGradient {
-  const T* g;
-  __device__ ComputeType<T> operator()(int64_t, int64_t i) const {
-    return static_cast<ComputeType<T>>(g[i]);
-  }
-};
-
-template <class T>
-struct StoreSum {
-  T* dst;
-  int req;
-  __device__ void operator()(int64_t j, ComputeType<T> acc) const {
-    Store<ComputeType<T>>(dst[j], req, acc);
-  }
-};
-
 // take viewed as (outer, n, inner) blocks of `a` and (outer, count, inner) of the output.
 struct TakeGeometry {
   int64_t n, inner, count;
@@ -252,7 +235,7 @@ struct CudaLayout {
       using T = decltype(zero);
       ReduceEach<mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>>(
           MakeReduceIndex(os, reduced), ComputeType<T>(0), StreamOf(ctx),
-          LoadGradient<T>{src.dptr<T>()}, StoreSum<T>{dst.dptr<T>(), req});
+          LoadElement<T>{src.dptr<T>()}, StoreReduced<T>{dst.dptr<T>(), req});
     });
   }
   static void Take(const OpContext& ctx, const TBlob& a, const TBlob& idx, const TBlob& out,

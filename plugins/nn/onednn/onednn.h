@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "mxplug/plugin.hpp"
+#include "../matmul.h"
 #include "../spatial.h"
+#include "mxplug/plugin.hpp"
 
 namespace mxplug_nn::onednn {
 
@@ -21,18 +22,9 @@ struct ConvShape {
   bool bias;
 };
 
-// A FullyConnected call's sizes: data (rows, inputs), weight (outputs, inputs).
-struct InnerProductShape {
-  int64_t rows, inputs, outputs;
-  bool bias;
-};
-
-// The data gradient, weight gradient and bias gradient of a convolution or a FullyConnected, each
-// with its request.
-struct LayerGrads {
-  const mxplug::TBlob *data, *weight, *bias;
-  mxplug::OpReqType data_req, weight_req, bias_req;
-};
+// A FullyConnected call's sizes, and a layer's gradients (matmul.h).
+using InnerProductShape = LinearShape;
+using mxplug_nn::LayerGrads;
 
 enum class PoolKind { kMax, kAvgIncludePad, kAvgExcludePad };
 
@@ -52,7 +44,8 @@ struct BatchNormArgs {
 // and inverse standard deviation the forward wrote: the data gradient, and the gamma (unless
 // fix_gamma) and beta gradients.
 struct BatchNormGradArgs {
-  const mxplug::TBlob *data, *gamma, *beta, *mean, *invstd, *out_grad, *data_grad, *gamma_grad, *beta_grad;
+  const mxplug::TBlob *data, *gamma, *beta, *mean, *invstd, *out_grad, *data_grad, *gamma_grad,
+      *beta_grad;
   float eps;
   bool fix_gamma;
   mxplug::OpReqType data_req, gamma_req, beta_req;
@@ -72,19 +65,23 @@ struct LrnParams {
 
 #if MXPLUG_NN_ONEDNN
 bool ConvolutionForward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& data,
-                        const mxplug::TBlob& weight, const mxplug::TBlob* bias, const mxplug::TBlob& out,
-                        mxplug::OpReqType req);
-bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s, const mxplug::TBlob& out_grad,
-                         const mxplug::TBlob& data, const mxplug::TBlob& weight, const LayerGrads& grads);
-bool InnerProductForward(const mxplug::OpContext& ctx, const InnerProductShape& s, const mxplug::TBlob& data,
-                         const mxplug::TBlob& weight, const mxplug::TBlob* bias, const mxplug::TBlob& out,
+                        const mxplug::TBlob& weight, const mxplug::TBlob* bias,
+                        const mxplug::TBlob& out, mxplug::OpReqType req);
+bool ConvolutionBackward(const mxplug::OpContext& ctx, const ConvShape& s,
+                         const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
+                         const mxplug::TBlob& weight, const LayerGrads& grads);
+bool InnerProductForward(const mxplug::OpContext& ctx, const InnerProductShape& s,
+                         const mxplug::TBlob& data, const mxplug::TBlob& weight,
+                         const mxplug::TBlob* bias, const mxplug::TBlob& out,
                          mxplug::OpReqType req);
-bool InnerProductBackward(const mxplug::OpContext& ctx, const InnerProductShape& s, const mxplug::TBlob& out_grad,
-                          const mxplug::TBlob& data, const mxplug::TBlob& weight, const LayerGrads& grads);
-bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& data,
-                    const mxplug::TBlob& out, mxplug::OpReqType req);
-bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind, const mxplug::TBlob& out_grad,
-                     const mxplug::TBlob& data, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+bool InnerProductBackward(const mxplug::OpContext& ctx, const InnerProductShape& s,
+                          const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
+                          const mxplug::TBlob& weight, const LayerGrads& grads);
+bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind,
+                    const mxplug::TBlob& data, const mxplug::TBlob& out, mxplug::OpReqType req);
+bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind,
+                     const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
+                     const mxplug::TBlob& data_grad, mxplug::OpReqType req);
 bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs& a);
 bool BatchNormTrainingBackward(const mxplug::OpContext& ctx, const BatchNormGradArgs& a);
 bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int axis, bool log,
@@ -93,20 +90,22 @@ bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int
 // backward recomputes what it needs (as MXNet's oneDNN LRN).
 bool LrnForward(const mxplug::OpContext& ctx, const LrnParams& params, const mxplug::TBlob& data,
                 const mxplug::TBlob& out, mxplug::OpReqType req);
-bool LrnBackward(const mxplug::OpContext& ctx, const LrnParams& params, const mxplug::TBlob& out_grad,
-                 const mxplug::TBlob& data, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+bool LrnBackward(const mxplug::OpContext& ctx, const LrnParams& params,
+                 const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
+                 const mxplug::TBlob& data_grad, mxplug::OpReqType req);
 // Activation; the backward reads the output, not the input (either may be written in place).
 bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& data,
                     const mxplug::TBlob& out, mxplug::OpReqType req);
 bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& out_grad,
-                     const mxplug::TBlob& out, const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+                     const mxplug::TBlob& out, const mxplug::TBlob& data_grad,
+                     mxplug::OpReqType req);
 #else
-inline bool EltwiseForward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&, const mxplug::TBlob&,
-                           mxplug::OpReqType) {
+inline bool EltwiseForward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&,
+                           const mxplug::TBlob&, mxplug::OpReqType) {
   return false;
 }
-inline bool EltwiseBackward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&, const mxplug::TBlob&,
-                            const mxplug::TBlob&, mxplug::OpReqType) {
+inline bool EltwiseBackward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&,
+                            const mxplug::TBlob&, const mxplug::TBlob&, mxplug::OpReqType) {
   return false;
 }
 inline bool ConvolutionForward(const mxplug::OpContext&, const ConvShape&, const mxplug::TBlob&,
@@ -118,13 +117,14 @@ inline bool ConvolutionBackward(const mxplug::OpContext&, const ConvShape&, cons
                                 const mxplug::TBlob&, const mxplug::TBlob&, const LayerGrads&) {
   return false;
 }
-inline bool InnerProductForward(const mxplug::OpContext&, const InnerProductShape&, const mxplug::TBlob&,
-                                const mxplug::TBlob&, const mxplug::TBlob*, const mxplug::TBlob&,
-                                mxplug::OpReqType) {
+inline bool InnerProductForward(const mxplug::OpContext&, const InnerProductShape&,
+                                const mxplug::TBlob&, const mxplug::TBlob&, const mxplug::TBlob*,
+                                const mxplug::TBlob&, mxplug::OpReqType) {
   return false;
 }
-inline bool InnerProductBackward(const mxplug::OpContext&, const InnerProductShape&, const mxplug::TBlob&,
-                                 const mxplug::TBlob&, const mxplug::TBlob&, const LayerGrads&) {
+inline bool InnerProductBackward(const mxplug::OpContext&, const InnerProductShape&,
+                                 const mxplug::TBlob&, const mxplug::TBlob&, const mxplug::TBlob&,
+                                 const LayerGrads&) {
   return false;
 }
 inline bool PoolingForward(const mxplug::OpContext&, const Window&, PoolKind, const mxplug::TBlob&,
@@ -135,18 +135,22 @@ inline bool PoolingBackward(const mxplug::OpContext&, const Window&, PoolKind, c
                             const mxplug::TBlob&, const mxplug::TBlob&, mxplug::OpReqType) {
   return false;
 }
-inline bool BatchNormTrainingForward(const mxplug::OpContext&, const BatchNormArgs&) { return false; }
-inline bool BatchNormTrainingBackward(const mxplug::OpContext&, const BatchNormGradArgs&) { return false; }
-inline bool SoftmaxForward(const mxplug::OpContext&, const mxplug::TBlob&, int, bool, const mxplug::TBlob&,
-                           mxplug::OpReqType) {
+inline bool BatchNormTrainingForward(const mxplug::OpContext&, const BatchNormArgs&) {
   return false;
 }
-inline bool LrnForward(const mxplug::OpContext&, const LrnParams&, const mxplug::TBlob&, const mxplug::TBlob&,
-                       mxplug::OpReqType) {
+inline bool BatchNormTrainingBackward(const mxplug::OpContext&, const BatchNormGradArgs&) {
   return false;
 }
-inline bool LrnBackward(const mxplug::OpContext&, const LrnParams&, const mxplug::TBlob&, const mxplug::TBlob&,
-                        const mxplug::TBlob&, mxplug::OpReqType) {
+inline bool SoftmaxForward(const mxplug::OpContext&, const mxplug::TBlob&, int, bool,
+                           const mxplug::TBlob&, mxplug::OpReqType) {
+  return false;
+}
+inline bool LrnForward(const mxplug::OpContext&, const LrnParams&, const mxplug::TBlob&,
+                       const mxplug::TBlob&, mxplug::OpReqType) {
+  return false;
+}
+inline bool LrnBackward(const mxplug::OpContext&, const LrnParams&, const mxplug::TBlob&,
+                        const mxplug::TBlob&, const mxplug::TBlob&, mxplug::OpReqType) {
   return false;
 }
 #endif

@@ -1,0 +1,126 @@
+// cuBLAS for the matrix-product kernels (dot, batch_dot, FullyConnected), which are written once
+// in their definition header (plugins/nn/matmul.h): this file gives them CudaBlas and registers
+// them for kDLCUDA.
+//
+// Note [cuBLAS handles]: a cuBLAS handle belongs to the device that was current when it was made,
+// and its calls are queued on the stream set on it. Each engine worker has its own stream and
+// runs one function at a time, so a handle per (device, stream), made on first use and kept for
+// the plugin's life, is never used by two threads at once and never needs a lock around its calls;
+// only the cache itself is locked. The handles use cuBLAS's default math mode: float32 GEMMs stay
+// in float32 (no TF32), as MXNet 1.x and PyTorch do by default.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "launch.cuh"
+#include "nn/matmul.h"
+#include "reduce.cuh"
+#include "tensor/reduce.h"
+
+namespace mxplug_cuda {
+namespace {
+
+using mxplug::OpContext;
+using mxplug::OpReqType;
+using mxplug::TBlob;
+
+void CheckBlas(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED) throw std::bad_alloc();
+  throw std::runtime_error(std::string(call) + ": " + cublasGetStatusName(status) + " (" +
+                           cublasGetStatusString(status) + ")");
+}
+
+/*! \brief The handle of the current device for `stream` (Note [cuBLAS handles]). */
+cublasHandle_t HandleFor(cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, cublasHandle_t> handles;
+  int device = 0;
+  Check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(mutex);
+  cublasHandle_t& h = handles[{device, stream}];
+  if (!h) {
+    cublasHandle_t made = nullptr;
+    CheckBlas(cublasCreate(&made),
+              ("cublasCreate on cuda(" + std::to_string(device) + ")").c_str());
+    CheckBlas(cublasSetStream(made, stream), "cublasSetStream");
+    h = made;
+  }
+  return h;
+}
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the same call with the
+// operands swapped, and m and n swapped.
+cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                  int m, int n, int k, const float* alpha, const float* a, int lda,
+                                  long long sa, const float* b, int ldb, long long sb,
+                                  const float* beta, float* c, int ldc, long long sc, int batch) {
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc,
+                                   sc, batch);
+}
+cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                  int m, int n, int k, const double* alpha, const double* a,
+                                  int lda, long long sa, const double* b, int ldb, long long sb,
+                                  const double* beta, double* c, int ldc, long long sc, int batch) {
+  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc,
+                                   sc, batch);
+}
+
+template <class T>
+struct AddBiasElements {
+  T* out;
+  const T* bias;
+  int64_t n;
+  __device__ void operator()(int64_t i) const { out[i] += bias[i % n]; }
+};
+
+struct CudaBlas {
+  template <class T>
+  static void Gemm(const OpContext& ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
+                   int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+    if (m == 0 || n == 0 || batch == 0) return;
+    const T one = 1;
+    const auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+    CheckBlas(
+        GemmStridedBatched(HandleFor(StreamOf(ctx)), op(tb), op(ta), static_cast<int>(n),
+                           static_cast<int>(m), static_cast<int>(k), &one, b, ldb, stride_b, a, lda,
+                           stride_a, &beta, c, ldc, stride_c, static_cast<int>(batch)),
+        ("a GEMM of (" + std::to_string(m) + " x " + std::to_string(k) + ") by (" +
+         std::to_string(k) + " x " + std::to_string(n) + ")")
+            .c_str());
+  }
+  template <class T>
+  static void AddBias(const OpContext& ctx, T* out, const T* bias, int64_t m, int64_t n) {
+    ForEach(m * n, StreamOf(ctx), AddBiasElements<T>{out, bias, n});
+  }
+  template <class T>
+  static void SumRows(const OpContext& ctx, const T* og, T* db, int64_t m, int64_t n,
+                      OpReqType req) {
+    using Sum = mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>;
+    ReduceEach<Sum>(MakeReduceIndex(mxplug::TShape{m, n}, {true, false}), mxplug::ComputeType<T>(0),
+                    StreamOf(ctx), LoadElement<T>{og}, StoreReduced<T>{db, req});
+  }
+  // cuBLASLt's fused bias epilogues are for a later issue: the GEMMs above do the work.
+  static bool FusedLinearForward(const OpContext&, const mxplug_nn::LinearShape&, const TBlob&,
+                                 const TBlob&, const TBlob*, const TBlob&, OpReqType) {
+    return false;
+  }
+  static bool FusedLinearBackward(const OpContext&, const mxplug_nn::LinearShape&, const TBlob&,
+                                  const TBlob&, const TBlob&, const mxplug_nn::LayerGrads&) {
+    return false;
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug_nn::RegisterMatMulKernels<CudaBlas>(kDLCUDA);
+  return true;
+}();
+
+}  // namespace
+}  // namespace mxplug_cuda
