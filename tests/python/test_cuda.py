@@ -35,7 +35,9 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
                "_slice_assign", "_slice_assign_scalar", "take", "broadcast_to", "broadcast_like"}
             | {"Concat", "concat", "stack", "SliceChannel", "split", "ElementWiseSum", "add_n",
                "slice_axis", "tile", "repeat", "flip", "reverse", "squeeze"}
-            | {"dot", "batch_dot", "FullyConnected"})
+            | {"dot", "batch_dot", "FullyConnected"}
+            | {"sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
+               "rmspropalex_update", "adagrad_update"})
 # cuBLAS and OpenBLAS sum products in different orders: float32 results agree to a few ulps of
 # the sums' magnitudes, which cancellation can make large next to the result.
 GEMM_OPS = {"dot", "batch_dot", "FullyConnected"}
@@ -214,3 +216,34 @@ def test_cuda_take_matches_the_cpu_with_repeated_and_outside_indices(mx, mode):
     (want_out, want_grad), (got_out, got_grad) = results
     np.testing.assert_array_equal(got_out, want_out)
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6, atol=1e-6)
+
+
+# Each update with the ranges its states start in: averages of squares and histories are
+# positive, and the centred variance n - g^2 too.
+POSITIVE, SIGNED = (0.5, 1.5), (-0.5, 0.5)
+UPDATES = [("sgd_update", [], {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
+           ("sgd_mom_update", [SIGNED], {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "rescale_grad": 0.5}),
+           ("nag_mom_update", [SIGNED], {"lr": 0.1, "momentum": 0.9}),
+           ("adam_update", [SIGNED, POSITIVE], {"lr": 0.01, "beta1": 0.8, "clip_gradient": 0.3}),
+           ("rmsprop_update", [POSITIVE], {"lr": 0.01, "gamma1": 0.9, "clip_weights": 1.5}),
+           ("rmspropalex_update", [POSITIVE, SIGNED, SIGNED], {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8}),
+           ("adagrad_update", [POSITIVE], {"lr": 0.1, "wd": 0.001})]
+
+
+@pytest.mark.parametrize("op,state_ranges,kwargs", UPDATES)
+def test_cuda_optimizer_updates_match_the_cpu(mx, op, state_ranges, kwargs):
+    require_gpu()
+    rng = np.random.default_rng(3)
+    shape = (37, 29)
+    weight, grad = rng.standard_normal(shape), rng.standard_normal(shape)
+    states = [rng.uniform(low, high, shape) for low, high in state_ranges]
+    results = []
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        w = mx.nd.array(weight, ctx=ctx)
+        st = [mx.nd.array(x, ctx=ctx) for x in states]
+        for _ in range(3):  # the states carry from step to step
+            getattr(mx.nd, op)(w, mx.nd.array(grad, ctx=ctx), *st, out=w, **kwargs)
+        results.append([w.asnumpy()] + [x.asnumpy() for x in st])
+    for got, want in zip(results[1], results[0]):
+        assert np.isfinite(want).all()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,22 @@
+// CUDA kernels of the optimizer updates (sgd_update, adam_update...): each rule's step is the
+// one in the definition header (plugins/optimizer/update.h), run one thread per element.
+#include "launch.cuh"
+#include "optimizer/update.h"
+
+namespace mxplug_cuda {
+namespace {
+
+struct CudaLoop {
+  template <class F>
+  static void Run(const mxplug::OpContext& ctx, int64_t n, const F& f) {
+    ForEach(n, StreamOf(ctx), f);
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug_optimizer::ForEachUpdateOp(mxplug_optimizer::UpdateKernels<CudaLoop>{kDLCUDA});
+  return true;
+}();
+
+}  // namespace
+}  // namespace mxplug_cuda
