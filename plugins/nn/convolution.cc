@@ -37,31 +37,45 @@ struct ConvParam : mxplug::Parameter<ConvParam<kDeconv>> {
   MXPLUG_DECLARE_PARAMETER(ConvParam) {
     const TShape empty(std::vector<int64_t>{});
     MXPLUG_DECLARE_FIELD(kernel).describe("Kernel size: (w,), (h, w) or (d, h, w).");
-    MXPLUG_DECLARE_FIELD(stride).set_default(empty).describe("Stride per axis. Defaults to 1 for each axis.");
-    MXPLUG_DECLARE_FIELD(dilate).set_default(empty).describe("Dilation per axis. Defaults to 1 for each axis.");
+    MXPLUG_DECLARE_FIELD(stride).set_default(empty).describe(
+        "Stride per axis. Defaults to 1 for each axis.");
+    MXPLUG_DECLARE_FIELD(dilate).set_default(empty).describe(
+        "Dilation per axis. Defaults to 1 for each axis.");
     MXPLUG_DECLARE_FIELD(pad).set_default(empty).describe(
         kDeconv ? "Padding per axis, removed from the output. Defaults to no padding."
                 : "Zero pad per axis. Defaults to no padding.");
     if constexpr (kDeconv) {
       MXPLUG_DECLARE_FIELD(adj).set_default(empty).describe(
           "Extra size added to one side of each output axis. Ignored when target_shape is set.");
-      MXPLUG_DECLARE_FIELD(target_shape).set_default(empty).describe(
-          "Output spatial shape; pad and adj are computed from it when it is set.");
+      MXPLUG_DECLARE_FIELD(target_shape)
+          .set_default(empty)
+          .describe("Output spatial shape; pad and adj are computed from it when it is set.");
     }
-    MXPLUG_DECLARE_FIELD(num_filter).set_lower_bound(1).describe(
-        kDeconv ? "Number of output channels." : "Number of convolution filters (output channels).");
+    MXPLUG_DECLARE_FIELD(num_filter)
+        .set_lower_bound(1)
+        .describe(kDeconv ? "Number of output channels."
+                          : "Number of convolution filters (output channels).");
     MXPLUG_DECLARE_FIELD(num_group).set_default(1).set_lower_bound(1).describe(
         "Number of groups the channels are split into.");
-    MXPLUG_DECLARE_FIELD(workspace).set_default(kDeconv ? 512 : 1024).set_lower_bound(0).describe(
-        "Maximum temporary workspace in MB (accepted for compatibility; the CPU path needs one "
-        "image's unrolled columns).");
-    MXPLUG_DECLARE_FIELD(no_bias).set_default(kDeconv).describe("Whether to disable the bias parameter.");
-    MXPLUG_DECLARE_FIELD(cudnn_tune).set_default(std::nullopt).add_enum("off", kTuneOff)
-        .add_enum("limited_workspace", kTuneLimited).add_enum("fastest", kTuneFastest)
+    MXPLUG_DECLARE_FIELD(workspace)
+        .set_default(kDeconv ? 512 : 1024)
+        .set_lower_bound(0)
+        .describe(
+            "Maximum temporary workspace in MB (accepted for compatibility; the CPU path needs one "
+            "image's unrolled columns).");
+    MXPLUG_DECLARE_FIELD(no_bias).set_default(kDeconv).describe(
+        "Whether to disable the bias parameter.");
+    MXPLUG_DECLARE_FIELD(cudnn_tune)
+        .set_default(std::nullopt)
+        .add_enum("off", kTuneOff)
+        .add_enum("limited_workspace", kTuneLimited)
+        .add_enum("fastest", kTuneFastest)
         .describe("Whether to pick the convolution algorithm by running tests (cuDNN only).");
     MXPLUG_DECLARE_FIELD(cudnn_off).set_default(false).describe("Turn off cuDNN for this layer.");
-    mxplug_nn::AddLayoutEnum(MXPLUG_DECLARE_FIELD(layout).set_default(std::nullopt).describe(
-        "Data layout; only channels-first (NCW, NCHW, NCDHW) is computed on CPU."));
+    mxplug_nn::AddLayoutEnum(
+        MXPLUG_DECLARE_FIELD(layout)
+            .set_default(std::nullopt)
+            .describe("Data layout; only channels-first (NCW, NCHW, NCDHW) is computed on CPU."));
   }
 
   int axes() const { return kernel.ndim(); }
@@ -81,35 +95,39 @@ Window MakeWindow(const ConvParam<kDeconv>& p, const TShape& data) {
   w.stride = mxplug_nn::PerAxis(p.stride, n, 1, "stride", 1);
   w.dilate = mxplug_nn::PerAxis(p.dilate, n, 1, "dilate", 1);
   w.pad = mxplug_nn::PerAxis(p.pad, n, 0, "pad", 0);
-  std::vector<int64_t> adj = kDeconv ? mxplug_nn::PerAxis(p.adj, n, 0, "adj", 0) : std::vector<int64_t>(n, 0);
+  std::vector<int64_t> adj =
+      kDeconv ? mxplug_nn::PerAxis(p.adj, n, 0, "adj", 0) : std::vector<int64_t>(n, 0);
   const std::vector<int64_t> target =
-      kDeconv && p.target_shape.ndim() > 0 ? mxplug_nn::PerAxis(p.target_shape, n, 0, "target_shape", 1)
-                                           : std::vector<int64_t>{};
+      kDeconv && p.target_shape.ndim() > 0
+          ? mxplug_nn::PerAxis(p.target_shape, n, 0, "target_shape", 1)
+          : std::vector<int64_t>{};
   for (int a = 0; a < n; ++a) {
     const int64_t x = data[2 + a];
     if constexpr (kDeconv) {
       int64_t full = w.stride[a] * (x - 1) + w.Dilated(a);
       if (!target.empty()) {  // MXNet's rule: split the excess over pad, the odd one into adj
         if (target[a] > full)
-          throw std::invalid_argument("target_shape " + p.target_shape.ToString() + " is larger than " +
-                                      std::to_string(full) + ", the most data " + data.ToString() +
-                                      " gives on axis " + std::to_string(a));
+          throw std::invalid_argument("target_shape " + p.target_shape.ToString() +
+                                      " is larger than " + std::to_string(full) +
+                                      ", the most data " + data.ToString() + " gives on axis " +
+                                      std::to_string(a));
         const int64_t excess = full - target[a];
         adj[a] = excess % 2;
         w.pad[a] = (excess + 1) / 2;
       }
       const int64_t out = full - 2 * w.pad[a] + adj[a];
       if (out < 1)
-        throw std::invalid_argument("pad " + p.pad.ToString() + " leaves no output for data " + data.ToString());
+        throw std::invalid_argument("pad " + p.pad.ToString() + " leaves no output for data " +
+                                    data.ToString());
       w.image.push_back(out);
       w.positions.push_back(x);
     } else {
       const int64_t padded = x + 2 * w.pad[a];
       if (w.Dilated(a) > padded)
-        throw std::invalid_argument("kernel " + p.kernel.ToString() + " (dilated to " +
-                                    std::to_string(w.Dilated(a)) + ") is larger than the padded data (" +
-                                    std::to_string(padded) + ") on spatial axis " + std::to_string(a) +
-                                    " of data " + data.ToString());
+        throw std::invalid_argument(
+            "kernel " + p.kernel.ToString() + " (dilated to " + std::to_string(w.Dilated(a)) +
+            ") is larger than the padded data (" + std::to_string(padded) + ") on spatial axis " +
+            std::to_string(a) + " of data " + data.ToString());
       w.image.push_back(x);
       w.positions.push_back((padded - w.Dilated(a)) / w.stride[a] + 1);
     }
@@ -141,7 +159,8 @@ void AddBias(T* out, const T* bias, int64_t batch, int64_t channels, int64_t siz
 
 // bias gradient: the output gradient summed over batch and space.
 template <typename T>
-void BiasGradient(const T* og, T* db, OpReqType req, int64_t batch, int64_t channels, int64_t size) {
+void BiasGradient(const T* og, T* db, OpReqType req, int64_t batch, int64_t channels,
+                  int64_t size) {
   if (req == mxplug::kNullOp) return;
   for (int64_t c = 0; c < channels; ++c) {
     T sum = 0;
@@ -182,8 +201,8 @@ class ConvolutionOp : public mxplug::Operator {
         for (int64_t n = 0; n < d.batch; ++n) {
           const T* cols = Unroll(w, map, d.in_channels, x + n * d.in_channels * I, col);
           for (int64_t g = 0; g < d.groups; ++g)
-            Gemm(false, false, Fg, P, Cg * K, wt + g * Fg * Cg * K, Cg * K, cols + g * Cg * K * P, P,
-                 Beta<T>(req[0]), y + (n * d.filters + g * Fg) * P, P);
+            Gemm(false, false, Fg, P, Cg * K, wt + g * Fg * Cg * K, Cg * K, cols + g * Cg * K * P,
+                 P, Beta<T>(req[0]), y + (n * d.filters + g * Fg) * P, P);
         }
         if (!param_.no_bias) AddBias(y, in[2].dptr<T>(), d.batch, d.filters, P);
       } else {  // col[g] = W[g]^T (Fg*K x Cg) * x[g] (Cg x P), folded back onto the output
@@ -192,8 +211,8 @@ class ConvolutionOp : public mxplug::Operator {
         T* col = Columns<T>(ctx, w, d.filters);
         for (int64_t n = 0; n < d.batch; ++n) {
           for (int64_t g = 0; g < d.groups; ++g)
-            Gemm(true, false, Fg * K, P, Cg, wt + g * Cg * Fg * K, Fg * K, x + (n * d.in_channels + g * Cg) * P,
-                 P, T(0), col + g * Fg * K * P, P);
+            Gemm(true, false, Fg * K, P, Cg, wt + g * Cg * Fg * K, Fg * K,
+                 x + (n * d.in_channels + g * Cg) * P, P, T(0), col + g * Fg * K * P, P);
           mxplug_nn::Col2ImAdd(w, map, d.filters, col, y + n * d.filters * I);
         }
         if (!param_.no_bias) AddBias(y, in[2].dptr<T>(), d.batch, d.filters, I);
@@ -208,9 +227,11 @@ class ConvolutionOp : public mxplug::Operator {
     const Window w = MakeWindow(param_, in_data[0].shape_);
     const Dims d = GetDims(in_data[0].shape_);
     if constexpr (!kDeconv) {
-      const mxplug_nn::onednn::LayerGrads grads{&in_grad[0], &in_grad[1], param_.no_bias ? nullptr : &in_grad[2],
-                                               req[0], req[1], param_.no_bias ? mxplug::kNullOp : req[2]};
-      if (mxplug_nn::onednn::ConvolutionBackward(ctx, OneDnnShape(w, d), out_grad[0], in_data[0], in_data[1], grads))
+      const mxplug_nn::onednn::LayerGrads grads{
+          &in_grad[0], &in_grad[1], param_.no_bias ? nullptr : &in_grad[2],
+          req[0],      req[1],      param_.no_bias ? mxplug::kNullOp : req[2]};
+      if (mxplug_nn::onednn::ConvolutionBackward(ctx, OneDnnShape(w, d), out_grad[0], in_data[0],
+                                                 in_data[1], grads))
         return;
     }
     const std::vector<int64_t> map = mxplug_nn::TapMap(w);
@@ -237,8 +258,8 @@ class ConvolutionOp : public mxplug::Operator {
           }
           if (req[0] != mxplug::kNullOp) {  // dcol[g] = W[g]^T (Cg*K x Fg) * og[g] (Fg x P)
             for (int64_t g = 0; g < d.groups; ++g)
-              Gemm(true, false, Cg * K, P, Fg, wt + g * Fg * Cg * K, Cg * K, ogn + g * Fg * P, P, T(0),
-                   col + g * Cg * K * P, P);
+              Gemm(true, false, Cg * K, P, Fg, wt + g * Fg * Cg * K, Cg * K, ogn + g * Fg * P, P,
+                   T(0), col + g * Cg * K * P, P);
             mxplug_nn::Col2ImAdd(w, map, d.in_channels, col, dx + n * d.in_channels * I);
           }
         }
@@ -250,8 +271,8 @@ class ConvolutionOp : public mxplug::Operator {
           for (int64_t g = 0; g < d.groups; ++g) {
             const T* colg = col + g * Fg * K * P;
             if (req[0] != mxplug::kNullOp)  // dx[g] = W[g] (Cg x Fg*K) * col[g] (Fg*K x P)
-              Gemm(false, false, Cg, P, Fg * K, wt + g * Cg * Fg * K, Fg * K, colg, P, Beta<T>(req[0]),
-                   dx + (n * d.in_channels + g * Cg) * P, P);
+              Gemm(false, false, Cg, P, Fg * K, wt + g * Cg * Fg * K, Fg * K, colg, P,
+                   Beta<T>(req[0]), dx + (n * d.in_channels + g * Cg) * P, P);
             if (req[1] != mxplug::kNullOp)  // dW[g] += x[g] (Cg x P) * col[g]^T (P x Fg*K)
               Gemm(false, true, Cg, Fg * K, P, x + (n * d.in_channels + g * Cg) * P, P, colg, P,
                    n == 0 ? Beta<T>(req[1]) : T(1), dw + g * Cg * Fg * K, Fg * K);
@@ -274,7 +295,8 @@ class ConvolutionOp : public mxplug::Operator {
   // Scratch for one image's columns: channels * kernel taps * positions.
   template <typename T>
   static T* Columns(const mxplug::OpContext& ctx, const Window& w, int64_t channels) {
-    return ctx.requested[0].get_space_typed<T>(static_cast<size_t>(channels * w.KernelSize() * w.PositionCount()));
+    return ctx.requested[0].get_space_typed<T>(
+        static_cast<size_t>(channels * w.KernelSize() * w.PositionCount()));
   }
 
   // A 1x1 window with unit stride and no padding needs no unrolling: the image is its columns.
@@ -300,30 +322,31 @@ class ConvolutionProp : public mxplug_nn::WeightedLayerProp {
       throw std::invalid_argument("kernel " + param_.kernel.ToString() + " has " +
                                   std::to_string(param_.axes()) + " axes; expected 1, 2 or 3");
     for (int64_t k : param_.kernel)
-      if (k < 1) throw std::invalid_argument("kernel " + param_.kernel.ToString() + " must be >= 1 on every axis");
+      if (k < 1)
+        throw std::invalid_argument("kernel " + param_.kernel.ToString() +
+                                    " must be >= 1 on every axis");
     if (param_.num_filter % param_.num_group != 0)
       throw std::invalid_argument("num_filter " + std::to_string(param_.num_filter) +
-                                  " is not a multiple of num_group " + std::to_string(param_.num_group));
+                                  " is not a multiple of num_group " +
+                                  std::to_string(param_.num_group));
     mxplug_nn::CheckLayout(param_.layout, param_.axes());
   }
 
-  std::vector<std::string> ListArguments() const override {
-    if (param_.no_bias) return {"data", "weight"};
-    return {"data", "weight", "bias"};
-  }
-
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>*) const override {
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
     const TShape& data = (*in)[0];
     if (data.ndim() < 0) return false;
     const int n = param_.axes();
     if (data.ndim() != n + 2)
-      throw std::invalid_argument("data has shape " + data.ToString() + "; expected " + std::to_string(n + 2) +
-                                  " axes (batch, channel and " + std::to_string(n) + " spatial) for kernel " +
+      throw std::invalid_argument("data has shape " + data.ToString() + "; expected " +
+                                  std::to_string(n + 2) + " axes (batch, channel and " +
+                                  std::to_string(n) + " spatial) for kernel " +
                                   param_.kernel.ToString());
     if (!data.IsKnown()) return false;
     const int64_t channels = data[1], groups = param_.num_group, filters = param_.num_filter;
     if (channels % groups != 0)
-      throw std::invalid_argument("data has " + std::to_string(channels) + " channels, not a multiple of num_group " +
+      throw std::invalid_argument("data has " + std::to_string(channels) +
+                                  " channels, not a multiple of num_group " +
                                   std::to_string(groups));
     const Window w = MakeWindow(param_, data);
     std::vector<int64_t> wshape = kDeconv ? std::vector<int64_t>{channels, filters / groups}
@@ -338,9 +361,12 @@ class ConvolutionProp : public mxplug_nn::WeightedLayerProp {
     return true;
   }
 
-  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new ConvolutionOp<kDeconv>(param_); }
+  mxplug::Operator* CreateOperator(mxplug::Context) const override {
+    return new ConvolutionOp<kDeconv>(param_);
+  }
 
  private:
+  bool NoBias() const override { return param_.no_bias; }
   ConvParam<kDeconv> param_;
 };
 using ConvolutionOpProp = ConvolutionProp<false>;
@@ -349,21 +375,28 @@ using DeconvolutionOpProp = ConvolutionProp<true>;
 }  // namespace
 
 MXPLUG_REGISTER_OP_PROPERTY(Convolution, ConvolutionOpProp)
-    .describe("Convolution over 1-d, 2-d or 3-d channels-first data: out[n, f] = bias[f] + sum over the "
-              "channels c of its group of weight[f, c] correlated with data[n, c], with stride, dilation and "
-              "zero padding per axis.")
-    .add_argument("data", "NDArray-or-Symbol", "Input data: (batch, channel, [depth, height,] width).")
-    .add_argument("weight", "NDArray-or-Symbol", "Weight: (num_filter, channel / num_group, *kernel).")
+    .describe(
+        "Convolution over 1-d, 2-d or 3-d channels-first data: out[n, f] = bias[f] + sum over the "
+        "channels c of its group of weight[f, c] correlated with data[n, c], with stride, dilation "
+        "and "
+        "zero padding per axis.")
+    .add_argument("data", "NDArray-or-Symbol",
+                  "Input data: (batch, channel, [depth, height,] width).")
+    .add_argument("weight", "NDArray-or-Symbol",
+                  "Weight: (num_filter, channel / num_group, *kernel).")
     .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
     .add_arguments(ConvolutionParam::Fields())
     .add_kernel(kDLCPU);
 
 MXPLUG_REGISTER_OP_PROPERTY(Deconvolution, DeconvolutionOpProp)
-    .describe("Transposed convolution (the gradient of Convolution with respect to its data): each input "
-              "position scatters weight-scaled copies of the kernel onto the output, which has size "
-              "stride * (in - 1) + dilate * (kernel - 1) + 1 - 2 * pad + adj per axis.")
-    .add_argument("data", "NDArray-or-Symbol", "Input data: (batch, channel, [depth, height,] width).")
-    .add_argument("weight", "NDArray-or-Symbol", "Weight: (channel, num_filter / num_group, *kernel).")
+    .describe(
+        "Transposed convolution (the gradient of Convolution with respect to its data): each input "
+        "position scatters weight-scaled copies of the kernel onto the output, which has size "
+        "stride * (in - 1) + dilate * (kernel - 1) + 1 - 2 * pad + adj per axis.")
+    .add_argument("data", "NDArray-or-Symbol",
+                  "Input data: (batch, channel, [depth, height,] width).")
+    .add_argument("weight", "NDArray-or-Symbol",
+                  "Weight: (channel, num_filter / num_group, *kernel).")
     .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
     .add_arguments(DeconvolutionParam::Fields())
     .add_kernel(kDLCPU);

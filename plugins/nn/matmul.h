@@ -223,12 +223,17 @@ struct FullyConnectedParam : mxplug::Parameter<FullyConnectedParam> {
   }
 };
 
-/*! \brief What FullyConnected and the convolutions share: float32 or float64 data, a backward
+/*! \brief What FullyConnected and the convolutions share: the arguments data, weight and (unless
+ * no_bias) bias, float32 or float64 data, a backward
  * that reads the output gradient, the data and the weight but never the output (so the output can
  * be freed right after forward: the seeds' example of backward dependency), and scratch for a
  * library's kernel (oneDNN's reorders and scratchpad on the CPU). */
 class WeightedLayerProp : public mxplug::OperatorProperty {
  public:
+  std::vector<std::string> ListArguments() const override {
+    if (NoBias()) return {"data", "weight"};
+    return {"data", "weight", "bias"};
+  }
   bool InferType(std::vector<int>* in, std::vector<int>* out,
                  std::vector<int>* aux) const override {
     if (!OperatorProperty::InferType(in, out, aux)) return false;
@@ -246,16 +251,14 @@ class WeightedLayerProp : public mxplug::OperatorProperty {
   std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
     return {mxplug::ResourceRequest::kTempSpace};
   }
+
+ protected:
+  virtual bool NoBias() const = 0;
 };
 
 class FullyConnectedProp : public WeightedLayerProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-
-  std::vector<std::string> ListArguments() const override {
-    if (param_.no_bias) return {"data", "weight"};
-    return {"data", "weight", "bias"};
-  }
 
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
@@ -282,6 +285,7 @@ class FullyConnectedProp : public WeightedLayerProp {
   }
 
  private:
+  bool NoBias() const override { return param_.no_bias; }
   FullyConnectedParam param_;
 };
 

@@ -26,16 +26,9 @@ struct DefineUpdate {
   }
 };
 
-struct CpuLoop {
-  template <class F>
-  static void Run(const mxplug::OpContext&, int64_t n, const F& f) {
-    for (int64_t i = 0; i < n; ++i) f(i);
-  }
-};
-
 [[maybe_unused]] const bool registered = [] {
   ForEachUpdateOp(DefineUpdate{});
-  ForEachUpdateOp(UpdateKernels<CpuLoop>{kDLCPU});
+  ForEachUpdateOp(UpdateKernels<mxplug::CpuLoop>{kDLCPU});
   return true;
 }();
 

@@ -296,14 +296,12 @@ struct UpdateElements {
     for (int k = 0; k < kN; ++k) s[k] = states[k][i];
     const T updated = Rule::template Step<T>(p, w[i], g[i], s);
     for (int k = 0; k < kN; ++k) states[k][i] = s[k];
-    if (req == mxplug::kAddTo)
-      out[i] += updated;
-    else if (req != mxplug::kNullOp)
-      out[i] = updated;
+    mxplug::StoreAs<T>(out[i], req, updated);
   }
 };
 
-/*! \brief Rule's update on a device whose loop Loop::Run(ctx, n, f) calls f(i) for i < n. */
+/*! \brief Rule's update on a device whose element loop is Loop (mxplug::CpuLoop, the CUDA
+ * plugin's CudaLoop). */
 template <typename Rule, typename Loop>
 class UpdateKernel : public mxplug::Operator {
  public:

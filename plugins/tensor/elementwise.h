@@ -178,8 +178,7 @@ inline std::vector<std::optional<int64_t>> ParseOptionalTuple(const std::string&
 
 // ---- Maps: the math of an op of one input (unary, scalar and clip ops) ----
 //
-// A map is what the kernels of every device run per element (MapCpu in elementwise_cpu.cc,
-// MapCuda in devices/cuda/kernels/elementwise.cu):
+// A map is what MapKernel (elementwise_kernels.h) runs per element on every device:
 //   Map(kwargs)                  built on the host from the op's parameters
 //   m(x)                         the output for input x, in the compute type Map::Compute<T>
 //   m.Grad(g, x, y)              the input's gradient for output gradient g, input x, output y

@@ -1,5 +1,5 @@
-// The CPU kernels of the elementwise ops (definitions in unary.h and binary.h): MapCpu runs the
-// map of an op of one array (unary, scalar, clip), BinaryCpu the ops of two arrays.
+// The CPU kernels of the elementwise ops (definitions in unary.h and binary.h): BinaryCpu runs
+// the ops of two arrays; the maps (unary, scalar, clip) run on mxplug::CpuLoop.
 #include <vector>
 
 #include "elementwise_kernels.h"
@@ -11,52 +11,6 @@ using mxplug::ComputeType;
 using mxplug::OpReqType;
 using mxplug_tensor::TBlob;
 using mxplug_tensor::TShape;
-
-// ---- One array: out[i] = m(x[i]), in[i] gradient = m.Grad(og[i], x[i], y[i]) ----
-
-template <class Map>
-class MapCpu : public mxplug::Operator {
- public:
-  MapCpu(const mxplug::KwArgs& kwargs, mxplug::Context) : map_(kwargs) {}
-
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      using C = typename Map::template Compute<T>;
-      const T* x = in[0].dptr<T>();
-      T* o = out[0].dptr<T>();
-      const int64_t n = out[0].Size();
-      for (int64_t i = 0; i < n; ++i) Assign(o[i], req[0], static_cast<T>(map_(C(x[i]))));
-    });
-  }
-
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>& out_grad,
-                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
-                const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      using C = typename Map::template Compute<T>;
-      const T* og = out_grad[0].dptr<T>();
-      const T* x = Map::kReadsX ? in_data[0].dptr<T>() : nullptr;
-      const T* y = Map::kReadsY ? out_data[0].dptr<T>() : nullptr;
-      T* g = in_grad[0].dptr<T>();
-      const int64_t n = out_grad[0].Size();
-      for (int64_t i = 0; i < n;
-           ++i) {  // og[i] is read before g[i], which may share it, is written
-        const C grad = map_.Grad(C(og[i]), x ? C(x[i]) : C(0), y ? C(y[i]) : C(0));
-        Assign(g[i], req[0], static_cast<T>(grad));
-      }
-    });
-  }
-
- private:
-  Map map_;
-};
 
 // ---- Two arrays, broadcasting (the same-shape ops are the special case sa == sb == 1) ----
 
@@ -133,7 +87,7 @@ class BinaryCpu : public mxplug::Operator {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ElementwiseKernels<MapCpu, BinaryCpu>{kDLCPU}.RegisterAll();
+  mxplug_tensor::ElementwiseKernels<mxplug::CpuLoop, BinaryCpu>{kDLCPU}.RegisterAll();
   return true;
 }();
 

@@ -1,5 +1,5 @@
-// Registers the definitions of the array creation ops and Cast (init.h); their CPU kernels are in
-// init_cpu.cc.
+// Registers the definitions of the array creation ops and Cast (init.h), and their kernels on the
+// CPU's element loop.
 #include "init.h"
 
 namespace {
@@ -30,6 +30,7 @@ struct DefineInit {
 
 [[maybe_unused]] const bool registered = [] {
   mxplug_tensor::ForEachInitOp(DefineInit{});
+  mxplug_tensor::InitKernels<mxplug::CpuLoop>{kDLCPU}.RegisterAll();
   return true;
 }();
 

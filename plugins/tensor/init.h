@@ -1,8 +1,8 @@
 // Definitions of array creation without inputs (MXNet's _zeros, _ones, _full, _arange, _eye; the
 // frontend's zeros/ones/full/arange/eye run these), the *_like forms, and Cast: parameters,
-// properties, the value of each output element (the generators) and the list that registers
-// them. init.cc registers the definitions; the kernels of each device (init_cpu.cc,
-// devices/cuda/kernels/init.cu) register from the same list.
+// properties, the value of each output element (the generators), the kernels over a device's
+// element loop, and the list that registers them. init.cc registers the definitions and the CPU
+// kernels; devices/cuda/kernels/init.cu registers the CUDA kernels from the same list.
 #ifndef MXPLUG_PLUGINS_TENSOR_INIT_H_
 #define MXPLUG_PLUGINS_TENSOR_INIT_H_
 
@@ -100,8 +100,8 @@ inline double ArangeStop(const ArangeParam& p) { return p.stop ? *p.stop : p.sta
 // ---- Generators: the value of output element i, as a double ----
 //
 // Built on the host from the op's parameters, then bound to the output's shape (Bind) before each
-// fill; called per element by the fill kernel of each device (FillCpu, FillCuda), which converts
-// the value to the output's type.
+// fill; called per element by FillKernel (below) on every device, which converts the value to the
+// output's type.
 
 /*! \brief A constant: kValue (zeros, ones, zeros_like, ones_like), or `value` (kValue < 0). */
 template <int kValue>
@@ -267,21 +267,102 @@ void ForEachInitOp(Visitor&& visit) {
   visit.template Cast<CastProp>("cast", "Same as Cast.", kDataInput, CastParam::Fields());
 }
 
-/*! \brief Registers the kernels of every op above on one device, given the device's kernel
- * templates FillKernel<Gen> (its output element i is Gen(kwargs), bound to its shape, at i; the
- * gradient of an input, where there is one, is zero) and the Cast kernel. */
-template <template <class> class FillKernel, class CastKernel>
+// ---- Kernels, over a device's element loop (mxplug::CpuLoop, the CUDA plugin's CudaLoop) ----
+
+template <class Gen, class T>
+struct FillElements {
+  Gen gen;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(out[i], req, static_cast<C>(ConvertElement<T>(gen(i))));
+  }
+};
+
+/*! \brief Output element i is Gen(kwargs), bound to the output's shape, at i; the gradient of an
+ * input, where there is one (zeros_like, ones_like), is zero. */
+template <class Gen, class Loop>
+class FillKernel : public mxplug::Operator {
+ public:
+  FillKernel(const mxplug::KwArgs& kwargs, mxplug::Context) : gen_(kwargs) {}
+
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>&,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    Gen gen = gen_;
+    gen.Bind(out[0].shape_);
+    mxplug::TypeSwitch(out[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      Loop::Run(ctx, out[0].Size(), FillElements<Gen, T>{gen, out[0].dptr<T>(), req[0]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<mxplug::OpReqType>& req,
+                const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
+    for (size_t i = 0; i < in_grad.size(); ++i) Loop::Zero(ctx, in_grad[i], req[i]);
+  }
+
+ private:
+  Gen gen_;
+};
+
+template <class S, class D>
+struct ConvertElements {
+  const S* in;
+  D* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<D>;
+    mxplug::StoreAs<C>(out[i], req, static_cast<C>(ConvertElement<D>(in[i])));
+  }
+};
+
+/*! \brief Cast: every element converted (ConvertElement); the gradient converted back. */
+template <class Loop>
+class CastKernel : public mxplug::Operator {
+ public:
+  CastKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    Convert(ctx, in[0], out[0], req[0]);
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>&) override {
+    Convert(ctx, out_grad[0], in_grad[0], req[0]);
+  }
+
+ private:
+  static void Convert(const mxplug::OpContext& ctx, const TBlob& from, const TBlob& to,
+                      mxplug::OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(from.type_flag_, [&](auto a) {
+      using S = decltype(a);
+      mxplug::TypeSwitch(to.type_flag_, [&](auto b) {
+        using D = decltype(b);
+        Loop::Run(ctx, to.Size(), ConvertElements<S, D>{from.dptr<S>(), to.dptr<D>(), req});
+      });
+    });
+  }
+};
+
+/*! \brief Registers the kernels of every op above on a device whose element loop is Loop. */
+template <class Loop>
 struct InitKernels {
   DLDeviceType device;
   template <class Prop, class Gen>
   void Fill(const char* name, const char*, std::initializer_list<InputDoc>,
             const std::vector<mxplug::FieldInfo>&) const {
-    mxplug::sdk::RegisterKernel<FillKernel<Gen>>(name, device);
+    mxplug::sdk::RegisterKernel<FillKernel<Gen, Loop>>(name, device);
   }
   template <class Prop>
   void Cast(const char* name, const char*, std::initializer_list<InputDoc>,
             const std::vector<mxplug::FieldInfo>&) const {
-    mxplug::sdk::RegisterKernel<CastKernel>(name, device);
+    mxplug::sdk::RegisterKernel<CastKernel<Loop>>(name, device);
   }
   void RegisterAll() const { ForEachInitOp(*this); }
 };

@@ -330,9 +330,52 @@ void ForEachReduceOp(Visitor&& visit) {
   visit.template Arg<false>("argmin", "Index of the minimum along an axis (as the input's dtype).");
 }
 
+/*! \brief argmax/argmin's search at position o of the (outer, inner) positions: its run of n. */
+template <bool kMax, class T>
+struct ArgSearch {
+  const T* x;
+  T* out;
+  int req;
+  int64_t n, inner;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    const int64_t a = o / inner, b = o % inner;
+    const int64_t best = ArgExtreme<kMax>(x + a * n * inner + b, n, inner);
+    mxplug::StoreAs<mxplug::ComputeType<T>>(out[o], req, static_cast<mxplug::ComputeType<T>>(best));
+  }
+};
+
+/*! \brief argmax/argmin on a device whose element loop is Loop: a search per position; an index
+ * has no gradient. */
+template <bool kMax, class Loop>
+class ArgKernel : public mxplug::Operator {
+ public:
+  ArgKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const ArgGeometry geo(p_, in[0].shape_);
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      Loop::Run(ctx, geo.outer * geo.inner,
+                ArgSearch<kMax, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0], geo.n, geo.inner});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<mxplug::OpReqType>& req,
+                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+    Loop::Zero(ctx, ig[0], req[0]);
+  }
+
+ private:
+  ArgParam p_;
+};
+
 /*! \brief Registers the kernels of every reduction on one device from the list above, given the
- * device's kernel templates ReduceKernel<K> (constructed with a ReduceSpec) and ArgKernel<kMax>. */
-template <template <ReduceKind> class ReduceKernel, template <bool> class ArgKernel>
+ * device's kernel template ReduceKernel<K> (constructed with a ReduceSpec) and its element loop
+ * (argmax/argmin's ArgKernel). */
+template <template <ReduceKind> class ReduceKernel, class Loop>
 struct ReduceKernels {
   DLDeviceType device;
   template <ReduceKind K>
@@ -341,7 +384,7 @@ struct ReduceKernels {
   }
   template <bool kMax>
   void Arg(const char* name, const char*) const {
-    mxplug::sdk::RegisterKernel<ArgKernel<kMax>>(name, device);
+    mxplug::sdk::RegisterKernel<ArgKernel<kMax, Loop>>(name, device);
   }
   void RegisterAll() const { ForEachReduceOp(*this); }
 };

@@ -1,4 +1,5 @@
-// The CPU kernels of the reductions and argmax/argmin (definitions in reduce.h).
+// The CPU kernels of the reductions (definitions in reduce.h); argmax/argmin run reduce.h's
+// ArgKernel on mxplug::CpuLoop.
 #include <vector>
 
 #include "reduce.h"
@@ -81,40 +82,8 @@ class ReduceCpu : public mxplug::Operator {
   ReduceSpec spec_;
 };
 
-template <bool kMax>
-class ArgCpu : public mxplug::Operator {
- public:
-  ArgCpu(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
-
-  void Forward(const mxplug::OpContext&, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    const mxplug_tensor::ArgGeometry geo(p_, in[0].shape_);
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = in[0].dptr<T>();
-      T* o = out[0].dptr<T>();
-      for (int64_t a = 0; a < geo.outer; ++a)
-        for (int64_t b = 0; b < geo.inner; ++b) {
-          const int64_t best =
-              mxplug_tensor::ArgExtreme<kMax>(x + a * geo.n * geo.inner + b, geo.n, geo.inner);
-          Assign(o[a * geo.inner + b], req[0], static_cast<T>(best));
-        }
-    });
-  }
-  void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
-                const std::vector<TBlob>&, const std::vector<OpReqType>& req,
-                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-    mxplug::WriteZeroGradient(ig[0], req[0]);  // an index has no gradient
-  }
-
- private:
-  mxplug_tensor::ArgParam p_;
-};
-
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ReduceKernels<ReduceCpu, ArgCpu>{kDLCPU}.RegisterAll();
+  mxplug_tensor::ReduceKernels<ReduceCpu, mxplug::CpuLoop>{kDLCPU}.RegisterAll();
   return true;
 }();
 

@@ -1,6 +1,7 @@
-// CUDA kernels of the unary, binary, broadcast, scalar and clip ops. The math is the functors and
-// maps of the ops' definition headers (plugins/tensor/unary.h, binary.h), the same code the CPU
-// kernels run (plugins/tensor/elementwise_cpu.cc); this file only maps it over elements.
+// CUDA kernels of the elementwise ops. The math is the functors and maps of the ops' definition
+// headers (plugins/tensor/unary.h, binary.h), the same code the CPU kernels run; the maps (unary,
+// scalar, clip) run on CudaLoop through plugins/tensor/elementwise_kernels.h, and this file holds
+// the ops of two arrays, whose broadcast gradients are reductions (ReduceEach).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -19,72 +20,6 @@ using mxplug::OpContext;
 using mxplug::OpReqType;
 using mxplug::TBlob;
 
-// ---- One array: out[i] = m(x[i]), in[i] gradient = m.Grad(og[i], x[i], y[i]) ----
-
-template <class Map, class T>
-struct MapForwardKernel {
-  Map map;
-  const T* x;
-  T* out;
-  int req;
-  __device__ void operator()(int64_t i) const {
-    using C = typename Map::template Compute<T>;
-    Store<C>(out[i], req, map(static_cast<C>(x[i])));
-  }
-};
-
-template <class Map, class T>
-struct MapBackwardKernel {
-  Map map;
-  const T* og;
-  const T* x;  // x and y: null when the map's Grad does not read them
-  const T* y;
-  T* grad;
-  int req;
-  __device__ void operator()(int64_t i) const {
-    using C = typename Map::template Compute<T>;
-    // og[i] is read before grad[i], which may share its memory, is written.
-    const C g = map.Grad(static_cast<C>(og[i]), x ? static_cast<C>(x[i]) : C(0),
-                         y ? static_cast<C>(y[i]) : C(0));
-    Store<C>(grad[i], req, g);
-  }
-};
-
-template <class Map>
-class MapCuda : public mxplug::Operator {
- public:
-  MapCuda(const mxplug::KwArgs& kwargs, mxplug::Context) : map_(kwargs) {}
-
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      ForEach(out[0].Size(), StreamOf(ctx),
-              MapForwardKernel<Map, T>{map_, in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
-    });
-  }
-
-  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
-                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
-                const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = Map::kReadsX ? in_data[0].dptr<T>() : nullptr;
-      const T* y = Map::kReadsY ? out_data[0].dptr<T>() : nullptr;
-      ForEach(out_grad[0].Size(), StreamOf(ctx),
-              MapBackwardKernel<Map, T>{map_, out_grad[0].dptr<T>(), x, y, in_grad[0].dptr<T>(),
-                                        req[0]});
-    });
-  }
-
- private:
-  Map map_;
-};
-
 // ---- Two arrays ----
 
 template <class Op, class T>
@@ -99,7 +34,7 @@ struct BinaryForward {
     using C = ComputeType<T>;
     int64_t ia = o, ib = o;
     if (!same) ix.Map(o, &ia, &ib);
-    Store<C>(out[o], req, Op::F(static_cast<C>(a[ia]), static_cast<C>(b[ib])));
+    mxplug::StoreAs<C>(out[o], req, Op::F(static_cast<C>(a[ia]), static_cast<C>(b[ib])));
   }
 };
 
@@ -118,8 +53,8 @@ struct BinaryBackwardSame {
     const C g = static_cast<C>(og[i]);  // read first: ga may share og's memory
     const C av = a ? static_cast<C>(a[i]) : C(0), bv = b ? static_cast<C>(b[i]) : C(0),
             yv = y ? static_cast<C>(y[i]) : C(0);
-    if (gb) Store<C>(gb[i], req_b, g * Op::DB(av, bv, yv));
-    if (ga) Store<C>(ga[i], req_a, g * Op::DA(av, bv, yv));
+    if (gb) mxplug::StoreAs<C>(gb[i], req_b, g * Op::DB(av, bv, yv));
+    if (ga) mxplug::StoreAs<C>(ga[i], req_a, g * Op::DA(av, bv, yv));
   }
 };
 
@@ -145,15 +80,6 @@ struct BroadcastGradTerm {
   }
 };
 
-template <class T>
-struct StoreGrad {
-  T* grad;
-  int req;
-  __device__ void operator()(int64_t j, ComputeType<T> acc) const {
-    Store<ComputeType<T>>(grad[j], req, acc);
-  }
-};
-
 // The gradient of input `self` (of shape `self_shape`, broadcast to `out`) of a broadcasting op.
 template <class Op, class T, bool kFirst>
 void BroadcastGradient(const mxplug::TShape& out, const mxplug::TShape& self_shape,
@@ -169,7 +95,7 @@ void BroadcastGradient(const mxplug::TShape& out, const mxplug::TShape& self_sha
       MakeReduceIndex(out, reduced), C(0), stream,
       BroadcastGradTerm<Op, T, kFirst>{og, self, other, y,
                                        MakeBroadcastIndex(out, self_shape, other_shape)},
-      StoreGrad<T>{grad, req});
+      StoreReduced<T>{grad, req});
 }
 
 template <class Op>
@@ -221,7 +147,7 @@ class BinaryCuda : public mxplug::Operator {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ElementwiseKernels<MapCuda, BinaryCuda>{kDLCUDA}.RegisterAll();
+  mxplug_tensor::ElementwiseKernels<CudaLoop, BinaryCuda>{kDLCUDA}.RegisterAll();
   return true;
 }();
 

@@ -1,5 +1,5 @@
 // What every CUDA kernel of the plugin shares: the stream of the engine worker running it, a
-// grid-stride launch of a functor over n elements, and writing an output as its request says.
+// grid-stride launch of a functor over n elements (CudaLoop), and zeroing a gradient.
 #ifndef MXPLUG_DEVICES_CUDA_KERNELS_LAUNCH_CUH_
 #define MXPLUG_DEVICES_CUDA_KERNELS_LAUNCH_CUH_
 
@@ -41,15 +41,6 @@ void ForEach(int64_t n, cudaStream_t stream, const F& f) {
   Check(cudaGetLastError(), ("launching a kernel over " + std::to_string(n) + " elements").c_str());
 }
 
-/*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate in C). */
-template <class C, class T>
-__device__ inline void Store(T& out, int req, C value) {
-  if (req == mxplug::kAddTo)
-    out = static_cast<T>(static_cast<C>(out) + value);
-  else if (req != mxplug::kNullOp)
-    out = static_cast<T>(value);
-}
-
 /*! \brief Zeros into `grad` as `req` says (an input with no gradient); all-zero bits are 0 in
  * every dtype. */
 inline void ZeroGradient(const mxplug::TBlob& grad, mxplug::OpReqType req, cudaStream_t stream) {
@@ -57,6 +48,18 @@ inline void ZeroGradient(const mxplug::TBlob& grad, mxplug::OpReqType req, cudaS
   Check(cudaMemsetAsync(grad.dptr_, 0, grad.Size() * mxplug::DTypeSize(grad.type_flag_), stream),
         "zeroing a gradient");
 }
+
+/*! \brief The device loop of kernels written once for every device (mxplug::CpuLoop's
+ * counterpart): a thread per element, on the call's stream. */
+struct CudaLoop {
+  template <class F>
+  static void Run(const mxplug::OpContext& ctx, int64_t n, const F& f) {
+    ForEach(n, StreamOf(ctx), f);
+  }
+  static void Zero(const mxplug::OpContext& ctx, const mxplug::TBlob& grad, mxplug::OpReqType req) {
+    ZeroGradient(grad, req, StreamOf(ctx));
+  }
+};
 
 // Broadcast index arithmetic on the device: at most kMaxDims axes.
 constexpr int kMaxDims = 8;

@@ -1,6 +1,6 @@
-// CUDA kernels of the reductions and argmax/argmin. The math is the Reducer and ArgExtreme of the
-// ops' definition header (plugins/tensor/reduce.h), the same code the CPU kernels run
-// (plugins/tensor/reduce_cpu.cc); this file only spreads it over threads.
+// CUDA kernels of the reductions. The math is the Reducer of the ops' definition header
+// (plugins/tensor/reduce.h), the same code the CPU kernels run (plugins/tensor/reduce_cpu.cc);
+// this file only spreads it over threads. argmax/argmin run reduce.h's ArgKernel on CudaLoop.
 #include <cuda_runtime.h>
 
 #include <vector>
@@ -33,7 +33,7 @@ struct StoreResult {
   int64_t count;
   __device__ void operator()(int64_t j, A acc) const {
     using C = mxplug::ComputeType<T>;
-    Store<C>(out[j], req, static_cast<C>(R::Finish(acc, count)));
+    mxplug::StoreAs<C>(out[j], req, static_cast<C>(R::Finish(acc, count)));
   }
 };
 
@@ -53,7 +53,7 @@ struct ReduceGradient {
     to_out.Map(i, &j, &unused);
     const C v = R::Grad(static_cast<C>(og[j]), x ? static_cast<C>(x[i]) : C(0),
                         y ? static_cast<C>(y[j]) : C(0), count);
-    Store<C>(grad[i], req, v);
+    mxplug::StoreAs<C>(grad[i], req, v);
   }
 };
 
@@ -105,48 +105,8 @@ class ReduceCuda : public mxplug::Operator {
   ReduceSpec spec_;
 };
 
-// One thread per (outer, inner) position searches its run of n elements.
-template <bool kMax, class T>
-struct ArgSearch {
-  const T* x;
-  T* out;
-  int req;
-  int64_t n, inner;
-  __device__ void operator()(int64_t o) const {
-    const int64_t a = o / inner, b = o % inner;
-    const int64_t best = mxplug_tensor::ArgExtreme<kMax>(x + a * n * inner + b, n, inner);
-    Store<mxplug::ComputeType<T>>(out[o], req, static_cast<mxplug::ComputeType<T>>(best));
-  }
-};
-
-template <bool kMax>
-class ArgCuda : public mxplug::Operator {
- public:
-  ArgCuda(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
-
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    const mxplug_tensor::ArgGeometry geo(p_, in[0].shape_);
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      ForEach(geo.outer * geo.inner, StreamOf(ctx),
-              ArgSearch<kMax, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0], geo.n, geo.inner});
-    });
-  }
-  void Backward(const OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
-                const std::vector<TBlob>&, const std::vector<OpReqType>& req,
-                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
-    ZeroGradient(ig[0], req[0], StreamOf(ctx));  // an index has no gradient
-  }
-
- private:
-  mxplug_tensor::ArgParam p_;
-};
-
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ReduceKernels<ReduceCuda, ArgCuda>{kDLCUDA}.RegisterAll();
+  mxplug_tensor::ReduceKernels<ReduceCuda, CudaLoop>{kDLCUDA}.RegisterAll();
   return true;
 }();
 

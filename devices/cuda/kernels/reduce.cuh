@@ -150,7 +150,7 @@ struct StoreReduced {
   T* out;
   int req;
   __device__ void operator()(int64_t j, mxplug::ComputeType<T> acc) const {
-    Store<mxplug::ComputeType<T>>(out[j], req, acc);
+    mxplug::StoreAs<mxplug::ComputeType<T>>(out[j], req, acc);
   }
 };
 

@@ -61,8 +61,8 @@ struct MoveElements {
   int req;
   __device__ void operator()(int64_t o) const {
     const int64_t i = w.At(o);
-    Store<ComputeType<T>>(dst[kScatter ? i : o], req,
-                          static_cast<ComputeType<T>>(src[kScatter ? o : i]));
+    mxplug::StoreAs<ComputeType<T>>(dst[kScatter ? i : o], req,
+                                    static_cast<ComputeType<T>>(src[kScatter ? o : i]));
   }
 };
 
@@ -111,7 +111,7 @@ struct CopyOutsideElements {
   __device__ void operator()(int64_t i) const {
     using C = ComputeType<T>;
     const bool in = mxplug_tensor::InRegion(i, r.ndim, r.full, r.start, r.step, r.len);
-    Store<C>(dst[i], req, in ? C(0) : static_cast<C>(src[i]));
+    mxplug::StoreAs<C>(dst[i], req, in ? C(0) : static_cast<C>(src[i]));
   }
 };
 
@@ -120,7 +120,7 @@ struct AddElements {
   const T* src;
   T* dst;
   __device__ void operator()(int64_t i) const {
-    Store<ComputeType<T>>(dst[i], mxplug::kAddTo, static_cast<ComputeType<T>>(src[i]));
+    mxplug::StoreAs<ComputeType<T>>(dst[i], mxplug::kAddTo, static_cast<ComputeType<T>>(src[i]));
   }
 };
 
@@ -153,7 +153,8 @@ struct TakeElements {
   T* out;
   int req;
   __device__ void operator()(int64_t o) const {
-    Store<ComputeType<T>>(out[o], req, static_cast<ComputeType<T>>(a[geo.Source(o, idx)]));
+    mxplug::StoreAs<ComputeType<T>>(out[o], req,
+                                    static_cast<ComputeType<T>>(a[geo.Source(o, idx)]));
   }
 };
 

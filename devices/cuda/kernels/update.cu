@@ -6,13 +6,6 @@
 namespace mxplug_cuda {
 namespace {
 
-struct CudaLoop {
-  template <class F>
-  static void Run(const mxplug::OpContext& ctx, int64_t n, const F& f) {
-    ForEach(n, StreamOf(ctx), f);
-  }
-};
-
 [[maybe_unused]] const bool registered = [] {
   mxplug_optimizer::ForEachUpdateOp(mxplug_optimizer::UpdateKernels<CudaLoop>{kDLCUDA});
   return true;

@@ -230,6 +230,16 @@ template <typename T>
 using ComputeType =
     std::conditional_t<std::is_floating_point_v<T> || std::is_integral_v<T>, T, float>;
 
+/*! \brief Writes `value`, computed in C, to `out` as `req` says (kNullOp: nothing; kAddTo:
+ * accumulate in C, rounding once). The same on the host and in device code. */
+template <typename C, typename T>
+MXPLUG_XINLINE void StoreAs(T& out, int req, C value) {
+  if (req == kAddTo)
+    out = static_cast<T>(static_cast<C>(out) + value);
+  else if (req != kNullOp)
+    out = static_cast<T>(value);
+}
+
 /*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
 template <typename T>
 inline void Assign(T& out, OpReqType req, T value) {
@@ -268,6 +278,22 @@ inline void WriteZeroGradient(const TBlob& grad, OpReqType req) {
     for (int64_t i = 0; i < grad.Size(); ++i) d[i] = T(0);
   });
 }
+
+/*!
+ * \brief The CPU's element loop, for kernels written once over a device's loop: Loop::Run(ctx, n,
+ * f) calls f(i) for every i < n (f's call operator is MXPLUG_XINLINE), and Loop::Zero(ctx, grad,
+ * req) writes a zero gradient. The CUDA plugin's CudaLoop runs a thread per element on the
+ * call's stream.
+ */
+struct CpuLoop {
+  template <typename F>
+  static void Run(const OpContext&, int64_t n, const F& f) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+  static void Zero(const OpContext&, const TBlob& grad, OpReqType req) {
+    WriteZeroGradient(grad, req);
+  }
+};
 
 /*!
  * \brief An op's computation on one device (the seeds' Operator). Made by
