@@ -37,7 +37,10 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
                "slice_axis", "tile", "repeat", "flip", "reverse", "squeeze"}
             | {"dot", "batch_dot", "FullyConnected"}
             | {"sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
-               "rmspropalex_update", "adagrad_update"})
+               "rmspropalex_update", "adagrad_update"}
+            | {"Activation", "LeakyReLU", "softmax", "log_softmax", "SoftmaxOutput", "Softmax",
+               "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
+               "MakeLoss", "make_loss"})
 # cuBLAS and OpenBLAS sum products in different orders: float32 results agree to a few ulps of
 # the sums' magnitudes, which cancellation can make large next to the result.
 GEMM_OPS = {"dot", "batch_dot", "FullyConnected"}
@@ -174,6 +177,46 @@ def test_cuda_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs):
     tol = dict(rtol=1e-4, atol=1e-4) if op in GEMM_OPS else dict(rtol=1e-5, atol=1e-6)
     for got, want in zip(got_outs + got_grads, want_outs + want_grads):
         np.testing.assert_allclose(got, want, **tol)
+
+
+NN_CASES = (
+    [("Activation", [(5, 7)], {"act_type": t}, None)
+     for t in ("relu", "sigmoid", "tanh", "softrelu", "softsign")]
+    + [("LeakyReLU", [(4, 3, 5)], {"act_type": t}, None) for t in ("leaky", "elu", "selu", "gelu")]
+    + [("LeakyReLU", [(4, 3, 5), (3,)], {"act_type": "prelu"}, None),
+       ("LeakyReLU", [(6, 2), (1,)], {"act_type": "prelu"}, None),
+       ("softmax", [(4, 5, 6)], {"axis": 1}, None),
+       ("softmax", [(8, 10)], {"temperature": 2.0}, None),
+       ("log_softmax", [(4, 5, 6)], {"axis": 0}, None),
+       ("SoftmaxOutput", [(8, 10), (8,)], {}, 10),
+       ("SoftmaxOutput", [(8, 10), (8,)],
+        {"use_ignore": True, "ignore_label": 0, "normalization": "valid", "smooth_alpha": 0.1}, 10),
+       ("SoftmaxOutput", [(2, 4, 3, 5), (2, 3, 5)],
+        {"multi_output": True, "normalization": "batch", "out_grad": True}, 4),
+       ("SoftmaxOutput", [(3, 2, 6), (3, 2)], {"preserve_shape": True, "grad_scale": 0.5}, 6),
+       ("LinearRegressionOutput", [(6, 3), (6, 3)], {"grad_scale": 2.0}, None),
+       ("LogisticRegressionOutput", [(6, 3), (6, 3)], {}, None),
+       ("MAERegressionOutput", [(6, 3), (6, 3)], {}, None),
+       ("MakeLoss", [(5, 4)], {"normalization": "valid", "valid_thresh": 0.1}, None),
+       ("make_loss", [(5, 4)], {"normalization": "batch", "grad_scale": 3.0}, None)])
+
+
+@pytest.mark.parametrize("op,shapes,kwargs,classes", NN_CASES)
+def test_cuda_nn_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs, classes):
+    """Activations, softmax and the loss outputs on signed inputs; with `classes`, the last input
+    is a label of integer classes in [0, classes)."""
+    require_gpu()
+    rng = np.random.default_rng(11)
+    arrays = [(2 * rng.standard_normal(s)).astype(np.float32) for s in shapes]
+    if classes:
+        arrays[-1] = rng.integers(0, classes, shapes[-1]).astype(np.float32)
+    sym = op_symbol(mx, op, len(shapes), **kwargs)
+    _, out_shapes, _ = sym.infer_shape(**{"x%d" % i: s for i, s in enumerate(shapes)})
+    out_grads = [rng.standard_normal(s).astype(np.float32) for s in out_shapes]
+    want_outs, want_grads = run_op(mx, mx.cpu(), op, arrays, out_grads, **kwargs)
+    got_outs, got_grads = run_op(mx, mx.gpu(0), op, arrays, out_grads, **kwargs)
+    for got, want in zip(got_outs + got_grads, want_outs + want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def creations(mx, ctx):
