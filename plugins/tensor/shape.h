@@ -1,7 +1,7 @@
 // Definitions of the layout ops (MXNet's names and parameters): Reshape, Flatten, expand_dims,
-// transpose, slice, _slice_assign, _slice_assign_scalar, take, broadcast_to, broadcast_like. Their
-// output holds their input's elements rearranged, so their kernels are written once here, over a
-// few primitives each device provides (Layout, below): shape_cpu.cc and
+// transpose, slice, _slice_assign, _slice_assign_scalar, take, Embedding, broadcast_to,
+// broadcast_like. Their output holds their input's elements rearranged, so their kernels are
+// written once here, over a few primitives each device provides (Layout, below): shape_cpu.cc and
 // devices/cuda/kernels/shape.cu supply the primitives and register the kernels from one list.
 #ifndef MXPLUG_PLUGINS_TENSOR_SHAPE_H_
 #define MXPLUG_PLUGINS_TENSOR_SHAPE_H_
@@ -287,6 +287,26 @@ struct TakeParam : mxplug::Parameter<TakeParam> {
   }
 };
 
+struct EmbeddingParam : mxplug::Parameter<EmbeddingParam> {
+  int64_t input_dim, output_dim;
+  int dtype;
+  bool sparse_grad;
+  MXPLUG_DECLARE_PARAMETER(EmbeddingParam) {
+    MXPLUG_DECLARE_FIELD(input_dim).set_lower_bound(1).describe(
+        "Vocabulary size of the input indices.");
+    MXPLUG_DECLARE_FIELD(output_dim)
+        .set_lower_bound(1)
+        .describe("Dimension of the embedding vectors.");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(kMXPFloat32)
+        .add_dtype_enum()
+        .describe("Data type of weight.");
+    MXPLUG_DECLARE_FIELD(sparse_grad)
+        .set_default(false)
+        .describe("Accepted for compatibility (dense gradient).");
+  }
+};
+
 struct BroadcastToParam : mxplug::Parameter<BroadcastToParam> {
   TShape shape;
   MXPLUG_DECLARE_PARAMETER(BroadcastToParam) {
@@ -424,6 +444,39 @@ class TakeProp : public mxplug::OperatorProperty {
 
  private:
   TakeParam param_;
+};
+
+// Embedding(data, weight): rows of weight at the indices in data, take(weight, data, axis=0,
+// mode='clip') with the indices first (MXNet's indexing_op).
+class EmbeddingProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"data", "weight"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& d = (*in)[0];
+    mxplug::InferParameterShape(&(*in)[1], TShape{param_.input_dim, param_.output_dim}, "weight",
+                                d);
+    if (d.ndim() < 0) return false;
+    std::vector<int64_t> o(d.begin(), d.end());
+    o.push_back(param_.output_dim);
+    (*out)[0] = TShape(o);
+    return d.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    const int wt = (*in)[1] != kMXPUnknownDType ? (*in)[1] : param_.dtype;
+    (*in)[1] = wt;
+    if ((*in)[0] == kMXPUnknownDType) (*in)[0] = wt;
+    (*out)[0] = wt;
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[0]};
+  }
+
+ private:
+  EmbeddingParam param_;
 };
 
 class BroadcastToProp : public LayoutProp<BroadcastToParam> {
@@ -622,6 +675,21 @@ struct TakeKernel : mxplug::Operator {
   }
 };
 
+/*! \brief Embedding: take along axis 0 of the weight, out-of-range indices clipped (MXNet). */
+template <class L>
+struct EmbeddingKernel : mxplug::Operator {
+  EmbeddingKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    L::Take(ctx, in[1], in[0], out[0], req[0], 0, kIndexClip);
+  }
+  MXPLUG_LAYOUT_BACKWARD {
+    L::Zero(ctx, ig[0], req[0]);  // indices get no gradient
+    L::TakeGrad(ctx, og[0], in[0], ig[1], req[1], 0, kIndexClip);
+  }
+};
+
 /*! \brief broadcast_to, broadcast_like: input 0 repeated to the output's shape; backward sums the
  * gradient over the repeats. broadcast_like's rhs only lends its shape: its gradient is 0. */
 template <class L>
@@ -678,6 +746,11 @@ void ForEachLayoutOp(Visitor&& visit) {
       "take", "Takes elements along an axis at the given indices.",
       {{"a", "The input array."}, {"indices", "The indices of the values to take."}},
       TakeParam::Fields());
+  visit.template Op<EmbeddingProp, EmbeddingKernel>(
+      "Embedding", "Maps integer indices to vector representations (rows of weight).",
+      {{"data", "The input array to the embedding operator."},
+       {"weight", "The embedding weight matrix."}},
+      EmbeddingParam::Fields());
   visit.template Op<BroadcastToProp, BroadcastKernel>(
       "broadcast_to", "Broadcasts the input to a shape.", kDataInput, BroadcastToParam::Fields());
   visit.template Op<BroadcastLikeProp, BroadcastKernel>(

@@ -40,7 +40,7 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
                "rmspropalex_update", "adagrad_update"}
             | {"Activation", "LeakyReLU", "softmax", "log_softmax", "SoftmaxOutput", "Softmax",
                "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
-               "MakeLoss", "make_loss"})
+               "MakeLoss", "make_loss", "Dropout", "Embedding"})
 # cuBLAS and OpenBLAS sum products in different orders: float32 results agree to a few ulps of
 # the sums' magnitudes, which cancellation can make large next to the result.
 GEMM_OPS = {"dot", "batch_dot", "FullyConnected"}
@@ -188,12 +188,15 @@ NN_CASES = (
        ("softmax", [(4, 5, 6)], {"axis": 1}, None),
        ("softmax", [(8, 10)], {"temperature": 2.0}, None),
        ("log_softmax", [(4, 5, 6)], {"axis": 0}, None),
-       ("SoftmaxOutput", [(8, 10), (8,)], {}, 10),
+       ("SoftmaxOutput", [(8, 10), (8,)], {}, (1, 10)),
        ("SoftmaxOutput", [(8, 10), (8,)],
-        {"use_ignore": True, "ignore_label": 0, "normalization": "valid", "smooth_alpha": 0.1}, 10),
+        {"use_ignore": True, "ignore_label": 0, "normalization": "valid", "smooth_alpha": 0.1},
+        (1, 10)),
        ("SoftmaxOutput", [(2, 4, 3, 5), (2, 3, 5)],
-        {"multi_output": True, "normalization": "batch", "out_grad": True}, 4),
-       ("SoftmaxOutput", [(3, 2, 6), (3, 2)], {"preserve_shape": True, "grad_scale": 0.5}, 6),
+        {"multi_output": True, "normalization": "batch", "out_grad": True}, (1, 4)),
+       ("SoftmaxOutput", [(3, 2, 6), (3, 2)], {"preserve_shape": True, "grad_scale": 0.5}, (1, 6)),
+       # Repeated indices add their rows' gradients; those past input_dim are clipped.
+       ("Embedding", [(6, 5), (7, 3)], {"input_dim": 7, "output_dim": 3}, (0, 9)),
        ("LinearRegressionOutput", [(6, 3), (6, 3)], {"grad_scale": 2.0}, None),
        ("LogisticRegressionOutput", [(6, 3), (6, 3)], {}, None),
        ("MAERegressionOutput", [(6, 3), (6, 3)], {}, None),
@@ -201,15 +204,16 @@ NN_CASES = (
        ("make_loss", [(5, 4)], {"normalization": "batch", "grad_scale": 3.0}, None)])
 
 
-@pytest.mark.parametrize("op,shapes,kwargs,classes", NN_CASES)
-def test_cuda_nn_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs, classes):
-    """Activations, softmax and the loss outputs on signed inputs; with `classes`, the last input
-    is a label of integer classes in [0, classes)."""
+@pytest.mark.parametrize("op,shapes,kwargs,labels", NN_CASES)
+def test_cuda_nn_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs, labels):
+    """Activations, softmax, the loss outputs and Embedding on signed inputs; with labels = (i, k),
+    input i holds integers in [0, k) (labels, indices)."""
     require_gpu()
     rng = np.random.default_rng(11)
     arrays = [(2 * rng.standard_normal(s)).astype(np.float32) for s in shapes]
-    if classes:
-        arrays[-1] = rng.integers(0, classes, shapes[-1]).astype(np.float32)
+    if labels:
+        i, k = labels
+        arrays[i] = rng.integers(0, k, shapes[i]).astype(np.float32)
     sym = op_symbol(mx, op, len(shapes), **kwargs)
     _, out_shapes, _ = sym.infer_shape(**{"x%d" % i: s for i, s in enumerate(shapes)})
     out_grads = [rng.standard_normal(s).astype(np.float32) for s in out_shapes]
@@ -217,6 +221,27 @@ def test_cuda_nn_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs, classes):
     got_outs, got_grads = run_op(mx, mx.gpu(0), op, arrays, out_grads, **kwargs)
     for got, want in zip(got_outs + got_grads, want_outs + want_grads):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs", [{"p": 0.3}, {"p": 0.6, "axes": (1,)}])
+def test_cuda_dropout_drops_what_the_cpu_drops_for_the_same_seed(mx, kwargs):
+    """gpu(0)'s random stream has cpu(0)'s key: after the same seed, Dropout's mask, output and
+    gradient are the CPU's, element for element."""
+    require_gpu()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 6, 5)).astype(np.float32)
+    og = rng.standard_normal(x.shape).astype(np.float32)
+    runs = []
+    for ctx in (mx.cpu(0), mx.gpu(0)):
+        mx.random.seed(42)
+        runs.append(run_op(mx, ctx, "Dropout", [x], [og], **kwargs))
+    (want_out,), (want_grad,) = runs[0]
+    (got_out,), (got_grad,) = runs[1]
+    kept = want_out != 0
+    assert 0.2 < 1 - kept.mean() < 0.8  # the CPU run dropped about p of the elements
+    np.testing.assert_array_equal(got_out != 0, kept)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-6)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6)
 
 
 def creations(mx, ctx):

@@ -40,7 +40,7 @@ class TempSpaceBlock : public detail::TempSpaceProvider {
   MXPResource resource_{};
 };
 
-// SplitMix64's finaliser: spreads (seed, device) into an unrelated-looking Philox key.
+// SplitMix64's finaliser: spreads (seed, device id) into an unrelated-looking Philox key.
 uint64_t Mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -48,7 +48,11 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A device's Philox stream: a key from (seed, device) and the next unused counter.
+// A device's Philox stream: a key from (seed, device id) and the next unused counter. The key
+// leaves the device type out (it is always the CPU's): gpu(i) draws what cpu(i) draws for the
+// same seed, so a kernel that uses its draws as the CPU's does (Dropout) gives the same numbers
+// on either, while devices of different ids draw differently (data-parallel replicas drop
+// different units, as in MXNet).
 class RandomStreamState : public detail::RandomProvider {
  public:
   RandomStreamState(Context ctx, uint64_t seed) : ctx_(ctx) {
@@ -58,7 +62,7 @@ class RandomStreamState : public detail::RandomProvider {
     Reset(seed);
   }
   void Reset(uint64_t seed) {
-    key_ = Mix(seed ^ Mix((uint64_t(uint32_t(ctx_.dev_type)) << 32) | uint32_t(ctx_.dev_id)));
+    key_ = Mix(seed ^ Mix((uint64_t(uint32_t(kDLCPU)) << 32) | uint32_t(ctx_.dev_id)));
     counter_ = 0;
   }
   void Reserve(uint64_t blocks, uint64_t* key, uint64_t* counter) override {

@@ -18,20 +18,12 @@
 #include "mxplug/sdk/dtype.hpp"
 #include "mxplug/sdk/random.hpp"
 #include "mxplug/sdk/tshape.hpp"
+#include "mxplug/sdk/xinline.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
 #elif defined(__HIPCC__)
 #include <hip/hip_fp16.h>
-#endif
-
-/*! \brief Marks a function that CPU and device kernels both call (an op's elementwise math,
- * written once in its definition header): host and device code under nvcc and hipcc, a plain
- * inline function elsewhere. */
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define MXPLUG_XINLINE __host__ __device__ inline
-#else
-#define MXPLUG_XINLINE inline
 #endif
 
 namespace mxplug {

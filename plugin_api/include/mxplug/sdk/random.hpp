@@ -18,11 +18,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "mxplug/sdk/xinline.hpp"
+
 namespace mxplug {
 
 /*! \brief One Philox4x32-10 block: 128 random bits for a 64-bit key and a 128-bit counter. */
-inline std::array<uint32_t, 4> Philox4x32_10(uint64_t key, uint64_t counter_lo,
-                                             uint64_t counter_hi = 0) {
+MXPLUG_XINLINE std::array<uint32_t, 4> Philox4x32_10(uint64_t key, uint64_t counter_lo,
+                                                     uint64_t counter_hi = 0) {
   uint32_t c0 = static_cast<uint32_t>(counter_lo), c1 = static_cast<uint32_t>(counter_lo >> 32);
   uint32_t c2 = static_cast<uint32_t>(counter_hi), c3 = static_cast<uint32_t>(counter_hi >> 32);
   uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
@@ -37,6 +39,17 @@ inline std::array<uint32_t, 4> Philox4x32_10(uint64_t key, uint64_t counter_lo,
     c3 = lo0;
   }
   return {c0, c1, c2, c3};
+}
+
+/*! \brief Draw d (from 0) of the range of blocks starting at `counter`: what a RandomStream's
+ * (d + 1)-th NextU32 returns, computed on its own so that threads can draw in parallel. */
+MXPLUG_XINLINE uint32_t PhiloxDraw(uint64_t key, uint64_t counter, uint64_t d) {
+  return Philox4x32_10(key, counter + d / 4)[d % 4];
+}
+
+/*! \brief Uniform in [0, 1) from the top 24 bits of one draw (RandomStream::UniformFloat). */
+MXPLUG_XINLINE float UniformFloatOf(uint32_t bits) {
+  return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
 }
 
 /*!
@@ -57,7 +70,7 @@ class RandomStream {
     return block_[used_++ % 4];
   }
   /*! \brief Uniform in [0, 1) with 24 random bits (one draw). */
-  float UniformFloat() { return static_cast<float>(NextU32() >> 8) * (1.0f / 16777216.0f); }
+  float UniformFloat() { return UniformFloatOf(NextU32()); }
   /*! \brief Uniform in [0, 1) with 53 random bits (two draws). */
   double UniformDouble() {
     const uint64_t hi = NextU32() >> 5, lo = NextU32() >> 6;  // 27 + 26 bits
@@ -85,6 +98,10 @@ class RandomStream {
   }
 
   uint64_t used() const { return used_; }
+  /*! \brief Where the range starts: draw d of it is PhiloxDraw(key(), counter(), d), which a
+   * device kernel computes per thread (the draws are the same on every device). */
+  uint64_t key() const { return key_; }
+  uint64_t counter() const { return counter_; }
 
  private:
   uint64_t key_, counter_, capacity_;
