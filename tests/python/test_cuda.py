@@ -40,7 +40,8 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
                "rmspropalex_update", "adagrad_update"}
             | {"Activation", "LeakyReLU", "softmax", "log_softmax", "SoftmaxOutput", "Softmax",
                "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
-               "MakeLoss", "make_loss", "Dropout", "Embedding"})
+               "MakeLoss", "make_loss", "Dropout", "Embedding"}
+            | {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial"})
 # cuBLAS and OpenBLAS sum products in different orders: float32 results agree to a few ulps of
 # the sums' magnitudes, which cancellation can make large next to the result.
 GEMM_OPS = {"dot", "batch_dot", "FullyConnected"}
@@ -242,6 +243,28 @@ def test_cuda_dropout_drops_what_the_cpu_drops_for_the_same_seed(mx, kwargs):
     np.testing.assert_array_equal(got_out != 0, kept)
     np.testing.assert_allclose(got_out, want_out, rtol=1e-6)
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6)
+
+
+def samples(mx, ctx):
+    """What each sampler draws on ctx right after the same seed, as NumPy arrays."""
+    mx.random.seed(5)
+    probs = mx.nd.array([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]], ctx=ctx)
+    drawn = [mx.nd.random.uniform(-2, 3, shape=(7, 9), ctx=ctx),
+             mx.nd.random.uniform(0, 1, shape=(33,), dtype="float64", ctx=ctx),
+             mx.nd.random.normal(1.5, 2.0, shape=(5, 7), ctx=ctx),  # an odd count: half a pair
+             mx.nd.random.normal(0, 1, shape=(16,), dtype="float64", ctx=ctx),
+             mx.nd.random.randint(-5, 1000, shape=(40,), ctx=ctx),
+             *mx.nd.random.multinomial(probs, shape=50, get_prob=True)]
+    return [a.asnumpy() for a in drawn]
+
+
+def test_cuda_samplers_draw_the_cpu_numbers_for_the_same_seed(mx):
+    require_gpu()
+    want, got = samples(mx, mx.cpu(0)), samples(mx, mx.gpu(0))
+    assert len(np.unique(want[0])) == want[0].size  # draws, not a constant
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
 def creations(mx, ctx):

@@ -47,9 +47,36 @@ MXPLUG_XINLINE uint32_t PhiloxDraw(uint64_t key, uint64_t counter, uint64_t d) {
   return Philox4x32_10(key, counter + d / 4)[d % 4];
 }
 
+// What RandomStream makes of its draws, as functions of the draws alone (MXPLUG_XINLINE), so that
+// a device kernel that computes draw d itself (PhiloxDraw) gets the CPU's numbers.
+
 /*! \brief Uniform in [0, 1) from the top 24 bits of one draw (RandomStream::UniformFloat). */
 MXPLUG_XINLINE float UniformFloatOf(uint32_t bits) {
   return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
+}
+
+/*! \brief Uniform in [0, 1) with 53 bits from two draws, 27 from the first and 26 from the second
+ * (RandomStream::UniformDouble). */
+MXPLUG_XINLINE double UniformDoubleOf(uint32_t first, uint32_t second) {
+  const uint64_t hi = first >> 5, lo = second >> 6;
+  return static_cast<double>((hi << 26) | lo) * (1.0 / 9007199254740992.0);
+}
+
+/*! \brief One of the Box-Muller pair of standard normals from u1 in (0, 1] and u2 in [0, 1): the
+ * cosine one first, the sine one second (RandomStream::Normal). */
+MXPLUG_XINLINE double NormalOf(double u1, double u2, bool second) {
+  const double r = std::sqrt(-2.0 * std::log(u1));
+  const double angle = 6.283185307179586476925286766559 * u2;
+  return second ? r * std::sin(angle) : r * std::cos(angle);
+}
+
+/*! \brief Uniform integer in [0, n) from two draws: the high 64 bits of (first:second) * n, in
+ * 32-bit halves so that every compiler and device computes it (RandomStream::Below). */
+MXPLUG_XINLINE uint64_t BelowOf(uint32_t first, uint32_t second, uint64_t n) {
+  const uint64_t a_hi = first, a_lo = second, b_hi = n >> 32, b_lo = n & 0xFFFFFFFFu;
+  const uint64_t p0 = a_lo * b_lo, p1 = a_lo * b_hi, p2 = a_hi * b_lo, p3 = a_hi * b_hi;
+  const uint64_t mid = (p0 >> 32) + (p1 & 0xFFFFFFFFu) + (p2 & 0xFFFFFFFFu);
+  return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
 }
 
 /*!
@@ -73,19 +100,17 @@ class RandomStream {
   float UniformFloat() { return UniformFloatOf(NextU32()); }
   /*! \brief Uniform in [0, 1) with 53 random bits (two draws). */
   double UniformDouble() {
-    const uint64_t hi = NextU32() >> 5, lo = NextU32() >> 6;  // 27 + 26 bits
-    return static_cast<double>((hi << 26) | lo) * (1.0 / 9007199254740992.0);
+    const uint32_t first = NextU32();
+    return UniformDoubleOf(first, NextU32());
   }
   /*! \brief Standard normal by Box-Muller; both values of a pair are used (four draws a pair). */
   double Normal() {
     if (has_spare_) return has_spare_ = false, spare_;
     const double u1 = 1.0 - UniformDouble();  // (0, 1]: log is finite
     const double u2 = UniformDouble();
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double two_pi = 6.283185307179586476925286766559;
-    spare_ = r * std::sin(two_pi * u2);
+    spare_ = NormalOf(u1, u2, true);
     has_spare_ = true;
-    return r * std::cos(two_pi * u2);
+    return NormalOf(u1, u2, false);
   }
   /*!
    * \brief Uniform integer in [0, n), n > 0: (64 random bits * n) >> 64. Exactly two draws
@@ -93,8 +118,8 @@ class RandomStream {
    */
   uint64_t Below(uint64_t n) {
     if (n == 0) throw std::invalid_argument("RandomStream::Below: n must be positive");
-    const uint64_t bits = (uint64_t{NextU32()} << 32) | NextU32();
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
+    const uint32_t first = NextU32();
+    return BelowOf(first, NextU32(), n);
   }
 
   uint64_t used() const { return used_; }
