@@ -130,17 +130,30 @@ mxplug::OpRegistration& Define(const char* name, const char* doc,
   return reg.add_arguments(params);
 }
 
-// Defines op `name` with a CPU kernel made by Prop::CreateOperator (families whose kernels are
-// not yet apart from their definitions).
-template <typename Prop>
-mxplug::OpRegistration& Register(const char* name, const char* doc,
-                                 std::initializer_list<InputDoc> inputs,
-                                 const std::vector<mxplug::FieldInfo>& params = {}) {
-  return Define<Prop>(name, doc, inputs, params).add_kernel(kDLCPU);
-}
-
 // The input lists of the elementwise families, shared by their definitions.
 inline const std::initializer_list<InputDoc> kDataInput{{"data", "The input array."}};
+
+/*! \brief Registers the definition of every op a list visits whose entries are
+ * Op<Prop, Kernel>(name, doc, inputs, params) (ForEachLayoutOp, ForEachJoinOp, ForEachIndexOp). */
+struct LayoutDefinitions {
+  template <class Prop, template <class> class Kernel>
+  void Op(const char* name, const char* doc, std::initializer_list<InputDoc> inputs,
+          const std::vector<mxplug::FieldInfo>& params) const {
+    Define<Prop>(name, doc, inputs, params);
+  }
+};
+
+/*! \brief Registers the kernels Kernel<L> of every op such a list visits on one device: L is the
+ * device's layout primitives (shape.h) or its element loop (index.h). */
+template <class L>
+struct LayoutKernels {
+  DLDeviceType device;
+  template <class Prop, template <class> class Kernel>
+  void Op(const char* name, const char*, std::initializer_list<InputDoc>,
+          const std::vector<mxplug::FieldInfo>&) const {
+    mxplug::sdk::RegisterKernel<Kernel<L>>(name, device);
+  }
+};
 
 // A tuple parameter as MXNet writes it, "(0, None, 2)" or a bare "1", where None means the
 // default for that position. \throws std::invalid_argument naming the parameter.

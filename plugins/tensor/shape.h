@@ -759,27 +759,6 @@ void ForEachLayoutOp(Visitor&& visit) {
       BroadcastLikeParam::Fields());
 }
 
-/*! \brief Registers the definition of every op a list (ForEachLayoutOp, ForEachJoinOp) visits. */
-struct LayoutDefinitions {
-  template <class Prop, template <class> class Kernel>
-  void Op(const char* name, const char* doc, std::initializer_list<InputDoc> inputs,
-          const std::vector<mxplug::FieldInfo>& params) const {
-    Define<Prop>(name, doc, inputs, params);
-  }
-};
-
-/*! \brief Registers the kernels of every op a list visits on one device, whose primitives are
- * L. */
-template <class L>
-struct LayoutKernels {
-  DLDeviceType device;
-  template <class Prop, template <class> class Kernel>
-  void Op(const char* name, const char*, std::initializer_list<InputDoc>,
-          const std::vector<mxplug::FieldInfo>&) const {
-    mxplug::sdk::RegisterKernel<Kernel<L>>(name, device);
-  }
-};
-
 }  // namespace mxplug_tensor
 
 #endif  // MXPLUG_PLUGINS_TENSOR_SHAPE_H_

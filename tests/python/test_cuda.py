@@ -41,7 +41,8 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
             | {"Activation", "LeakyReLU", "softmax", "log_softmax", "SoftmaxOutput", "Softmax",
                "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
                "MakeLoss", "make_loss", "Dropout", "Embedding"}
-            | {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial"})
+            | {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial"}
+            | {"pick", "one_hot", "where"})
 # cuBLAS and OpenBLAS sum products in different orders: float32 results agree to a few ulps of
 # the sums' magnitudes, which cancellation can make large next to the result.
 GEMM_OPS = {"dot", "batch_dot", "FullyConnected"}
@@ -198,6 +199,12 @@ NN_CASES = (
        ("SoftmaxOutput", [(3, 2, 6), (3, 2)], {"preserve_shape": True, "grad_scale": 0.5}, (1, 6)),
        # Repeated indices add their rows' gradients; those past input_dim are clipped.
        ("Embedding", [(6, 5), (7, 3)], {"input_dim": 7, "output_dim": 3}, (0, 9)),
+       ("pick", [(5, 4, 3), (5, 3)], {"axis": 1}, (1, 6)),  # 4 and 5 are clipped
+       ("pick", [(5, 4), (5, 1)], {"axis": -1, "keepdims": True, "mode": "wrap"}, (1, 9)),
+       ("pick", [(3, 4), (4,)], {"axis": 0}, (1, 3)),
+       ("one_hot", [(3, 4)], {"depth": 5, "on_value": 2.5, "off_value": -1}, (0, 6)),
+       ("where", [(4, 5), (4, 5), (4, 5)], {}, (0, 2)),
+       ("where", [(4,), (4, 5), (4, 5)], {}, (0, 2)),  # a condition per row
        ("LinearRegressionOutput", [(6, 3), (6, 3)], {"grad_scale": 2.0}, None),
        ("LogisticRegressionOutput", [(6, 3), (6, 3)], {}, None),
        ("MAERegressionOutput", [(6, 3), (6, 3)], {}, None),
@@ -207,8 +214,8 @@ NN_CASES = (
 
 @pytest.mark.parametrize("op,shapes,kwargs,labels", NN_CASES)
 def test_cuda_nn_kernels_match_the_cpu_kernels(mx, op, shapes, kwargs, labels):
-    """Activations, softmax, the loss outputs and Embedding on signed inputs; with labels = (i, k),
-    input i holds integers in [0, k) (labels, indices)."""
+    """Activations, softmax, the loss outputs, Embedding and the selections on signed inputs;
+    with labels = (i, k), input i holds integers in [0, k) (labels, indices, conditions)."""
     require_gpu()
     rng = np.random.default_rng(11)
     arrays = [(2 * rng.standard_normal(s)).astype(np.float32) for s in shapes]

@@ -1,0 +1,411 @@
+// Definitions of the ops that select by index or condition (MXNet's names and parameters):
+// pick, one_hot and where, and their kernels, written once over a device's element loop. index.cc
+// registers the definitions and the CPU kernels, devices/cuda/kernels/index.cu the CUDA kernels.
+#ifndef MXPLUG_PLUGINS_TENSOR_INDEX_H_
+#define MXPLUG_PLUGINS_TENSOR_INDEX_H_
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "elementwise.h"
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_tensor {
+
+using mxplug::OpReqType;
+
+/*! \brief An index held in an array of any dtype, truncated toward zero (float16 through
+ * float). */
+template <class I>
+MXPLUG_XINLINE int64_t IndexValue(I v) {
+  return static_cast<int64_t>(static_cast<mxplug::ComputeType<I>>(v));
+}
+
+/*! \brief Calls fn(T{}, I{}) with the C++ types of two dtype flags (values and indices). */
+template <class Fn>
+void TypeSwitch2(int values, int indices, Fn&& fn) {
+  mxplug::TypeSwitch(values,
+                     [&](auto v) { mxplug::TypeSwitch(indices, [&](auto i) { fn(v, i); }); });
+}
+
+// ---- pick(data, index, axis, keepdims, mode): data's element at index along axis ----
+
+struct PickParam : mxplug::Parameter<PickParam> {
+  std::optional<int> axis;
+  bool keepdims;
+  int mode;
+  MXPLUG_DECLARE_PARAMETER(PickParam) {
+    MXPLUG_DECLARE_FIELD(axis).set_default(-1).describe(
+        "The axis to pick along (None: flattened).");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe("Keep the picked axis with size 1.");
+    MXPLUG_DECLARE_FIELD(mode)
+        .set_default(mxplug_tensor::kIndexClip)
+        .add_enum("clip", mxplug_tensor::kIndexClip)
+        .add_enum("wrap", mxplug_tensor::kIndexWrap)
+        .describe("Out-of-range indices: clip to the range or wrap around.");
+  }
+};
+
+class PickProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"data", "index"}; }
+  // -1: the flattened array (axis None).
+  int Axis(int nd) const { return param_.axis ? mxplug::NormalizeAxis(*param_.axis, nd) : -1; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& d = (*in)[0];
+    if (d.ndim() < 0) return false;
+    const int axis = Axis(d.ndim());
+    std::vector<int64_t> o;
+    if (axis < 0) {
+      o = {1};
+    } else {
+      o.assign(d.begin(), d.end());
+      if (param_.keepdims)
+        o[axis] = 1;
+      else
+        o.erase(o.begin() + axis);
+    }
+    if (o.empty()) o.push_back(1);
+    const TShape want(o);
+    TShape& idx = (*in)[1];
+    if (idx.ndim() < 0) idx = want;
+    if (idx.Size() != want.Size())
+      throw std::invalid_argument("index has shape " + idx.ToString() + ", expected " +
+                                  want.ToString() + " for data of shape " + d.ToString());
+    (*out)[0] = want;
+    return d.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[1]};
+  }
+
+ private:
+  PickParam param_;
+};
+
+/*! \brief pick viewed as (outer, n, inner) blocks of the data: output element o = (a, b) reads
+ * the data at (a, index[o], b). */
+struct PickGeometry {
+  int64_t n, inner;
+  int mode;
+  template <class I>
+  MXPLUG_XINLINE int64_t Source(int64_t o, const I* idx) const {
+    const int64_t k = ClipOrWrapIndex(IndexValue(idx[o]), n, mode);
+    return ((o / inner) * n + k) * inner + o % inner;
+  }
+};
+
+inline PickGeometry MakePickGeometry(const PickParam& p, const TShape& d) {
+  if (!p.axis) return {d.Size(), 1, p.mode};  // the flattened array
+  const int axis = mxplug::NormalizeAxis(*p.axis, d.ndim());
+  return {d[axis], d.ProdShape(axis + 1, d.ndim()), p.mode};
+}
+
+template <class T, class I>
+struct PickForward {
+  PickGeometry geo;
+  const T* x;
+  const I* idx;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(out[o], req, static_cast<C>(x[geo.Source(o, idx)]));
+  }
+};
+
+// Output elements pick distinct data elements: each adds to its own.
+template <class T, class I>
+struct PickBackward {
+  PickGeometry geo;
+  const T* og;
+  const I* idx;
+  T* grad;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(grad[geo.Source(o, idx)], mxplug::kAddTo, static_cast<C>(og[o]));
+  }
+};
+
+/*! \brief pick on a device whose element loop is Loop. */
+template <class Loop>
+class PickKernel : public mxplug::Operator {
+ public:
+  PickKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const PickGeometry geo = MakePickGeometry(p_, in[0].shape_);
+    TypeSwitch2(in[0].type_flag_, in[1].type_flag_, [&](auto zero, auto index_zero) {
+      using T = decltype(zero);
+      using I = decltype(index_zero);
+      Loop::Run(ctx, out[0].Size(),
+                PickForward<T, I>{geo, in[0].dptr<T>(), in[1].dptr<I>(), out[0].dptr<T>(), req[0]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>&,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    Loop::Zero(ctx, ig[1], req[1]);  // indices get no gradient
+    if (req[0] == mxplug::kNullOp) return;
+    Loop::Zero(ctx, ig[0], req[0]);  // the elements no index picks
+    const PickGeometry geo = MakePickGeometry(p_, ig[0].shape_);
+    TypeSwitch2(og[0].type_flag_, in[1].type_flag_, [&](auto zero, auto index_zero) {
+      using T = decltype(zero);
+      using I = decltype(index_zero);
+      Loop::Run(ctx, og[0].Size(),
+                PickBackward<T, I>{geo, og[0].dptr<T>(), in[1].dptr<I>(), ig[0].dptr<T>()});
+    });
+  }
+
+ private:
+  PickParam p_;
+};
+
+// ---- one_hot(indices, depth, on_value, off_value, dtype) ----
+
+struct OneHotParam : mxplug::Parameter<OneHotParam> {
+  int depth;
+  double on_value, off_value;
+  int dtype;
+  MXPLUG_DECLARE_PARAMETER(OneHotParam) {
+    MXPLUG_DECLARE_FIELD(depth).set_lower_bound(1).describe("Depth of the one hot dimension.");
+    MXPLUG_DECLARE_FIELD(on_value).set_default(1.0).describe("The value where indices point.");
+    MXPLUG_DECLARE_FIELD(off_value).set_default(0.0).describe("The value everywhere else.");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(kMXPFloat32)
+        .add_dtype_enum()
+        .describe("Output data type.");
+  }
+};
+
+class OneHotProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"indices"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& s = (*in)[0];
+    if (s.ndim() < 0) return false;
+    std::vector<int64_t> d(s.begin(), s.end());
+    d.push_back(param_.depth);
+    (*out)[0] = TShape(d);
+    return s.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = param_.dtype == kMXPBool ? kMXPUint8 : param_.dtype;
+    return (*in)[0] != kMXPUnknownDType;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+
+ private:
+  OneHotParam param_;
+};
+
+// Output element (i, j) is on_value where indices[i] is j; an index outside [0, depth) gives a
+// row of off_value.
+template <class T, class I>
+struct OneHotElements {
+  const I* idx;
+  T* out;
+  int64_t depth;
+  double on, off;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    const bool hot = IndexValue(idx[o / depth]) == o % depth;
+    mxplug::StoreAs<C>(out[o], req, static_cast<C>(hot ? on : off));
+  }
+};
+
+/*! \brief one_hot on a device whose element loop is Loop. */
+template <class Loop>
+class OneHotKernel : public mxplug::Operator {
+ public:
+  OneHotKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    TypeSwitch2(out[0].type_flag_, in[0].type_flag_, [&](auto zero, auto index_zero) {
+      using T = decltype(zero);
+      using I = decltype(index_zero);
+      Loop::Run(ctx, out[0].Size(),
+                OneHotElements<T, I>{in[0].dptr<I>(), out[0].dptr<T>(), p_.depth, p_.on_value,
+                                     p_.off_value, req[0]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<OpReqType>& req,
+                const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
+    Loop::Zero(ctx, ig[0], req[0]);
+  }
+
+ private:
+  OneHotParam p_;
+};
+
+// ---- where(condition, x, y): x where condition is nonzero, else y ----
+
+class WhereProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"condition", "x", "y"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    TShape& c = (*in)[0];
+    TShape& x = (*in)[1];
+    TShape& y = (*in)[2];
+    const TShape& known = x.ndim() >= 0 ? x : y;
+    if (known.ndim() < 0 || c.ndim() < 0) return false;
+    if (x.ndim() < 0) x = known;
+    if (y.ndim() < 0) y = known;
+    if (x != y)
+      throw std::invalid_argument("x has shape " + x.ToString() + " but y has shape " +
+                                  y.ToString());
+    if (c != x && !(c.ndim() == 1 && x.ndim() >= 1 && c[0] == x[0]))
+      throw std::invalid_argument("condition has shape " + c.ToString() + "; expected " +
+                                  x.ToString() + " or (" + std::to_string(x.ndim() ? x[0] : 0) +
+                                  ",)");
+    (*out)[0] = x;
+    return x.IsKnown() && c.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    int t = (*in)[1] != kMXPUnknownDType ? (*in)[1] : (*in)[2];
+    if (t == kMXPUnknownDType) return false;
+    if ((*in)[0] == kMXPUnknownDType) (*in)[0] = t;
+    for (int i = 1; i < 3; ++i) {
+      if ((*in)[i] != kMXPUnknownDType && (*in)[i] != t)
+        throw std::invalid_argument("x and y must have one dtype, got " +
+                                    mxplug::DTypeName((*in)[1]) + " and " +
+                                    mxplug::DTypeName((*in)[2]));
+      (*in)[i] = t;
+    }
+    (*out)[0] = t;
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[0]};
+  }
+
+ private:
+  NoParam param_;
+};
+
+/*! \brief Whether element i takes x: condition has the output's shape, or one value per row
+ * (per elements each). */
+template <class B>
+struct Condition {
+  const B* c;
+  int64_t per;
+  MXPLUG_XINLINE bool operator()(int64_t i) const {
+    using C = mxplug::ComputeType<B>;
+    return static_cast<C>(c[i / per]) != C(0);
+  }
+};
+
+template <class B>
+Condition<B> MakeCondition(const TBlob& cond, int64_t size) {
+  const int64_t n = cond.Size();
+  return {cond.dptr<B>(), n == size || n == 0 ? 1 : size / n};
+}
+
+template <class T, class B>
+struct WhereForward {
+  Condition<B> take_x;
+  const T* x;
+  const T* y;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(out[i], req, static_cast<C>(take_x(i) ? x[i] : y[i]));
+  }
+};
+
+template <class T, class B>
+struct WhereBackward {
+  Condition<B> take_x;
+  const T* og;
+  T* gx;  // null where not wanted
+  T* gy;
+  int req_x, req_y;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    const C g = static_cast<C>(og[i]);
+    const bool from_x = take_x(i);
+    if (gx) mxplug::StoreAs<C>(gx[i], req_x, from_x ? g : C(0));
+    if (gy) mxplug::StoreAs<C>(gy[i], req_y, from_x ? C(0) : g);
+  }
+};
+
+/*! \brief where on a device whose element loop is Loop. */
+template <class Loop>
+class WhereKernel : public mxplug::Operator {
+ public:
+  WhereKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    TypeSwitch2(out[0].type_flag_, in[0].type_flag_, [&](auto zero, auto cond_zero) {
+      using T = decltype(zero);
+      using B = decltype(cond_zero);
+      Loop::Run(ctx, out[0].Size(),
+                WhereForward<T, B>{MakeCondition<B>(in[0], out[0].Size()), in[1].dptr<T>(),
+                                   in[2].dptr<T>(), out[0].dptr<T>(), req[0]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>&,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    Loop::Zero(ctx, ig[0], req[0]);  // the condition gets no gradient
+    TypeSwitch2(og[0].type_flag_, in[0].type_flag_, [&](auto zero, auto cond_zero) {
+      using T = decltype(zero);
+      using B = decltype(cond_zero);
+      T* gx = req[1] != mxplug::kNullOp ? ig[1].dptr<T>() : nullptr;
+      T* gy = req[2] != mxplug::kNullOp ? ig[2].dptr<T>() : nullptr;
+      Loop::Run(ctx, og[0].Size(),
+                WhereBackward<T, B>{MakeCondition<B>(in[0], og[0].Size()), og[0].dptr<T>(), gx, gy,
+                                    req[1], req[2]});
+    });
+  }
+};
+
+/*! \brief Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for pick, one_hot and
+ * where: the one list the definitions and each device's kernels register from. */
+template <class Visitor>
+void ForEachIndexOp(Visitor&& visit) {
+  static const std::vector<mxplug::FieldInfo> none;
+  visit.template Op<PickProp, PickKernel>(
+      "pick", "Picks elements from data at the indices given along an axis.",
+      {{"data", "The input array."}, {"index", "The index array."}}, PickParam::Fields());
+  visit.template Op<OneHotProp, OneHotKernel>("one_hot", "One-hot encoding of the indices.",
+                                              {{"indices", "Array of indices."}},
+                                              OneHotParam::Fields());
+  visit.template Op<WhereProp, WhereKernel>(
+      "where", "Elements of x where condition is nonzero, of y elsewhere.",
+      {{"condition", "The condition array."},
+       {"x", "Values where true."},
+       {"y", "Values where false."}},
+      none);
+}
+
+}  // namespace mxplug_tensor
+
+#endif  // MXPLUG_PLUGINS_TENSOR_INDEX_H_
