@@ -158,7 +158,7 @@ class ActivationKernel : public mxplug::Operator {
                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     if (Fused::Forward(ctx, p_.act_type, in[0], out[0], req[0])) return;
-    mxplug::RealTypeSwitch(in[0].type_flag_, "Activation", [&](auto zero) {
+    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       Loop::Run(ctx, out[0].Size(),
                 ActivationForward<T>{p_.act_type, in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
@@ -170,7 +170,7 @@ class ActivationKernel : public mxplug::Operator {
                 const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     if (Fused::Backward(ctx, p_.act_type, og[0], out[0], ig[0], req[0])) return;
-    mxplug::RealTypeSwitch(og[0].type_flag_, "Activation", [&](auto zero) {
+    mxplug::RealTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* x = p_.act_type == kSoftsign ? in[0].dptr<T>() : nullptr;
       Loop::Run(ctx, ig[0].Size(),
@@ -356,7 +356,7 @@ class LeakyReLUKernel : public mxplug::Operator {
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
-    mxplug::RealTypeSwitch(in[0].type_flag_, "LeakyReLU", [&](auto zero) {
+    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       Loop::Run(
           ctx, out[0].Size(),
@@ -367,7 +367,7 @@ class LeakyReLUKernel : public mxplug::Operator {
                 const std::vector<TBlob>& in, const std::vector<TBlob>&,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
-    mxplug::RealTypeSwitch(og[0].type_flag_, "LeakyReLU", [&](auto zero) {
+    mxplug::RealTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const LeakySlopeSource<T> a = Slopes<T>(in);
       // The gamma gradient first: the data gradient may overwrite the output gradient.

@@ -67,6 +67,8 @@ class RegressionProp : public mxplug::OperatorProperty {
   RegressionParam param_;
 };
 
+// The forward of the outputs: the sigmoid for LogisticRegressionOutput, else the identity (the
+// other regressions, and MakeLoss of any dtype).
 template <Regression K, class T>
 struct RegressionForward {
   const T* x;
@@ -75,7 +77,10 @@ struct RegressionForward {
   MXPLUG_XINLINE void operator()(int64_t i) const {
     using C = mxplug::ComputeType<T>;
     const C v = static_cast<C>(x[i]);
-    mxplug::StoreAs<C>(y[i], req, K == kLogistic ? C(1) / (C(1) + std::exp(-v)) : v);
+    if constexpr (K == kLogistic)
+      mxplug::StoreAs<C>(y[i], req, C(1) / (C(1) + std::exp(-v)));
+    else
+      mxplug::StoreAs<C>(y[i], req, v);
   }
 };
 
@@ -185,17 +190,6 @@ struct AboveThreshold {
   MXPLUG_XINLINE bool operator()(double v) const { return v > static_cast<double>(thresh); }
 };
 
-template <class T>
-struct CopyElements {
-  const T* x;
-  T* y;
-  int req;
-  MXPLUG_XINLINE void operator()(int64_t i) const {
-    using C = mxplug::ComputeType<T>;
-    mxplug::StoreAs<C>(y[i], req, static_cast<C>(x[i]));
-  }
-};
-
 // The constant gradient, divided by *valid when given.
 template <class T>
 struct MakeLossGrad {
@@ -222,7 +216,8 @@ class MakeLossKernel : public mxplug::Operator {
       return;
     mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
-      Loop::Run(ctx, out[0].Size(), CopyElements<T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
+      Loop::Run(ctx, out[0].Size(),
+                RegressionForward<kLinear, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
     });
   }
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,

@@ -79,6 +79,35 @@ MXPLUG_XINLINE int64_t ClipOrWrapIndex(int64_t k, int64_t n, int mode) {
   return k < 0 ? 0 : k >= n ? n - 1 : k;
 }
 
+/*! \brief An index held in an array of any dtype, truncated toward zero (float16 through
+ * float). */
+template <class I>
+MXPLUG_XINLINE int64_t IndexValue(I v) {
+  return static_cast<int64_t>(static_cast<mxplug::ComputeType<I>>(v));
+}
+
+/*! \brief Calls fn(T{}, I{}) with the C++ types of two dtype flags (values and indices). */
+template <class Fn>
+void TypeSwitch2(int values, int indices, Fn&& fn) {
+  mxplug::TypeSwitch(values,
+                     [&](auto v) { mxplug::TypeSwitch(indices, [&](auto i) { fn(v, i); }); });
+}
+
+/*! \brief out[o] = src[geo.Source(o, idx)] as req says: a gather whose geometry maps output
+ * element o to its source through an index array (take's TakeGeometry, pick's PickGeometry). */
+template <class Geometry, class T, class I>
+struct GatherByIndex {
+  Geometry geo;
+  const T* src;
+  const I* idx;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(out[o], req, static_cast<C>(src[geo.Source(o, idx)]));
+  }
+};
+
 // Index k into an axis of length n, resolved as `mode` says. \throws std::out_of_range (raise).
 inline int64_t ResolveIndex(int64_t k, int64_t n, int mode, int axis) {
   if (mode == kIndexRaise) {
@@ -112,6 +141,19 @@ class LayoutProp : public mxplug::OperatorProperty {
  protected:
   virtual TShape OutShape(const TShape& in) const = 0;
   Param param_;
+};
+
+// The base of ops that read input 0 at the indices held in input 1 (take, pick): the output has
+// input 0's dtype, and backward reads only the output gradient and the indices.
+class ReadAtIndicesProp : public mxplug::OperatorProperty {
+ public:
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[1]};
+  }
 };
 
 struct InputDoc {

@@ -16,20 +16,6 @@ namespace mxplug_tensor {
 
 using mxplug::OpReqType;
 
-/*! \brief An index held in an array of any dtype, truncated toward zero (float16 through
- * float). */
-template <class I>
-MXPLUG_XINLINE int64_t IndexValue(I v) {
-  return static_cast<int64_t>(static_cast<mxplug::ComputeType<I>>(v));
-}
-
-/*! \brief Calls fn(T{}, I{}) with the C++ types of two dtype flags (values and indices). */
-template <class Fn>
-void TypeSwitch2(int values, int indices, Fn&& fn) {
-  mxplug::TypeSwitch(values,
-                     [&](auto v) { mxplug::TypeSwitch(indices, [&](auto i) { fn(v, i); }); });
-}
-
 // ---- pick(data, index, axis, keepdims, mode): data's element at index along axis ----
 
 struct PickParam : mxplug::Parameter<PickParam> {
@@ -48,7 +34,7 @@ struct PickParam : mxplug::Parameter<PickParam> {
   }
 };
 
-class PickProp : public mxplug::OperatorProperty {
+class PickProp : public ReadAtIndicesProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"data", "index"}; }
@@ -79,13 +65,6 @@ class PickProp : public mxplug::OperatorProperty {
     (*out)[0] = want;
     return d.IsKnown();
   }
-  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    return mxplug::InferTypeFromFirst(in, out);
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
-                                             const std::vector<int>&) const override {
-    return {og[0], in[1]};
-  }
 
  private:
   PickParam param_;
@@ -108,19 +87,6 @@ inline PickGeometry MakePickGeometry(const PickParam& p, const TShape& d) {
   const int axis = mxplug::NormalizeAxis(*p.axis, d.ndim());
   return {d[axis], d.ProdShape(axis + 1, d.ndim()), p.mode};
 }
-
-template <class T, class I>
-struct PickForward {
-  PickGeometry geo;
-  const T* x;
-  const I* idx;
-  T* out;
-  int req;
-  MXPLUG_XINLINE void operator()(int64_t o) const {
-    using C = mxplug::ComputeType<T>;
-    mxplug::StoreAs<C>(out[o], req, static_cast<C>(x[geo.Source(o, idx)]));
-  }
-};
 
 // Output elements pick distinct data elements: each adds to its own.
 template <class T, class I>
@@ -149,7 +115,8 @@ class PickKernel : public mxplug::Operator {
       using T = decltype(zero);
       using I = decltype(index_zero);
       Loop::Run(ctx, out[0].Size(),
-                PickForward<T, I>{geo, in[0].dptr<T>(), in[1].dptr<I>(), out[0].dptr<T>(), req[0]});
+                GatherByIndex<PickGeometry, T, I>{geo, in[0].dptr<T>(), in[1].dptr<I>(),
+                                                  out[0].dptr<T>(), req[0]});
     });
   }
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,

@@ -273,6 +273,21 @@ inline StridedWalk RegionWalk(const Region& r, const TShape& full) {
   return w;
 }
 
+/*! \brief take viewed as (outer, n, inner) blocks of `a` and (outer, count, inner) of the output:
+ * output element o reads a's element Source(o, indices) (a device that gathers per element uses
+ * it; mode 'raise' is checked before). */
+struct TakeGeometry {
+  int64_t n, inner, count;
+  int mode;
+  template <class I>
+  MXPLUG_XINLINE int64_t Source(int64_t o, const I* idx) const {
+    const int64_t t = o % inner, q = o / inner;
+    const int64_t j = q % count, outer = q / count;
+    const int64_t k = ClipOrWrapIndex(IndexValue(idx[j]), n, mode);
+    return (outer * n + k) * inner + t;
+  }
+};
+
 struct TakeParam : mxplug::Parameter<TakeParam> {
   int axis;
   int mode;
@@ -418,7 +433,7 @@ class SliceAssignProp : public mxplug::OperatorProperty {
   ScalarParam scalar_;
 };
 
-class TakeProp : public mxplug::OperatorProperty {
+class TakeProp : public ReadAtIndicesProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"a", "indices"}; }
@@ -433,13 +448,6 @@ class TakeProp : public mxplug::OperatorProperty {
     d.insert(d.end(), a.begin() + axis + 1, a.end());
     (*out)[0] = TShape(d);
     return a.IsKnown() && idx.IsKnown();
-  }
-  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    return mxplug::InferTypeFromFirst(in, out);
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
-                                             const std::vector<int>&) const override {
-    return {og[0], in[1]};
   }
 
  private:

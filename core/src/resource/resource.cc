@@ -89,7 +89,8 @@ struct DeviceResources {
 class Manager {
  public:
   static Manager& Get() {
-    static Manager* manager = new Manager();  // never destroyed: engine functions may use it at exit
+    // Never destroyed: engine functions may use it at exit.
+    static Manager* manager = new Manager();
     return *manager;
   }
 

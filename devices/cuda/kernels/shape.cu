@@ -124,18 +124,7 @@ struct AddElements {
   }
 };
 
-// take viewed as (outer, n, inner) blocks of `a` and (outer, count, inner) of the output.
-struct TakeGeometry {
-  int64_t n, inner, count;
-  int mode;
-  template <class I>
-  __device__ int64_t Source(int64_t o, const I* idx) const {  // output element -> a's element
-    const int64_t t = o % inner, q = o / inner;
-    const int64_t j = q % count, outer = q / count;
-    const int64_t k = mxplug_tensor::ClipOrWrapIndex(static_cast<int64_t>(idx[j]), n, mode);
-    return (outer * n + k) * inner + t;
-  }
-};
+using mxplug_tensor::TakeGeometry;
 
 TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int mode) {
   if (mode == mxplug_tensor::kIndexRaise)
@@ -144,19 +133,6 @@ TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int m
         "mode 'clip' or 'wrap'");
   return TakeGeometry{a[axis], a.ProdShape(axis + 1, a.ndim()), idx.Size(), mode};
 }
-
-template <class T, class I>
-struct TakeElements {
-  TakeGeometry geo;
-  const T* a;
-  const I* idx;
-  T* out;
-  int req;
-  __device__ void operator()(int64_t o) const {
-    mxplug::StoreAs<ComputeType<T>>(out[o], req,
-                                    static_cast<ComputeType<T>>(a[geo.Source(o, idx)]));
-  }
-};
 
 // Several outputs may take the same element: their gradients add up atomically (in an order
 // that varies from run to run, as in MXNet's AddTakeGrad).
@@ -243,13 +219,12 @@ struct CudaLayout {
                    OpReqType req, int axis, int mode) {
     if (req == mxplug::kNullOp) return;
     const TakeGeometry geo = MakeTakeGeometry(a.shape_, idx, axis, mode);
-    mxplug::TypeSwitch(a.type_flag_, [&](auto zero) {
+    mxplug_tensor::TypeSwitch2(a.type_flag_, idx.type_flag_, [&](auto zero, auto index_zero) {
       using T = decltype(zero);
-      mxplug::TypeSwitch(idx.type_flag_, [&](auto izero) {
-        using I = decltype(izero);
-        ForEach(out.Size(), StreamOf(ctx),
-                TakeElements<T, I>{geo, a.dptr<T>(), idx.dptr<I>(), out.dptr<T>(), req});
-      });
+      using I = decltype(index_zero);
+      ForEach(out.Size(), StreamOf(ctx),
+              mxplug_tensor::GatherByIndex<TakeGeometry, T, I>{geo, a.dptr<T>(), idx.dptr<I>(),
+                                                               out.dptr<T>(), req});
     });
   }
   static void TakeGrad(const OpContext& ctx, const TBlob& og, const TBlob& idx, const TBlob& grad,
