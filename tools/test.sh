@@ -23,12 +23,12 @@ echo "== Python tests (pytest) =="
 # Debian's interpreter: it is the one that sees python3-numpy and python3-pytest.
 /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
 
-echo "== Python tests on the asynchronous test device (mx.gpu is testdev) =="
+echo "== Python tests and the op conformance suite on the asynchronous test device (mx.gpu is testdev) =="
 # tests/plugins/test_device.cc: streams that run every copy and kernel later, on threads of their
 # own. These fail if the engine lets a function complete before its stream (docs/engine.md).
 MXPLUG_TEST_DEVICE=testdev /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   tests/python/test_ndarray.py tests/python/test_executor.py tests/python/test_module.py \
-  tests/python/test_kvstore.py
+  tests/python/test_kvstore.py tests/python/test_conformance.py
 
 # The sanitizer builds leave oneDNN out: TSan cannot see into its OpenMP runtime, and
 # LeakSanitizer's tracer crashed (signal 11) at the exit of a test process that had run oneDNN

@@ -34,7 +34,8 @@ def load(path, verbose=True, probe=True):
 
 
 def operators():
-    """Every registered operator: name, plugin and the devices that have kernels."""
+    """Every registered operator: name, plugin, and the devices that have kernels (``devices``,
+    their names; ``device_types``, their DLPack device types, as ``Context`` maps to them)."""
     return _core.operators()
 
 

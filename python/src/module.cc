@@ -147,15 +147,20 @@ PYBIND11_MODULE(_core, m) {
         const mxplug::Runtime& rt = mxplug::Runtime::Get();
         for (const auto& op : rt.ops().List()) {
           std::vector<std::string> devices;
-          for (const auto& k : rt.KernelsOf(op->name))
+          std::vector<int32_t> device_types;  // DLPack's, as Context._dl() names a device
+          for (const auto& k : rt.KernelsOf(op->name)) {
             devices.push_back(mxplug::DeviceTypeName(k->device_type));
+            device_types.push_back(k->device_type);
+          }
           py::dict d;
           d["name"] = op->name;
           d["plugin"] = op->plugin;
           d["devices"] = devices;
+          d["device_types"] = device_types;
           out.append(d);
         }
         return out;
       },
-      "Every registered operator with its plugin and the devices that have kernels.");
+      "Every registered operator with its plugin and the devices that have kernels (names and\n"
+      "DLPack device types).");
 }

@@ -21,8 +21,13 @@ static MXPStatus* Describe(void* u, int32_t id, const char** text) {
   *text = "a device whose plugin predates ABI 1.2";
   return 0;
 }
+/* Its one device is 0; any other id is refused, as the backend suite requires. */
+static MXPStatus* CheckId(int32_t id) {
+  return id == 0 ? 0 : g_host->status_new(kMXPInvalidArgument, "legacy: there is only device 0");
+}
 static MXPStatus* Allocate(void* u, int32_t id, size_t bytes, size_t align, void** ptr) {
-  (void)u, (void)id;
+  (void)u;
+  if (id != 0) return CheckId(id);
   *ptr = aligned_alloc(align, bytes ? (bytes + align - 1) / align * align : align);
   return *ptr ? 0 : g_host->status_new(kMXPResourceExhausted, "legacy: out of memory");
 }
@@ -37,7 +42,8 @@ static MXPStatus* Copy(void* u, DLDevice dd, void* dst, DLDevice sd, const void*
   return 0;
 }
 static MXPStatus* NewToken(void* u, int32_t id, void** handle) {
-  (void)u, (void)id;
+  (void)u;
+  if (id != 0) return CheckId(id);
   *handle = &g_token;
   return 0;
 }

@@ -41,6 +41,8 @@ struct DeviceEntry {
   void* CreateEvent(int32_t device_id) const;
   void DestroyEvent(int32_t device_id, void* event) const;
   void RecordEvent(int32_t device_id, void* event, void* stream) const;
+  /*! \brief Work queued on `stream` after this call waits for the event's work (not the host). */
+  void WaitEvent(int32_t device_id, void* stream, void* event) const;
   void SynchronizeEvent(int32_t device_id, void* event) const;
 
   // ABI 1.2. Each works with a 1.1 backend too, through the fallback named.

@@ -44,8 +44,9 @@ std::string DeviceEntry::Describe(int32_t device_id) const {
 
 void* DeviceEntry::Allocate(int32_t device_id, size_t bytes, size_t alignment) const {
   void* ptr = nullptr;
-  ThrowIfError(def.allocate(def.user, device_id, bytes, alignment, &ptr),
-               Where(*this, "allocating " + std::to_string(bytes) + " bytes"));
+  ThrowIfError(
+      def.allocate(def.user, device_id, bytes, alignment, &ptr),
+      Where(*this, "allocating " + std::to_string(bytes) + " bytes on " + Named(*this, device_id)));
   return ptr;
 }
 
@@ -86,6 +87,12 @@ void DeviceEntry::DestroyEvent(int32_t device_id, void* event) const {
 void DeviceEntry::RecordEvent(int32_t device_id, void* event, void* stream) const {
   ThrowIfError(def.event_record(def.user, device_id, event, stream),
                Where(*this, "recording an event on " + Named(*this, device_id)));
+}
+
+void DeviceEntry::WaitEvent(int32_t device_id, void* stream, void* event) const {
+  ThrowIfError(
+      def.stream_wait_event(def.user, device_id, stream, event),
+      Where(*this, "making a stream of " + Named(*this, device_id) + " wait for an event"));
 }
 
 void DeviceEntry::SynchronizeEvent(int32_t device_id, void* event) const {

@@ -1,0 +1,281 @@
+"""The conformance suite's cases (tests/python/test_conformance.py): for every operator, the shapes,
+arguments and input ranges it is run on, and the dtypes it must support on every device. A case
+names its op once; the suite runs it forward and backward on the device under test and on the CPU
+in float64, on the same values.
+
+Input domains: a (low, high) range drawn uniformly; INTS(high, low=0), integers in [low, high) (labels, indices,
+conditions, and values that tie under comparison); WITH_NAN, signed values with NaNs among them."""
+
+
+class Case:
+    def __init__(self, op, shapes, kwargs=None, domains=None, dtypes=None, grad=True, tol=1.0):
+        self.op = op
+        self.shapes = [tuple(s) for s in shapes]
+        self.kwargs = kwargs or {}
+        # One domain per input; missing ones are SIGNED.
+        self.domains = list(domains or []) + [SIGNED] * (len(shapes) - len(domains or []))
+        self.dtypes = dtypes or ALL_FLOATS
+        self.grad = grad  # run backward too
+        self.tol = tol    # a multiple of the dtype's tolerance, for long sums
+
+    def __repr__(self):
+        return "%s%s%s" % (self.op, self.shapes, self.kwargs or "")
+
+
+SIGNED, POSITIVE, UNIT = (-2.0, 2.0), (0.5, 2.0), (-0.9, 0.9)
+WITH_NAN = "with_nan"
+
+
+def INTS(high, low=0):
+    return ("ints", low, high)
+
+
+ALL_FLOATS = ("float32", "float16", "float64")
+# The nn plugin's kernels (layers, losses, products) have no float16 yet; MXNet 1.9.1 has it.
+WIDE = ("float32", "float64")
+
+# ---- Elementwise: unary, binary, broadcast and scalar ----
+
+UNARY_DOMAINS = {
+    "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "log1p": POSITIVE, "sqrt": POSITIVE,
+    "rsqrt": POSITIVE, "reciprocal": POSITIVE, "gamma": POSITIVE, "gammaln": POSITIVE,
+    "arcsin": UNIT, "arccos": UNIT, "tan": UNIT,
+}
+UNARY = ["negative", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
+         "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+         "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "round", "rint", "floor", "ceil",
+         "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "BlockGrad", "stop_gradient"]
+
+# Each binary function under all its names, with the domains of its two inputs.
+BINARY = {
+    ("elemwise_add", "_plus", "_Plus", "_add"): (SIGNED, SIGNED),
+    ("elemwise_sub", "_minus", "_Minus", "_sub"): (SIGNED, SIGNED),
+    ("elemwise_mul", "_mul", "_Mul"): (SIGNED, SIGNED),
+    ("elemwise_div", "_div", "_Div"): (SIGNED, POSITIVE),
+    ("_mod", "_Mod"): (SIGNED, POSITIVE),
+    ("_power", "_Power"): (POSITIVE, SIGNED),
+    ("_maximum", "_Maximum"): (SIGNED, SIGNED),
+    ("_minimum", "_Minimum"): (SIGNED, SIGNED),
+    ("_hypot", "_Hypot"): (SIGNED, SIGNED),
+    ("_equal", "_Equal"): (INTS(3), INTS(3)),
+    ("_not_equal", "_Not_Equal"): (INTS(3), INTS(3)),
+    ("_greater", "_Greater"): (INTS(3), INTS(3)),
+    ("_greater_equal", "_Greater_Equal"): (INTS(3), INTS(3)),
+    ("_lesser", "_Lesser"): (INTS(3), INTS(3)),
+    ("_lesser_equal", "_Lesser_Equal"): (INTS(3), INTS(3)),
+    ("_logical_and", "_Logical_And"): (INTS(2), INTS(2)),
+    ("_logical_or", "_Logical_Or"): (INTS(2), INTS(2)),
+    ("_logical_xor", "_Logical_Xor"): (INTS(2), INTS(2)),
+}
+# broadcast_<name> for each binary function, by the name of its scalar form.
+BROADCAST = {"add": "plus", "plus": "plus", "sub": "minus", "minus": "minus", "mul": "mul",
+             "div": "div", "mod": "mod", "power": "power", "maximum": "maximum",
+             "minimum": "minimum", "hypot": "hypot", "equal": "equal", "not_equal": "not_equal",
+             "greater": "greater", "greater_equal": "greater_equal", "lesser": "lesser",
+             "lesser_equal": "lesser_equal", "logical_and": "logical_and",
+             "logical_or": "logical_or", "logical_xor": "logical_xor"}
+
+
+def _domains_of(scalar_name):
+    (domains,) = [d for names, d in BINARY.items() if "_" + scalar_name in names]
+    return domains
+
+
+def _elementwise_cases():
+    cases = []
+    for op in UNARY:
+        domain = UNARY_DOMAINS.get(op, SIGNED)
+        cases += [Case(op, [(5, 7)], domains=[domain]), Case(op, [(2, 3, 33)], domains=[domain])]
+    cases += [Case("clip", [(64,)], {"a_min": -0.3, "a_max": 0.4}),
+              Case("clip", [(4, 9)], {"a_min": 0.0, "a_max": 10.0})]
+    for names, domains in BINARY.items():
+        for op in names:
+            cases += [Case(op, [(3, 4), (3, 4)], domains=domains),
+                      Case(op, [(2, 3, 50), (2, 3, 50)], domains=domains)]
+    for name, scalar_name in BROADCAST.items():
+        domains = _domains_of(scalar_name)
+        cases += [Case("broadcast_" + name, [(4, 1, 5), (3, 1)], domains=domains),
+                  Case("broadcast_" + name, [(2, 3), (2, 3)], domains=domains)]
+    # The gradients of broadcasting reduce onto the smaller input: across threads (many outputs)
+    # and within a block (a long run per output).
+    cases += [Case("broadcast_add", [(300, 200), (200,)], tol=4),
+              Case("broadcast_mul", [(2, 3000), (2, 1)], tol=4)]
+    for scalar_name in set(BROADCAST.values()):
+        domains = _domains_of(scalar_name)
+        scalar = 1.0 if domains[0][0] == "ints" else 0.7
+        cases.append(Case("_%s_scalar" % scalar_name, [(4, 6)], {"scalar": scalar},
+                          domains=domains[:1]))
+    cases += [Case("_rminus_scalar", [(4, 6)], {"scalar": 0.7}),
+              Case("_rdiv_scalar", [(4, 6)], {"scalar": -1.3}, domains=[POSITIVE]),
+              Case("_rmod_scalar", [(4, 6)], {"scalar": 1.9}, domains=[POSITIVE]),
+              Case("_rpower_scalar", [(33,)], {"scalar": 1.7})]
+    return cases
+
+
+# ---- Reductions ----
+
+REDUCTIONS = [
+    Case("sum", [(4, 5, 6)], {"axis": 1}),
+    Case("sum", [(3, 1000)], {"axis": 1}, tol=4),
+    Case("sum", [(1000, 3)], {"axis": 0}, tol=4),
+    Case("sum", [(3, 4)], {"axis": (), "keepdims": True}),
+    Case("mean", [(4, 5, 6)], {"axis": (0, 2), "keepdims": True}),
+    Case("prod", [(3, 4)], domains=[POSITIVE]),
+    Case("prod", [(3, 4, 2)], {"axis": 1}),
+    Case("max", [(6, 7, 8)], {"axis": (0, 2)}),
+    Case("min", [(6, 7)], {"axis": 0, "exclude": True}),
+    Case("nansum", [(5, 9)], {"axis": 1}, domains=[WITH_NAN]),
+    Case("nanprod", [(5, 9)], {"axis": 0}, domains=[WITH_NAN]),
+    Case("sum_axis", [(3, 4, 5)], {"axis": 2}),
+    Case("norm", [(5, 6)], {"ord": 1, "axis": 1}),
+    Case("norm", [(40, 50)], tol=4),
+    Case("argmax", [(5, 6)], {"axis": 1}),
+    Case("argmax", [(4, 5)], {"axis": 0, "keepdims": True}, domains=[INTS(3)]),  # ties: the first
+    Case("argmin", [(5, 6, 7)], {"axis": 0}),
+]
+
+# ---- Layout, indexing and selection ----
+
+LAYOUT = [
+    Case("Reshape", [(4, 6)], {"shape": (3, -1, 2)}),
+    Case("reshape", [(2, 3, 4)], {"shape": (-3, 0)}),
+    Case("Flatten", [(2, 3, 4)]),
+    Case("flatten", [(5, 2)]),
+    Case("expand_dims", [(3, 4)], {"axis": 1}),
+    Case("transpose", [(2, 3, 4)], {"axes": (2, 0, 1)}),
+    Case("transpose", [(5, 7)]),
+    Case("slice", [(6, 7, 8)], {"begin": (1, None, 7), "end": (5, None, 0), "step": (2, None, -3)}),
+    Case("slice", [(4, 5)], {"begin": (1,), "end": (3,)}),
+    Case("crop", [(6, 7)], {"begin": (0, 2), "end": (4, 7)}),
+    Case("_slice_assign", [(5, 6), (2, 3)], {"begin": (1, 0), "end": (5, 6), "step": (2, 2)}),
+    Case("_slice_assign_scalar", [(5, 6)], {"begin": (None, 2), "end": (None, 4), "scalar": 3.5}),
+    Case("broadcast_to", [(3, 1, 5)], {"shape": (2, 3, 4, 5)}),
+    Case("broadcast_like", [(1, 7), (300, 7)], tol=4),
+    Case("Concat", [(2, 3, 4), (2, 1, 4), (2, 5, 4)], {"dim": 1, "num_args": 3}),
+    Case("concat", [(2, 3), (4, 3)], {"dim": 0, "num_args": 2}),
+    Case("stack", [(3, 4), (3, 4)], {"axis": 2, "num_args": 2}),
+    Case("split", [(4, 6, 5)], {"num_outputs": 3, "axis": 1}),
+    Case("SliceChannel", [(4, 6)], {"num_outputs": 4, "axis": 0, "squeeze_axis": True}),
+    Case("add_n", [(5, 6), (5, 6), (5, 6)], {"num_args": 3}),
+    Case("ElementWiseSum", [(7,), (7,)], {"num_args": 2}),
+    Case("slice_axis", [(5, 6, 7)], {"axis": 2, "begin": 1, "end": -2}),
+    Case("tile", [(2, 3, 4)], {"reps": (2, 1, 3, 2)}),
+    Case("repeat", [(3, 4)], {"repeats": 3, "axis": 0}),
+    Case("repeat", [(3, 4)], {"repeats": 2}),
+    Case("flip", [(3, 4, 5)], {"axis": (0, 2)}),
+    Case("reverse", [(3, 4)], {"axis": 1}),
+    Case("squeeze", [(3, 1, 4)]),
+    # take, Embedding and pick: repeated indices add their gradients; indices outside the axis are
+    # clipped or wrapped.
+    Case("take", [(5, 4, 3), (2, 3)], {"axis": 1, "mode": "clip"}, domains=[SIGNED, INTS(10, -7)]),
+    Case("take", [(5, 4, 3), (2, 3)], {"axis": 1, "mode": "wrap"}, domains=[SIGNED, INTS(10, -7)]),
+    Case("take", [(6, 3), (4,)], domains=[SIGNED, INTS(6)]),
+    Case("Embedding", [(6, 5), (7, 3)], {"input_dim": 7, "output_dim": 3}, domains=[INTS(9)]),
+    Case("pick", [(5, 4, 3), (5, 3)], {"axis": 1}, domains=[SIGNED, INTS(6)]),
+    Case("pick", [(5, 4), (5, 1)], {"axis": -1, "keepdims": True, "mode": "wrap"},
+         domains=[SIGNED, INTS(9)]),
+    Case("pick", [(3, 4), (4,)], {"axis": 0}, domains=[SIGNED, INTS(3)]),
+    Case("one_hot", [(3, 4)], {"depth": 5, "on_value": 2.5, "off_value": -1}, domains=[INTS(6)]),
+    Case("where", [(4, 5), (4, 5), (4, 5)], domains=[INTS(2)]),
+    Case("where", [(4,), (4, 5), (4, 5)], domains=[INTS(2)]),  # a condition per row
+    Case("zeros_like", [(3, 4)]),
+    Case("ones_like", [(2, 5)]),
+]
+# Cast to every dtype, from values every dtype holds.
+CASTS = [Case(op, [(4, 6)], {"dtype": to}, domains=[(0.0, 100.0)])
+         for op in ("Cast", "cast")
+         for to in ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")]
+
+# ---- Products (cuBLAS and OpenBLAS sum in different orders) ----
+
+GEMM = [
+    Case("dot", [(33, 70), (70, 21)], tol=8),
+    Case("dot", [(70, 33), (21, 70)], {"transpose_a": True, "transpose_b": True}, tol=8),
+    Case("dot", [(4, 5, 6), (6,)], tol=4),
+    Case("batch_dot", [(3, 17, 40), (3, 17, 9)], {"transpose_a": True}, tol=8),
+    Case("batch_dot", [(2, 4, 5), (2, 6, 5)], {"transpose_b": True}, tol=4),
+    Case("FullyConnected", [(64, 5, 20), (30, 100), (30,)], {"num_hidden": 30}, tol=8),
+    Case("FullyConnected", [(8, 3, 20), (7, 20)], {"num_hidden": 7, "no_bias": True, "flatten": False},
+         tol=4),
+]
+
+# ---- Neural-network layers and losses ----
+
+NN = (
+    [Case("Activation", [(5, 7)], {"act_type": t})
+     for t in ("relu", "sigmoid", "tanh", "softrelu", "softsign")]
+    + [Case("LeakyReLU", [(4, 3, 5)], {"act_type": t}) for t in ("leaky", "elu", "selu", "gelu")]
+    + [Case("LeakyReLU", [(4, 3, 5), (3,)], {"act_type": "prelu"}),
+       Case("LeakyReLU", [(6, 2), (1,)], {"act_type": "prelu"}),
+       Case("softmax", [(4, 5, 6)], {"axis": 1}),
+       Case("softmax", [(8, 10)], {"temperature": 2.0}),
+       Case("log_softmax", [(4, 5, 6)], {"axis": 0}),
+       Case("log_softmax", [(3, 300)], tol=4),
+       Case("SoftmaxOutput", [(8, 10), (8,)], domains=[SIGNED, INTS(10)]),
+       Case("SoftmaxOutput", [(8, 10), (8,)],
+            {"use_ignore": True, "ignore_label": 0, "normalization": "valid", "smooth_alpha": 0.1},
+            domains=[SIGNED, INTS(10)]),
+       Case("SoftmaxOutput", [(2, 4, 3, 5), (2, 3, 5)],
+            {"multi_output": True, "normalization": "batch", "out_grad": True},
+            domains=[SIGNED, INTS(4)]),
+       Case("SoftmaxOutput", [(3, 2, 6), (3, 2)], {"preserve_shape": True, "grad_scale": 0.5},
+            domains=[SIGNED, INTS(6)]),
+       Case("Softmax", [(5, 4), (5,)], domains=[SIGNED, INTS(4)]),
+       Case("LinearRegressionOutput", [(6, 3), (6, 3)], {"grad_scale": 2.0}),
+       Case("LogisticRegressionOutput", [(6, 3), (6, 3)], domains=[SIGNED, INTS(2)]),
+       Case("MAERegressionOutput", [(6, 3), (6, 3)]),
+       Case("MakeLoss", [(5, 4)], {"normalization": "valid", "valid_thresh": 0.1}),
+       Case("make_loss", [(5, 4)], {"normalization": "batch", "grad_scale": 3.0})]
+    # The convolution family: CPU kernels only so far (cuDNN is issue 24); they run wherever the
+    # device has them (the test device's delegate the CPU's).
+    + [Case("Convolution", [(2, 3, 5, 6), (4, 3, 3, 3), (4,)],
+            {"kernel": (3, 3), "num_filter": 4, "pad": (1, 1)}, tol=4),
+       Case("Convolution", [(2, 4, 7, 6), (4, 2, 3, 2), (4,)],
+            {"kernel": (3, 2), "num_filter": 4, "stride": (2, 1), "dilate": (1, 2), "pad": (1, 0),
+             "num_group": 2}, tol=4),
+       Case("Convolution", [(2, 3, 8), (2, 3, 3)], {"kernel": (3,), "num_filter": 2, "no_bias": True},
+            dtypes=WIDE, tol=4),
+       Case("Deconvolution", [(2, 3, 4, 5), (3, 4, 3, 3), (4,)],
+            {"kernel": (3, 3), "num_filter": 4, "stride": (2, 2), "pad": (1, 1), "adj": (1, 0),
+             "no_bias": False}, tol=4),
+       Case("Pooling", [(2, 3, 7, 6)], {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)}),
+       Case("Pooling", [(2, 3, 7, 6)],
+            {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1), "pool_type": "avg"}),
+       Case("Pooling", [(2, 3, 5, 4)], {"global_pool": True, "pool_type": "avg"}),
+       Case("BatchNorm", [(4, 3, 5, 5), (3,), (3,)], {"fix_gamma": False}, tol=4),
+       Case("BatchNorm", [(6, 4), (4,), (4,)], {"axis": 1, "eps": 1e-3}, tol=4),
+       Case("LRN", [(2, 5, 3, 3)], {"nsize": 3, "alpha": 0.001, "beta": 0.75, "knorm": 2}),
+       Case("UpSampling", [(2, 3, 3, 4)], {"scale": 2, "sample_type": "nearest", "num_args": 1})])
+
+# The nn plugin's kernels have no float16 yet (MXNet 1.9.1 has them on the CPU too).
+for _case in GEMM + NN:
+    _case.dtypes = WIDE
+CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN
+
+# ---- What the suite checks through other calls than one op's forward and backward ----
+
+# Made from nothing (their dtype is an argument): compared with the CPU's, exactly.
+CREATIONS = [("_zeros", {"shape": (3, 4)}), ("_ones", {"shape": (5,)}),
+             ("_full", {"shape": (2, 3), "value": 2.5}),
+             ("_arange", {"start": 2, "stop": 11, "step": 1.5, "repeat": 2}),
+             ("_arange", {"start": 7}), ("_eye", {"N": 4, "M": 6, "k": 1}),
+             ("_eye", {"N": 5, "k": -2}), ("_zeros", {"shape": (0, 2)})]
+# The fused optimizer updates (float32 and float64 only so far, as the nn plugin), with the ranges their states start in: averages of squares and
+# histories are positive, and the centred variance n - g^2 too.
+STATE_POSITIVE, STATE_SIGNED = (0.5, 1.5), (-0.5, 0.5)
+UPDATES = [("sgd_update", [], {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
+           ("sgd_mom_update", [STATE_SIGNED], {"lr": 0.1, "momentum": 0.9, "wd": 0.01,
+                                               "rescale_grad": 0.5}),
+           ("nag_mom_update", [STATE_SIGNED], {"lr": 0.1, "momentum": 0.9}),
+           ("adam_update", [STATE_SIGNED, STATE_POSITIVE], {"lr": 0.01, "beta1": 0.8,
+                                                            "clip_gradient": 0.3}),
+           ("rmsprop_update", [STATE_POSITIVE], {"lr": 0.01, "gamma1": 0.9, "clip_weights": 1.5}),
+           ("rmspropalex_update", [STATE_POSITIVE, STATE_SIGNED, STATE_SIGNED],
+            {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8}),
+           ("adagrad_update", [STATE_POSITIVE], {"lr": 0.1, "wd": 0.001})]
+# Random: after the same seed a device draws what the CPU draws, in the same dtype.
+RANDOM = {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial",
+          "_shuffle", "Dropout"}
+
+COVERED = ({c.op for c in CASES} | {op for op, _ in CREATIONS} | {op for op, _, _ in UPDATES}
+           | RANDOM)

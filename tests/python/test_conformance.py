@@ -1,0 +1,226 @@
+"""The op conformance suite, as ggml's test-backend-ops is for its backends: every op with a kernel
+on a device runs its cases (op_cases.py) there, forward and backward, in every dtype the case
+lists, on random inputs, and is compared with the CPU kernel run in float64 on the same values.
+
+Devices: cpu(0), whose float32 and float16 kernels are held to its own float64 ones, and gpu(0)
+where one exists: CUDA on a GPU machine, the asynchronous test device when MXPLUG_TEST_DEVICE=testdev
+(tools/test.sh runs this file so), skipped with the runtime's reason otherwise. Random ops are
+compared in their own dtype: after the same seed a device draws what the CPU draws."""
+import functools
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import default_ops, run_json
+from op_cases import CASES, COVERED, CREATIONS, UPDATES, WIDE, WITH_NAN, Case
+
+# How far a dtype's result may lie from the float64 reference, relative and absolute, for a case
+# of tolerance 1: a few roundings of the dtype.
+TOLERANCE = {"float64": 1e-11, "float32": 1e-5, "float16": 4e-3}
+
+
+@functools.lru_cache(maxsize=None)
+def no_gpu_reason():
+    code, out, err = run_json(["devices"])
+    assert code == 0, err
+    cuda = [d for d in out["devices"] if d["name"] == "cuda"]
+    if not cuda:
+        return "no GPU backend is loaded (built without the CUDA plugin)"
+    return "no GPU: cuda has 0 devices (%s)" % cuda[0]["reason"]
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def ctx(request, mx):
+    if request.param == "cpu":
+        return mx.cpu(0)
+    if mx.context.num_gpus() == 0:
+        pytest.skip(no_gpu_reason())
+    return mx.gpu(0)
+
+
+def ops_with_kernels_on(mx, ctx):
+    device_type = ctx._dl()[0]
+    return {op["name"] for op in mx.library.operators() if device_type in op["device_types"]}
+
+
+_kernels = {}
+
+
+def require_kernel(mx, ctx, op):
+    key = ctx._dl()[0]
+    if key not in _kernels:
+        _kernels[key] = ops_with_kernels_on(mx, ctx)
+    if op not in _kernels[key]:
+        pytest.skip("%s has no kernel on %s" % (op, ctx))
+
+
+def test_every_op_with_a_kernel_on_the_device_has_cases(mx, ctx):
+    # The ops of the plugins that ship (test plugins other tests load here are not held to it).
+    missing = sorted((ops_with_kernels_on(mx, ctx) & default_ops()) - COVERED)
+    assert not missing, "ops with a kernel on %s but no conformance case: %s" % (ctx, missing)
+
+
+def rng_for(*key):
+    """A generator of its own for each case, the same in every run."""
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def draw(rng, shape, domain):
+    if domain == WITH_NAN:
+        x = rng.uniform(-2, 2, shape)
+        x[rng.random(shape) < 0.2] = np.nan
+        return x
+    if domain[0] == "ints":
+        return rng.integers(domain[1], domain[2], shape).astype(np.float64)
+    return rng.uniform(domain[0], domain[1], shape)
+
+
+def op_symbol(mx, op, n_inputs, **kwargs):
+    """op applied to variables x0, x1, ... (ops named with '_' live in mx.sym._internal)."""
+    fn = getattr(mx.sym._internal if op.startswith("_") else mx.sym, op)
+    return fn(*[mx.sym.var("x%d" % i) for i in range(n_inputs)], **kwargs)
+
+
+def run_op(mx, ctx, case, arrays, out_grads):
+    """Forward (training mode) and, if the case says so, backward of the case's op on ctx through
+    an executor; returns (outputs, input gradients) as NumPy arrays."""
+    names = ["x%d" % i for i in range(len(arrays))]
+    sym = op_symbol(mx, case.op, len(arrays), **case.kwargs)
+    ex = sym.simple_bind(ctx, grad_req="write" if case.grad else "null",
+                         **{n: a.shape for n, a in zip(names, arrays)},
+                         type_dict={n: a.dtype for n, a in zip(names, arrays)})
+    for n, a in zip(names, arrays):
+        ex.arg_dict[n][:] = a
+    ex.forward(is_train=True)
+    grads = []
+    if case.grad:
+        ex.backward([mx.nd.array(g, ctx=ctx, dtype=g.dtype) for g in out_grads])
+        grads = [ex.grad_dict[n].asnumpy() for n in names]
+    return [o.asnumpy() for o in ex.outputs], grads
+
+
+def assert_close(got, want, dtype, tol, what):
+    bound = TOLERANCE[dtype] * tol
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=bound,
+                               atol=bound, err_msg=what)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=repr)
+def test_op_matches_the_cpu_in_float64(mx, ctx, case, dtype):
+    if dtype not in case.dtypes:
+        pytest.skip("%s is not among the dtypes %s supports on every device" % (dtype, case.op))
+    require_kernel(mx, ctx, case.op)
+    rng = rng_for(case.op, case.shapes, case.kwargs)
+    # Both runs see the same values: drawn, rounded to the dtype, and for the reference widened.
+    arrays = [draw(rng, s, d).astype(dtype) for s, d in zip(case.shapes, case.domains)]
+    sym = op_symbol(mx, case.op, len(arrays), **case.kwargs)
+    names = ["x%d" % i for i in range(len(arrays))]
+    _, out_shapes, _ = sym.infer_shape(**{n: a.shape for n, a in zip(names, arrays)})
+    _, out_types, _ = sym.infer_type(**{n: a.dtype for n, a in zip(names, arrays)})
+    # An output follows the inputs' dtype unless the op fixes it (Cast, one_hot): its gradient
+    # has the output's dtype.
+    _, want_types, _ = sym.infer_type(**{n: np.float64 for n in names})
+    out_grads = [rng.standard_normal(s) for s in out_shapes]
+    want_outs, want_grads = run_op(mx, mx.cpu(), case, [a.astype(np.float64) for a in arrays],
+                                   [g.astype(t).astype(w) for g, t, w in
+                                    zip(out_grads, out_types, want_types)])
+    got_outs, got_grads = run_op(mx, ctx, case, arrays,
+                                 [g.astype(t) for g, t in zip(out_grads, out_types)])
+    for i, (got, want) in enumerate(zip(got_outs, want_outs)):
+        assert got.dtype == np.dtype(out_types[i]), "output %d of %r" % (i, case)
+        assert_close(got, want, dtype, case.tol, "output %d of %r in %s" % (i, case, dtype))
+    for i, (got, want) in enumerate(zip(got_grads, want_grads)):
+        assert got.dtype == np.dtype(dtype)
+        assert_close(got, want, dtype, case.tol, "gradient of input %d of %r in %s" % (i, case, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("op,kwargs", CREATIONS, ids=repr)
+def test_creation_ops_make_what_the_cpu_makes(mx, ctx, op, kwargs, dtype):
+    require_kernel(mx, ctx, op)
+    made = [getattr(mx.nd._internal, op)(ctx=c, dtype=dtype, **kwargs) for c in (ctx, mx.cpu())]
+    assert made[0].context == ctx
+    assert made[0].dtype == made[1].dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(made[0].asnumpy(), made[1].asnumpy())
+
+
+@pytest.mark.parametrize("dtype", WIDE)
+@pytest.mark.parametrize("op,state_ranges,kwargs", UPDATES, ids=repr)
+def test_optimizer_updates_match_the_cpu_in_float64(mx, ctx, op, state_ranges, kwargs, dtype):
+    require_kernel(mx, ctx, op)
+    rng = rng_for(op)
+    shape = (37, 29)
+    weight, grad = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    states = [rng.uniform(low, high, shape).astype(dtype) for low, high in state_ranges]
+    results = []
+    for c, d in ((mx.cpu(), "float64"), (ctx, dtype)):
+        w = mx.nd.array(weight, ctx=c, dtype=d)
+        st = [mx.nd.array(x, ctx=c, dtype=d) for x in states]
+        g = mx.nd.array(grad, ctx=c, dtype=d)
+        for _ in range(3):  # the states carry from step to step
+            getattr(mx.nd, op)(w, g, *st, out=w, **kwargs)
+        results.append([w.asnumpy()] + [x.asnumpy() for x in st])
+    for i, (got, want) in enumerate(zip(results[1], results[0])):
+        assert np.isfinite(want).all()
+        assert got.dtype == np.dtype(dtype)
+        assert_close(got, want, dtype, 2, "%s of %s in %s" % ("weight" if i == 0 else "state %d" % i,
+                                                             op, dtype))
+
+
+def draws(mx, ctx, op):
+    """What op draws on ctx right after the same seed, as NumPy arrays."""
+    mx.random.seed(5)
+    if op == "_random_uniform":
+        drawn = [mx.nd.random.uniform(-2, 3, shape=(7, 9), ctx=ctx),
+                 mx.nd.random.uniform(0, 1, shape=(33,), dtype="float64", ctx=ctx),
+                 mx.nd.random.uniform(0, 1, shape=(10,), dtype="float16", ctx=ctx)]
+    elif op == "_random_normal":
+        drawn = [mx.nd.random.normal(1.5, 2.0, shape=(5, 7), ctx=ctx),  # an odd count: half a pair
+                 mx.nd.random.normal(0, 1, shape=(16,), dtype="float64", ctx=ctx)]
+    elif op == "_random_randint":
+        drawn = [mx.nd.random.randint(-5, 1000, shape=(40,), ctx=ctx),
+                 mx.nd.random.randint(0, 1 << 40, shape=(9,), dtype="int64", ctx=ctx)]
+    elif op == "_sample_multinomial":
+        probs = mx.nd.array([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]], ctx=ctx)
+        drawn = list(mx.nd.random.multinomial(probs, shape=50, get_prob=True))
+    elif op == "_shuffle":
+        drawn = [mx.nd.random.shuffle(mx.nd.arange(40, ctx=ctx).reshape((10, 4)))]
+    else:
+        assert False, op
+    return [a.asnumpy() for a in drawn]
+
+
+@pytest.mark.parametrize("op", ["_random_uniform", "_random_normal", "_random_randint",
+                                "_sample_multinomial", "_shuffle"])
+def test_samplers_draw_the_cpu_numbers_for_the_same_seed(mx, ctx, op):
+    require_kernel(mx, ctx, op)
+    want, got = draws(mx, mx.cpu(0), op), draws(mx, ctx, op)
+    assert len(np.unique(want[0])) > 1  # draws, not a constant
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", WIDE)
+@pytest.mark.parametrize("kwargs", [{"p": 0.3}, {"p": 0.6, "axes": (1,)}], ids=repr)
+def test_dropout_drops_what_the_cpu_drops_for_the_same_seed(mx, ctx, kwargs, dtype):
+    """A device's random stream has the key of the CPU's with its id: after the same seed,
+    Dropout's mask, output and gradient are the CPU's, element for element."""
+    require_kernel(mx, ctx, "Dropout")
+    rng = rng_for("Dropout", kwargs)
+    x = rng.standard_normal((40, 6, 5)).astype(dtype)
+    og = rng.standard_normal(x.shape).astype(dtype)
+    case = Case("Dropout", [x.shape], kwargs)
+    runs = []
+    for c in (mx.cpu(0), ctx):
+        mx.random.seed(42)
+        runs.append(run_op(mx, c, case, [x], [og]))
+    (want_out,), (want_grad,) = runs[0]
+    (got_out,), (got_grad,) = runs[1]
+    kept = want_out != 0
+    assert 0.2 < 1 - kept.mean() < 0.8  # the CPU run dropped about p of the elements
+    np.testing.assert_array_equal(got_out != 0, kept)
+    assert_close(got_out, want_out, dtype, 1, "Dropout's output")
+    assert_close(got_grad, want_grad, dtype, 1, "Dropout's gradient")
