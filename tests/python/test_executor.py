@@ -1,6 +1,7 @@
 """Executor: bind/simple_bind, forward/backward, grad_req, pruning and memory planning, checked
 against PyTorch autograd, finite differences, the imperative path, and MXNet 1.9.1 itself on graphs
 it wrote (the reference environment of tools/install-deps.sh)."""
+import json
 import pathlib
 import subprocess
 
@@ -329,6 +330,57 @@ print("same")
 '''
     p = run_python(code, extra_env={"MXPLUG_ENGINE": "naive"})
     assert p.returncode == 0 and "same" in p.stdout, p.stderr
+
+
+# The MLP trained one step on the asynchronous test device and predicted once, with the profiler
+# on: which engine functions ran, and the results.
+SEGMENTS = NETS + r"""
+import collections, json, os
+import mxplug as mx, numpy as np
+mx.library.load(os.environ["TESTDEV"], verbose=False)
+mx.profiler.set_config(filename=os.environ["TRACE"], profile_all=True)
+ex = mlp(mx).simple_bind(mx.gpu(0), data=(8, 784))
+random_params(ex, 3)
+mx.profiler.set_state("run")
+ex.forward(is_train=True)
+ex.backward()
+train = [ex.outputs[0].asnumpy()] + [ex.grad_dict[n].asnumpy() for n in sorted(ex.grad_dict)]
+predicted = ex.forward(is_train=False)[0].asnumpy()
+mx.profiler.set_state("stop")
+mx.profiler.dump()
+names = collections.Counter(e["name"] for e in json.load(open(os.environ["TRACE"]))["traceEvents"]
+                            if e["ph"] == "X")
+np.save(os.environ["RESULTS"], np.concatenate([a.ravel() for a in train + [predicted]]))
+print(json.dumps(names))
+"""
+
+
+def test_steps_on_an_accelerator_run_in_segments_that_mxnets_variables_size(tmp_path):
+    """Note [Segments]: forward (6 steps) and backward (6 steps) of the MLP are one engine function
+    each at MXNet's default of 15 steps, two each at 3 (MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD
+    and _BWD), and 12 functions with bulk execution off; prediction is one function unless
+    MXNET_EXEC_BULK_EXEC_INFERENCE=0. The results are the same each way."""
+    runs = {}
+    for label, env in [("default", {}),
+                       ("three", {"MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD": "3",
+                                  "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN": "3"}),
+                       ("off", {"MXNET_EXEC_BULK_EXEC_TRAIN": "0",
+                                "MXNET_EXEC_BULK_EXEC_INFERENCE": "0"})]:
+        env = dict(env, MXPLUG_GPU_BACKEND="testdev",
+                   TESTDEV=str(TEST_PLUGINS / "devices" / "libtest_device.so"),
+                   TRACE=str(tmp_path / (label + ".json")), RESULTS=str(tmp_path / (label + ".npy")))
+        p = run_python(SEGMENTS, extra_env=env)
+        assert p.returncode == 0, p.stderr
+        runs[label] = (json.loads(p.stdout.strip().splitlines()[-1]),
+                       np.load(str(tmp_path / (label + ".npy"))))
+    ops = ("FullyConnected", "Activation", "SoftmaxOutput")
+    default, three, off = (runs[k][0] for k in ("default", "three", "off"))
+    assert default.get("ExecutorSegment") == 3 and not any(op in default for op in ops), default
+    assert three.get("ExecutorSegment") == 5, three  # 2 + 2 in training, 1 to predict
+    assert "ExecutorSegment" not in off, off
+    assert sum(off.get(op, 0) for op in ops) == 18, off  # 6 forward, 6 backward, 6 to predict
+    for label in ("three", "off"):
+        np.testing.assert_array_equal(runs[label][1], runs["default"][1])
 
 
 def test_bind_errors_name_what_is_wrong(mx):

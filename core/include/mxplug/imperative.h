@@ -84,13 +84,15 @@ class ImperativeOp {
                                              const Context* ctx = nullptr) const;
   /*!
    * \brief Checks a backward call as Backward does, with every needed gradient given. is_train
-   * false asks for the gradient of the inference computation (BatchNorm through its moving statistics).
+   * false asks for the gradient of the inference computation (BatchNorm through its moving
+   * statistics).
    */
   std::shared_ptr<const Call> PrepareBackward(const std::vector<NDArray>& out_grads,
                                               const std::vector<NDArray>& inputs,
                                               const std::vector<NDArray>& outputs,
                                               const std::vector<NDArray>& in_grads,
-                                              const std::vector<OpReqType>& req, bool is_train = true) const;
+                                              const std::vector<OpReqType>& req,
+                                              bool is_train = true) const;
   /*!
    * \brief `call` reading other arrays as some of its inputs: (input index, array) pairs, each
    * array of the shape, dtype and device of the input it replaces (the caller checks). What an
@@ -102,14 +104,35 @@ class ImperativeOp {
   /*! \brief Pushes a prepared call to the engine. */
   static void Push(const std::shared_ptr<const Call>& call);
 
+  /*!
+   * \brief Pushes prepared calls, each run of up to `max_calls` consecutive calls on one
+   * accelerator as one engine function that runs them in order on its stream, so that one
+   * synchronisation covers them all (MXNet's bulk execution; Note [Segments] in imperative.cc).
+   * Calls on the CPU are pushed one by one, free to run in parallel. Add, then Flush.
+   */
+  class Segments {
+   public:
+    explicit Segments(size_t max_calls) : max_calls_(max_calls) {}
+    void Add(std::shared_ptr<const Call> call);
+    /*! \brief Pushes what was added and not yet pushed. */
+    void Flush();
+
+   private:
+    size_t max_calls_;
+    std::vector<std::shared_ptr<const Call>> open_;
+  };
+
  private:
   std::shared_ptr<const Kernel> KernelFor(Context ctx) const;
   Context CommonContext(const std::vector<NDArray>& arrays, const char* what) const;
   std::shared_ptr<Call> Prepare(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
-                                bool is_train, const std::vector<OpReqType>& req, const Context* ctx,
+                                bool is_train, const std::vector<OpReqType>& req,
+                                const Context* ctx,
                                 std::vector<std::pair<size_t, NDArray>>* copy_back) const;
-  std::shared_ptr<Call> PrepareGradient(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& inputs,
-                                        const std::vector<NDArray>& outputs, std::vector<NDArray>* in_grads,
+  std::shared_ptr<Call> PrepareGradient(const std::vector<NDArray>& out_grads,
+                                        const std::vector<NDArray>& inputs,
+                                        const std::vector<NDArray>& outputs,
+                                        std::vector<NDArray>* in_grads,
                                         const std::vector<OpReqType>& req, bool is_train) const;
   /*! \brief \throws Error naming the state when an auxiliary state in `inputs` is read-only. */
   void CheckAuxWritable(const std::vector<NDArray>& inputs) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -47,6 +48,30 @@ const char* KindName(StepKind k) {
   }
   return "";
 }
+
+// MXNet's bulk-execution variables: how many consecutive steps on an accelerator one engine
+// function runs. Training: MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD and _BWD, each defaulting to
+// MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN (15); inference: the whole forward pass. Either set to 0
+// by MXNET_EXEC_BULK_EXEC_TRAIN=0 or MXNET_EXEC_BULK_EXEC_INFERENCE=0 pushes every step alone.
+struct SegmentSizes {
+  size_t train_forward = 15, train_backward = 15, inference = kAll;
+  static constexpr size_t kAll = std::numeric_limits<size_t>::max();
+
+  static SegmentSizes FromEnvironment() {
+    auto env = [](const char* name, long fallback) {
+      const char* v = std::getenv(name);
+      return v && *v ? std::strtol(v, nullptr, 10) : fallback;
+    };
+    auto size = [](long n) { return static_cast<size_t>(std::max(1L, n)); };
+    SegmentSizes s;
+    const long train = env("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15);
+    const bool bulk_train = env("MXNET_EXEC_BULK_EXEC_TRAIN", 1) != 0;
+    s.train_forward = bulk_train ? size(env("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD", train)) : 1;
+    s.train_backward = bulk_train ? size(env("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", train)) : 1;
+    s.inference = env("MXNET_EXEC_BULK_EXEC_INFERENCE", 1) != 0 ? kAll : 1;
+    return s;
+  }
+};
 
 }  // namespace
 
@@ -95,6 +120,8 @@ struct Executor::Plan {
   std::vector<NDArray> arrays;
   std::vector<Step> steps;
   size_t num_forward = 0;
+  // Steps per engine function on an accelerator (Note [Segments] in imperative.cc), read at bind.
+  SegmentSizes segment;
   std::vector<uint32_t> head_steps;  // the steps that take a given output gradient
   std::vector<int> storage;          // per buffer: block of the memory plan, -1 not planned
   std::vector<uint32_t> arg_entry;   // per argument: its entry (and buffer) id
@@ -185,6 +212,7 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
 
   std::vector<GradReq> var_req(E, GradReq::kNull);
   for (size_t i = 0; i < arg_nodes.size(); ++i) var_req[g.entry_id(arg_nodes[i], 0)] = grad_req_[i];
+  p.segment = SegmentSizes::FromEnvironment();
   p.AddForwardSteps();
   p.AddGradientSteps(var_req);
   memory_ = p.Allocate(ctx_, options.plan_memory);
@@ -467,6 +495,7 @@ void Executor::Forward(bool is_train, const std::vector<NDArray>& reading) {
     else
       instead.emplace_back(p.arg_entry[i], a);
   }
+  ImperativeOp::Segments segments(is_train ? p.segment.train_forward : p.segment.inference);
   for (size_t i = 0; i < p.num_forward; ++i) {
     const Plan::Step& s = p.steps[i];
     std::shared_ptr<const ImperativeOp::Call> call = is_train ? s.call : s.call_infer;
@@ -474,8 +503,9 @@ void Executor::Forward(bool is_train, const std::vector<NDArray>& reading) {
     for (size_t k = 0; k < s.in.size(); ++k)
       for (const auto& [b, a] : instead)
         if (s.in[k] == b) inputs.emplace_back(k, a);
-    ImperativeOp::Push(inputs.empty() ? call : ImperativeOp::WithInputs(call, inputs));
+    segments.Add(inputs.empty() ? call : ImperativeOp::WithInputs(call, inputs));
   }
+  segments.Flush();
 }
 
 void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
@@ -501,17 +531,22 @@ void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
                       ", expected " + p.shapes[b].ToString() + " " + DTypeName(p.dtypes[b]),
                   kMXPInvalidArgument);
   }
+  ImperativeOp::Segments segments(is_train ? p.segment.train_backward : p.segment.inference);
   for (size_t i = p.num_forward; i < p.steps.size(); ++i) {
     const Plan::Step& s = p.steps[i];
     if (s.kind != StepKind::kHead) {
-      ImperativeOp::Push(is_train || !s.call_infer ? s.call : s.call_infer);
-    } else if (s.call) {
+      segments.Add(is_train || !s.call_infer ? s.call : s.call_infer);
+      continue;
+    }
+    segments.Flush();  // the copy is a function of its own, after the steps before it
+    if (s.call) {
       NDArray::Copy(out_grads[s.head], p.arrays[s.in[0]]);
       ImperativeOp::Push(s.call);
     } else {
       NDArray::Copy(out_grads[s.head], p.arrays[s.out[0]]);
     }
   }
+  segments.Flush();
 }
 
 std::string Executor::DebugStr() const {

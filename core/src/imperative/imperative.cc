@@ -1,5 +1,6 @@
 #include "mxplug/imperative.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
@@ -397,17 +398,62 @@ std::shared_ptr<const ImperativeOp::Call> ImperativeOp::WithInputs(
   return changed;
 }
 
+namespace {
+void Run(const ImperativeOp::Call& call, const RunContext& rctx) {
+  MXPKernelArgs args = call.views.Args(call.is_train, call.ctx, call.requested, rctx.stream);
+  if (call.backward)
+    call.kernel->Backward(args);
+  else
+    call.kernel->Forward(args);
+}
+}  // namespace
+
 void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
+  Engine::Get()->PushSync([call](RunContext rctx) { Run(*call, rctx); }, call->ctx, call->reads,
+                          call->writes, FnProperty::kNormal, 0, call->name);
+}
+
+// Note [Segments]
+// The engine synchronises an accelerator's stream after each function (Note [Completion]), so an
+// executor that pushed every kernel alone would make the host wait for the device after each
+// one. It pushes runs of consecutive steps on one device as one function instead (MXNet's bulk
+// execution, MXNET_EXEC_BULK_EXEC_*): the function runs their kernels in order on its stream and
+// the engine synchronises once. The function writes every variable a call in it writes and reads
+// the others its calls read; a value made and used inside the run orders nothing outside it, and
+// the run's order is the graph's. A kernel that throws ends the function, and the error lands on
+// everything it writes, as for any failed function. On the CPU there is no stream to wait for,
+// and steps pushed alone may run in parallel where the graph allows, so CPU calls are not joined.
+void ImperativeOp::Segments::Add(std::shared_ptr<const Call> call) {
+  if (!open_.empty() && open_.front()->ctx != call->ctx) Flush();
+  if (call->ctx.dev_type == kDLCPU || max_calls_ <= 1) {
+    Flush();
+    Push(call);
+    return;
+  }
+  open_.push_back(std::move(call));
+  if (open_.size() >= max_calls_) Flush();
+}
+
+void ImperativeOp::Segments::Flush() {
+  if (open_.empty()) return;
+  std::vector<std::shared_ptr<const Call>> calls;
+  calls.swap(open_);
+  if (calls.size() == 1) return Push(calls.front());
+  std::vector<VarHandle> reads, writes;
+  for (const auto& c : calls) writes.insert(writes.end(), c->writes.begin(), c->writes.end());
+  std::sort(writes.begin(), writes.end());
+  writes.erase(std::unique(writes.begin(), writes.end()), writes.end());
+  for (const auto& c : calls)
+    for (VarHandle v : c->reads)
+      if (!std::binary_search(writes.begin(), writes.end(), v)) reads.push_back(v);
+  std::sort(reads.begin(), reads.end());
+  reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+  const Context ctx = calls.front()->ctx;
   Engine::Get()->PushSync(
-      [call](RunContext rctx) {
-        MXPKernelArgs args =
-            call->views.Args(call->is_train, call->ctx, call->requested, rctx.stream);
-        if (call->backward)
-          call->kernel->Backward(args);
-        else
-          call->kernel->Forward(args);
+      [calls = std::move(calls)](RunContext rctx) {
+        for (const auto& c : calls) Run(*c, rctx);
       },
-      call->ctx, call->reads, call->writes, FnProperty::kNormal, 0, call->name);
+      ctx, reads, writes, FnProperty::kNormal, 0, "ExecutorSegment");
 }
 
 }  // namespace mxplug
