@@ -1,12 +1,13 @@
 """mx.nd against NumPy: creation, properties, views, indexing, operators with broadcasting,
 reductions, engine ordering and error reporting, save/load and pickle."""
+import json
 import pickle
 import struct
 
 import numpy as np
 import pytest
 
-from conftest import TEST_DEVICE, TEST_PLUGINS
+from conftest import TEST_DEVICE, TEST_PLUGINS, run_python
 
 rng = np.random.default_rng(0)
 
@@ -504,6 +505,73 @@ def test_shapes_whose_element_count_overflows_are_refused(mx, tmp_path):
     open(path, "wb").write(data.replace(dims, struct.pack("<qqq", 1, big, 4)))
     with pytest.raises(mx.MXNetError, match=r"needs more data than the file holds"):
         mx.nd.load(path)
+
+
+# Blocks of the sizes asked for are made and dropped on the asynchronous test device, whose memory
+# this process alone uses: after each, how many bytes of it are taken (by arrays or the pool).
+POOL = r"""
+import json, os, mxplug as mx
+mx.library.load(os.environ["TESTDEV"], verbose=False)
+def used():
+    free, total = mx.context.gpu_memory_info(0)
+    return total - free
+steps = []
+for nbytes in json.loads(os.environ["SIZES"]):
+    a = mx.nd.empty((nbytes,), ctx=mx.gpu(0), dtype="uint8")
+    a.wait_to_read()
+    taken = used()
+    del a
+    mx.nd.waitall()
+    steps.append([taken, used()])
+print(json.dumps(steps))
+"""
+
+
+def pool_steps(sizes, **env):
+    env = dict(env, MXPLUG_GPU_BACKEND="testdev", SIZES=json.dumps(sizes),
+               TESTDEV=str(TEST_PLUGINS / "devices" / "libtest_device.so"))
+    p = run_python(POOL, extra_env=env)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_mxnets_gpu_pool_variables_class_sizes_and_return_blocks():
+    """MXNET_GPU_MEM_POOL_TYPE (Note [Storage pool]): a 40,000-byte array takes whole pages
+    (Naive), the next power of two (Round), or a multiple of 2^cutoff above the cutoff (Round with
+    MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF); a pooled block stays taken after its array is gone,
+    an unpooled one goes back to the device."""
+    assert pool_steps([40000]) == [[40960, 40960]]
+    assert pool_steps([40000], MXNET_GPU_MEM_POOL_TYPE="Round") == [[65536, 65536]]
+    assert pool_steps([40000], MXNET_GPU_MEM_POOL_TYPE="Round",
+                      MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF="14") == [[49152, 49152]]
+    assert pool_steps([40000, 50000], MXNET_GPU_MEM_POOL_TYPE="Unpooled") == [[40960, 0], [53248, 0]]
+
+
+def test_mxnets_gpu_pool_reserve_releases_idle_blocks_before_the_device_runs_short():
+    """MXNET_GPU_MEM_POOL_RESERVE: the test device has 1 GiB. After a 400 MiB array is dropped the
+    pool holds its block; a 200 MiB array then leaves 424 MiB free, under a 50% reserve, so the
+    idle block goes back first; at the default 5% it stays."""
+    mib = 1 << 20
+    assert pool_steps([400 * mib, 200 * mib]) == [[400 * mib] * 2, [600 * mib] * 2]
+    assert pool_steps([400 * mib, 200 * mib], MXNET_GPU_MEM_POOL_RESERVE="50") == \
+        [[400 * mib] * 2, [200 * mib] * 2]
+
+
+def test_a_bad_gpu_pool_variable_is_a_clear_error_and_the_cpu_works_on():
+    code = POOL.replace('for nbytes in json.loads(os.environ["SIZES"]):', "for nbytes in []:") + r"""
+try:
+    mx.nd.zeros((3,), ctx=mx.gpu(0))
+except mx.MXNetError as e:
+    print("error:", e)
+print(mx.nd.ones((2,)).asnumpy().sum())
+"""
+    env = dict(MXPLUG_GPU_BACKEND="testdev", MXNET_GPU_MEM_POOL_TYPE="Huge",
+               TESTDEV=str(TEST_PLUGINS / "devices" / "libtest_device.so"))
+    p = run_python(code, extra_env=env)
+    assert p.returncode == 0, p.stderr
+    assert ("error: MXNET_GPU_MEM_POOL_TYPE=Huge: unknown pool type; expected Naive, Round or "
+            "Unpooled") in p.stdout, p.stdout
+    assert p.stdout.strip().endswith("2.0"), p.stdout
 
 
 def test_gpu_memory_info_reports_free_and_total_bytes(mx):

@@ -37,14 +37,87 @@ namespace {
 // is ~16,000 faults) or a driver call on a GPU. Idle pooled bytes per device are capped by
 // MXPLUG_STORAGE_POOL_MB (default 1024; 0 turns pooling off); when an allocation fails, the
 // device's idle blocks are released and it is tried once more.
+//
+// Accelerators follow MXNet's GPU pool variables besides: MXNET_GPU_MEM_POOL_TYPE picks how sizes
+// are classed ("Naive", the default: as on the CPU; "Round": powers of two up to
+// 2^MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF bytes, default 2^24, multiples of that above, so that
+// varying sizes reuse blocks at the cost of up to 2x; "Unpooled": every free goes back to the
+// device at once), and MXNET_GPU_MEM_POOL_RESERVE (percent of the device's memory, default 5)
+// keeps room for what allocates outside the pool (cuBLAS workspaces, other processes): before
+// asking the device for a block that would leave less than that free, the pool releases its
+// idle blocks of the device.
 
-// Requests round up to a power of two below a page, else to whole pages, so nearby sizes share.
-size_t SizeClass(size_t bytes) {
+enum class PoolType { kNaive, kRound, kUnpooled };
+
+struct AcceleratorPool {
+  PoolType type = PoolType::kNaive;
+  size_t linear_cutoff = size_t(1) << 24;
+  uint64_t reserve_percent = 5;
+  std::string error;  // a value it could not read: every accelerator allocation fails with it
+
+  static const AcceleratorPool& Get() {
+    static const AcceleratorPool pool = FromEnvironment();
+    if (!pool.error.empty()) throw Error(pool.error, kMXPInvalidArgument);
+    return pool;
+  }
+
+ private:
+  static AcceleratorPool FromEnvironment() {
+    AcceleratorPool p;
+    if (const char* type = std::getenv("MXNET_GPU_MEM_POOL_TYPE"); type && *type) {
+      const std::string t = type;
+      if (t == "Naive")
+        p.type = PoolType::kNaive;
+      else if (t == "Round")
+        p.type = PoolType::kRound;
+      else if (t == "Unpooled")
+        p.type = PoolType::kUnpooled;
+      else
+        p.error = "MXNET_GPU_MEM_POOL_TYPE=" + t +
+                  ": unknown pool type; expected Naive, Round or Unpooled";
+    }
+    if (const char* cutoff = std::getenv("MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF");
+        cutoff && *cutoff) {
+      const long bits = std::strtol(cutoff, nullptr, 10);
+      if (bits < 12 || bits > 40)
+        p.error = "MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF=" + std::string(cutoff) +
+                  ": expected log2 of a size in bytes, from 12 to 40";
+      else
+        p.linear_cutoff = size_t(1) << bits;
+    }
+    if (const char* reserve = std::getenv("MXNET_GPU_MEM_POOL_RESERVE"); reserve && *reserve) {
+      const long percent = std::strtol(reserve, nullptr, 10);
+      if (percent < 0 || percent > 100)
+        p.error = "MXNET_GPU_MEM_POOL_RESERVE=" + std::string(reserve) +
+                  ": expected a percentage, 0 to 100";
+      else
+        p.reserve_percent = static_cast<uint64_t>(percent);
+    }
+    return p;
+  }
+};
+
+bool IsAccelerator(const DeviceEntry& device) { return device.device_type != kDLCPU; }
+
+// Requests round up to a power of two below a page, else to whole pages, so nearby sizes share;
+// on an accelerator with the Round pool, as Note [Storage pool] says.
+size_t SizeClass(const DeviceEntry& device, size_t bytes) {
   constexpr size_t kPage = 4096;
-  if (bytes > kPage) return (bytes + kPage - 1) / kPage * kPage;
   size_t c = Storage::kAlignment;
+  if (IsAccelerator(device) && AcceleratorPool::Get().type == PoolType::kRound) {
+    const size_t cutoff = AcceleratorPool::Get().linear_cutoff;
+    if (bytes > cutoff) return (bytes + cutoff - 1) / cutoff * cutoff;
+    while (c < bytes) c *= 2;
+    return c;
+  }
+  if (bytes > kPage) return (bytes + kPage - 1) / kPage * kPage;
   while (c < bytes) c *= 2;
   return c;
+}
+
+// Whether freed blocks of the device are kept for reuse.
+bool Pooled(const DeviceEntry& device) {
+  return !IsAccelerator(device) || AcceleratorPool::Get().type != PoolType::kUnpooled;
 }
 
 size_t PoolLimitBytes() {
@@ -70,6 +143,7 @@ class BlockPool {
 
   // Keeps the block when the device's idle bytes stay under the limit; false: the caller frees.
   bool Give(const std::shared_ptr<const DeviceEntry>& device, int32_t id, void* ptr, size_t size) {
+    if (!Pooled(*device)) return false;
     std::lock_guard<std::mutex> lock(mu_);
     size_t& idle = idle_[{device.get(), id}];
     if (idle + size > PoolLimitBytes()) return false;
@@ -102,7 +176,8 @@ class BlockPool {
   using Key = std::tuple<const DeviceEntry*, int32_t, size_t>;
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return std::hash<const void*>()(std::get<0>(k)) ^ (std::hash<size_t>()(std::get<2>(k)) * 31 + std::get<1>(k));
+      return std::hash<const void*>()(std::get<0>(k)) ^
+             (std::hash<size_t>()(std::get<2>(k)) * 31 + std::get<1>(k));
     }
   };
   struct DeviceHash {
@@ -122,6 +197,21 @@ BlockPool& Pool() {
   return *pool;
 }
 
+// MXNET_GPU_MEM_POOL_RESERVE: releases the device's idle blocks when a new block of `size` would
+// leave less than the reserve free. A backend that does not report its memory reserves nothing.
+void KeepReserve(const DeviceEntry& device, int32_t id, size_t size) {
+  const uint64_t percent = AcceleratorPool::Get().reserve_percent;
+  if (percent == 0) return;
+  uint64_t free_bytes = 0, total_bytes = 0;
+  try {
+    std::tie(free_bytes, total_bytes) = device.MemoryInfo(id);
+  } catch (const Error&) {
+    return;
+  }
+  if (free_bytes < size || free_bytes - size < total_bytes / 100 * percent)
+    Pool().Release(device, id);
+}
+
 }  // namespace
 
 std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
@@ -129,8 +219,9 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
   rt.CheckContext(ctx);
   std::shared_ptr<const DeviceEntry> device = rt.GetDevice(ctx.dev_type);
   // A zero-byte tensor still gets a distinct, valid pointer, as NumPy's do.
-  const size_t size = SizeClass(bytes);
+  const size_t size = SizeClass(*device, bytes);
   void* data = Pool().Take(device.get(), ctx.dev_id, size);
+  if (!data && IsAccelerator(*device)) KeepReserve(*device, ctx.dev_id, size);
   if (!data) {
     try {
       data = device->Allocate(ctx.dev_id, size, kAlignment);
@@ -143,7 +234,8 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
 }
 
 Storage::~Storage() {
-  if (!Pool().Give(device_, ctx_.dev_id, data_, SizeClass(bytes_))) device_->Free(ctx_.dev_id, data_);
+  if (!Pool().Give(device_, ctx_.dev_id, data_, SizeClass(*device_, bytes_)))
+    device_->Free(ctx_.dev_id, data_);
 }
 
 }  // namespace mxplug
