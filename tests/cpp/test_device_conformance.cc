@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct Backend {
   int32_t device_type;
   const char* test_plugin;  // a file in the test devices folder, or null for a default plugin
 };
+
+// Test names and ctest's list show the backend's name, not gtest's dump of the struct's bytes.
+void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
 
 const Backend kBackends[] = {{"cpu", kDLCPU, nullptr},
                              {"testdev", kDLExtDev, "libtest_device.so"},

@@ -5,6 +5,7 @@ in float64, on the same values.
 
 Input domains: a (low, high) range drawn uniformly; INTS(high, low=0), integers in [low, high) (labels, indices,
 conditions, and values that tie under comparison); WITH_NAN, signed values with NaNs among them."""
+import numpy as np
 
 
 class Case:
@@ -254,14 +255,19 @@ CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN
 
 # ---- What the suite checks through other calls than one op's forward and backward ----
 
-# Made from nothing (their dtype is an argument): compared with the CPU's, exactly.
-CREATIONS = [("_zeros", {"shape": (3, 4)}), ("_ones", {"shape": (5,)}),
-             ("_full", {"shape": (2, 3), "value": 2.5}),
-             ("_arange", {"start": 2, "stop": 11, "step": 1.5, "repeat": 2}),
-             ("_arange", {"start": 7}), ("_eye", {"N": 4, "M": 6, "k": 1}),
-             ("_eye", {"N": 5, "k": -2}), ("_zeros", {"shape": (0, 2)})]
-# The fused optimizer updates (float32 and float64 only so far, as the nn plugin), with the ranges their states start in: averages of squares and
-# histories are positive, and the centred variance n - g^2 too.
+# Made from nothing (their dtype is an argument), with what NumPy makes for them: compared exactly.
+CREATIONS = [("_zeros", {"shape": (3, 4)}, lambda: np.zeros((3, 4))),
+             ("_ones", {"shape": (5,)}, lambda: np.ones(5)),
+             ("_full", {"shape": (2, 3), "value": 2.5}, lambda: np.full((2, 3), 2.5)),
+             ("_arange", {"start": 2, "stop": 11, "step": 1.5, "repeat": 2},
+              lambda: np.repeat(np.arange(2, 11, 1.5), 2)),
+             ("_arange", {"start": 7}, lambda: np.arange(7)),
+             ("_eye", {"N": 4, "M": 6, "k": 1}, lambda: np.eye(4, 6, 1)),
+             ("_eye", {"N": 5, "k": -2}, lambda: np.eye(5, 5, -2)),
+             ("_zeros", {"shape": (0, 2)}, lambda: np.zeros((0, 2)))]
+# The fused optimizer updates (float32 and float64 only so far, as the nn plugin), with the ranges
+# their states start in: averages of squares and histories are positive, and the centred variance
+# n - g^2 too.
 STATE_POSITIVE, STATE_SIGNED = (0.5, 1.5), (-0.5, 0.5)
 UPDATES = [("sgd_update", [], {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
            ("sgd_mom_update", [STATE_SIGNED], {"lr": 0.1, "momentum": 0.9, "wd": 0.01,
@@ -277,5 +283,5 @@ UPDATES = [("sgd_update", [], {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
 RANDOM = {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial",
           "_shuffle", "Dropout"}
 
-COVERED = ({c.op for c in CASES} | {op for op, _ in CREATIONS} | {op for op, _, _ in UPDATES}
+COVERED = ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | RANDOM)

@@ -381,6 +381,13 @@ def test_steps_on_an_accelerator_run_in_segments_that_mxnets_variables_size(tmp_
     assert sum(off.get(op, 0) for op in ops) == 18, off  # 6 forward, 6 backward, 6 to predict
     for label in ("three", "off"):
         np.testing.assert_array_equal(runs[label][1], runs["default"][1])
+    # A value that is not a count fails the bind, naming the variable.
+    p = run_python(SEGMENTS, extra_env={"MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN": "lots",
+                                        "MXPLUG_GPU_BACKEND": "testdev",
+                                        "TESTDEV": str(TEST_PLUGINS / "devices" / "libtest_device.so"),
+                                        "TRACE": str(tmp_path / "bad.json")})
+    assert p.returncode != 0
+    assert "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN=lots: expected an integer from 1 to" in p.stderr, p.stderr
 
 
 def test_bind_errors_name_what_is_wrong(mx):

@@ -565,13 +565,19 @@ except mx.MXNetError as e:
     print("error:", e)
 print(mx.nd.ones((2,)).asnumpy().sum())
 """
-    env = dict(MXPLUG_GPU_BACKEND="testdev", MXNET_GPU_MEM_POOL_TYPE="Huge",
-               TESTDEV=str(TEST_PLUGINS / "devices" / "libtest_device.so"))
-    p = run_python(code, extra_env=env)
-    assert p.returncode == 0, p.stderr
-    assert ("error: MXNET_GPU_MEM_POOL_TYPE=Huge: unknown pool type; expected Naive, Round or "
-            "Unpooled") in p.stdout, p.stdout
-    assert p.stdout.strip().endswith("2.0"), p.stdout
+    for bad, message in [
+            ({"MXNET_GPU_MEM_POOL_TYPE": "Huge"},
+             "MXNET_GPU_MEM_POOL_TYPE=Huge: unknown pool type; expected Naive, Round or Unpooled"),
+            ({"MXNET_GPU_MEM_POOL_TYPE": "Round", "MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF": "50"},
+             "MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF=50: expected an integer from 12 to 40"),
+            ({"MXNET_GPU_MEM_POOL_RESERVE": "5%"},
+             "MXNET_GPU_MEM_POOL_RESERVE=5%: expected an integer from 0 to 100")]:
+        env = dict(bad, MXPLUG_GPU_BACKEND="testdev",
+                   TESTDEV=str(TEST_PLUGINS / "devices" / "libtest_device.so"))
+        p = run_python(code, extra_env=env)
+        assert p.returncode == 0, p.stderr
+        assert "error: " + message in p.stdout, p.stdout
+        assert p.stdout.strip().endswith("2.0"), p.stdout
 
 
 def test_gpu_memory_info_reports_free_and_total_bytes(mx):

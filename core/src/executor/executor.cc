@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <sstream>
 
+#include "environment/environment.h"
 #include "executor/memory_plan.h"
 #include "mxplug/error.h"
 #include "mxplug/imperative.h"
@@ -50,25 +50,25 @@ const char* KindName(StepKind k) {
 }
 
 // MXNet's bulk-execution variables: how many consecutive steps on an accelerator one engine
-// function runs. Training: MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD and _BWD, each defaulting to
-// MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN (15); inference: the whole forward pass. Either set to 0
-// by MXNET_EXEC_BULK_EXEC_TRAIN=0 or MXNET_EXEC_BULK_EXEC_INFERENCE=0 pushes every step alone.
+// function runs. In training MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD and _BWD, each defaulting to
+// MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN (15); in inference the whole forward pass.
+// MXNET_EXEC_BULK_EXEC_TRAIN=0 and MXNET_EXEC_BULK_EXEC_INFERENCE=0 push every step alone.
 struct SegmentSizes {
-  size_t train_forward = 15, train_backward = 15, inference = kAll;
   static constexpr size_t kAll = std::numeric_limits<size_t>::max();
+  size_t train_forward = 15, train_backward = 15, inference = kAll;
 
+  /*! \throws Error naming a variable whose value is not a count. */
   static SegmentSizes FromEnvironment() {
-    auto env = [](const char* name, long fallback) {
-      const char* v = std::getenv(name);
-      return v && *v ? std::strtol(v, nullptr, 10) : fallback;
+    constexpr int64_t kMost = std::numeric_limits<int32_t>::max();
+    auto count = [&](const char* name, int64_t fallback) {
+      return static_cast<size_t>(EnvInteger(name, fallback, 1, kMost));
     };
-    auto size = [](long n) { return static_cast<size_t>(std::max(1L, n)); };
     SegmentSizes s;
-    const long train = env("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15);
-    const bool bulk_train = env("MXNET_EXEC_BULK_EXEC_TRAIN", 1) != 0;
-    s.train_forward = bulk_train ? size(env("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD", train)) : 1;
-    s.train_backward = bulk_train ? size(env("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", train)) : 1;
-    s.inference = env("MXNET_EXEC_BULK_EXEC_INFERENCE", 1) != 0 ? kAll : 1;
+    const int64_t train = count("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15);
+    const bool bulk_train = EnvInteger("MXNET_EXEC_BULK_EXEC_TRAIN", 1, 0, 1) != 0;
+    s.train_forward = bulk_train ? count("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD", train) : 1;
+    s.train_backward = bulk_train ? count("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD", train) : 1;
+    s.inference = EnvInteger("MXNET_EXEC_BULK_EXEC_INFERENCE", 1, 0, 1) != 0 ? kAll : 1;
     return s;
   }
 };

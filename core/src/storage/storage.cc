@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "environment/environment.h"
 #include "mxplug/error.h"
 #include "mxplug/runtime.h"
 
@@ -64,34 +65,23 @@ struct AcceleratorPool {
  private:
   static AcceleratorPool FromEnvironment() {
     AcceleratorPool p;
-    if (const char* type = std::getenv("MXNET_GPU_MEM_POOL_TYPE"); type && *type) {
-      const std::string t = type;
-      if (t == "Naive")
-        p.type = PoolType::kNaive;
-      else if (t == "Round")
-        p.type = PoolType::kRound;
-      else if (t == "Unpooled")
-        p.type = PoolType::kUnpooled;
-      else
-        p.error = "MXNET_GPU_MEM_POOL_TYPE=" + t +
-                  ": unknown pool type; expected Naive, Round or Unpooled";
-    }
-    if (const char* cutoff = std::getenv("MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF");
-        cutoff && *cutoff) {
-      const long bits = std::strtol(cutoff, nullptr, 10);
-      if (bits < 12 || bits > 40)
-        p.error = "MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF=" + std::string(cutoff) +
-                  ": expected log2 of a size in bytes, from 12 to 40";
-      else
-        p.linear_cutoff = size_t(1) << bits;
-    }
-    if (const char* reserve = std::getenv("MXNET_GPU_MEM_POOL_RESERVE"); reserve && *reserve) {
-      const long percent = std::strtol(reserve, nullptr, 10);
-      if (percent < 0 || percent > 100)
-        p.error = "MXNET_GPU_MEM_POOL_RESERVE=" + std::string(reserve) +
-                  ": expected a percentage, 0 to 100";
-      else
-        p.reserve_percent = static_cast<uint64_t>(percent);
+    try {
+      if (const char* type = std::getenv("MXNET_GPU_MEM_POOL_TYPE"); type && *type) {
+        const std::string t = type;
+        if (t == "Round")
+          p.type = PoolType::kRound;
+        else if (t == "Unpooled")
+          p.type = PoolType::kUnpooled;
+        else if (t != "Naive")
+          throw Error("MXNET_GPU_MEM_POOL_TYPE=" + t +
+                      ": unknown pool type; expected Naive, Round or Unpooled");
+      }
+      p.linear_cutoff =
+          size_t(1) << EnvInteger("MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, 12, 40);
+      p.reserve_percent =
+          static_cast<uint64_t>(EnvInteger("MXNET_GPU_MEM_POOL_RESERVE", 5, 0, 100));
+    } catch (const Error& e) {
+      p.error = e.what();
     }
     return p;
   }
