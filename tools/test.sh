@@ -30,6 +30,15 @@ MXPLUG_TEST_DEVICE=testdev /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   tests/python/test_ndarray.py tests/python/test_executor.py tests/python/test_module.py \
   tests/python/test_kvstore.py tests/python/test_conformance.py
 
+if grep -q '"cuda": *true' "$build/components.json"; then
+  echo "== The GPU machine's one command, rehearsed on the test device (docs/gpu.md) =="
+  # What tools/gpu/run.sh does on a GPU machine (unpack the pack, build the Python extension on
+  # its own against the unpacked install, run the suites with mx.gpu as the device), done here on
+  # the asynchronous test device and a subset of the suites, so that the scripts keep working.
+  tools/gpu/pack.sh | tail -1
+  PYTHON=/usr/bin/python3 tools/gpu/run.sh --device=testdev --quick cpp ops python
+fi
+
 # The sanitizer builds leave oneDNN out: TSan cannot see into its OpenMP runtime, and
 # LeakSanitizer's tracer crashed (signal 11) at the exit of a test process that had run oneDNN
 # primitives. The oneDNN path is tested in the main build (tests/python/test_onednn.py). They

@@ -6,6 +6,15 @@
 // data; the capsule holds the array's chunk, so the memory lives as long as the consumer's view.
 // An import wraps the producer's memory in an NDArray whose last use releases the producer's
 // DLManagedTensor through the engine, after every pushed function that uses it.
+//
+// Streams, for accelerator tensors: an export needs none, since the engine's wait means the
+// array's stream work has completed (docs/engine.md), so any consumer stream may use it at once
+// and __dlpack__'s stream argument asks nothing more. An import cannot know which of its
+// streams the engine will run the array's readers on, and the producer's own stream (PyTorch's
+// current stream, say) may still be writing it; so after taking the capsule it synchronises the
+// device, which waits for every stream of the process on it (PyTorch's too: CUDA's runtimes share
+// the device's primary context). MXNet 1.x did nothing here; the event-based completion of a
+// later issue will make this a wait of one stream on an event instead.
 #include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
 
@@ -16,6 +25,7 @@
 #include "bindings.h"
 #include "mxplug/error.h"
 #include "mxplug/ndarray.h"
+#include "mxplug/runtime.h"
 #include "mxplug/sdk/dtype.hpp"
 
 namespace py = pybind11;
@@ -41,8 +51,10 @@ py::capsule Export(const NDArray& a, bool for_write) {
   if (for_write) a.CheckWritable("to_dlpack_for_write / __dlpack__: the array");
   {
     py::gil_scoped_release release;
-    if (for_write) a.WaitToWrite();
-    else a.WaitToRead();
+    if (for_write)
+      a.WaitToWrite();
+    else
+      a.WaitToRead();
   }
   auto* e = new Exported{a, std::vector<int64_t>(a.shape().begin(), a.shape().end()), {}};
   e->managed.dl_tensor = a.ToDLTensor();
@@ -79,33 +91,45 @@ NDArray Import(py::object source) {
   const int dtype = FromDLDataType(t.dtype);
   if (dtype == kMXPUnknownDType)
     throw Error("from_dlpack: DLPack type (code " + std::to_string(t.dtype.code) + ", " +
-                std::to_string(t.dtype.bits) + " bits, " + std::to_string(t.dtype.lanes) +
-                " lanes) has no NDArray dtype", kMXPInvalidArgument);
+                    std::to_string(t.dtype.bits) + " bits, " + std::to_string(t.dtype.lanes) +
+                    " lanes) has no NDArray dtype",
+                kMXPInvalidArgument);
   if (!IsCompactRowMajor(t))
-    throw Error("from_dlpack: the tensor is strided (not compact row-major); make it contiguous "
-                "first (torch: .contiguous(), NumPy: numpy.ascontiguousarray)", kMXPInvalidArgument);
+    throw Error(
+        "from_dlpack: the tensor is strided (not compact row-major); make it contiguous "
+        "first (torch: .contiguous(), NumPy: numpy.ascontiguousarray)",
+        kMXPInvalidArgument);
   TShape shape(t.shape, t.shape + t.ndim);
   void* data = static_cast<char*>(t.data) + t.byte_offset;
   std::shared_ptr<void> owner(managed, [](void* m) {
     auto* mt = static_cast<DLManagedTensor*>(m);
     if (mt->deleter) mt->deleter(mt);
   });
-  NDArray a = NDArray::FromExternal(data, shape, dtype, Context{t.device.device_type, t.device.device_id},
-                                    std::move(owner));
+  const Context ctx{t.device.device_type, t.device.device_id};
+  NDArray a = NDArray::FromExternal(data, shape, dtype, ctx, std::move(owner));
   // Taken: the capsule must not free it any more.
   PyCapsule_SetName(capsule, kUsedCapsuleName);
+  if (ctx.dev_type != kDLCPU && ctx.dev_type != kDLCUDAHost && ctx.dev_type != kDLROCMHost) {
+    py::gil_scoped_release release;
+    Runtime::Get()
+        .GetDevice(ctx.dev_type)
+        ->Synchronize(ctx.dev_id);  // the producer's pending writes
+  }
   return a;
 }
 
 }  // namespace
 
 void DefineDLPack(py::module_& m, py::class_<NDArray>& cls) {
-  cls.def("to_dlpack_for_read", [](const NDArray& a) { return Export(a, false); },
-          "A DLPack capsule viewing this array, after pending writes have finished.")
-      .def("to_dlpack_for_write", [](const NDArray& a) { return Export(a, true); },
-           "A DLPack capsule viewing this array, after pending reads and writes have finished.")
-      .def("__dlpack__", [](const NDArray& a, py::object /*stream*/) { return Export(a, true); },
-           py::arg("stream") = py::none())
+  cls.def(
+         "to_dlpack_for_read", [](const NDArray& a) { return Export(a, false); },
+         "A DLPack capsule viewing this array, after pending writes have finished.")
+      .def(
+          "to_dlpack_for_write", [](const NDArray& a) { return Export(a, true); },
+          "A DLPack capsule viewing this array, after pending reads and writes have finished.")
+      .def(
+          "__dlpack__", [](const NDArray& a, py::object /*stream*/) { return Export(a, true); },
+          py::arg("stream") = py::none())
       .def("__dlpack_device__", [](const NDArray& a) {
         return py::make_tuple(static_cast<int>(a.ctx().dev_type), a.ctx().dev_id);
       });

@@ -39,7 +39,9 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const mxplug::Error& e) {
-      error(e.what());
+      // PyErr_SetString rather than error(...): the call operator is deprecated from pybind11
+      // 2.12 on (py::set_error, which Debian's 2.10 lacks), and this builds with both.
+      PyErr_SetString(error.ptr(), e.what());
     }
   });
 

@@ -72,8 +72,10 @@ def run_python(code, plugin_path="", extra_env=None):
 # Module and kvstore tests): mx.gpu is the asynchronous test device (tests/plugins/test_device.cc:
 # host memory, but streams that run every copy and kernel later, on threads of their own), and
 # every test runs inside `with mx.gpu(0)`, so arrays made without a context live there. A host
-# that let a function complete before its stream did fails these runs.
+# that let a function complete before its stream did fails these runs. MXPLUG_TEST_DEVICE=cuda
+# (tools/gpu/run.sh, on a GPU machine) runs the same tests so on the CUDA plugin's gpu(0).
 TEST_DEVICE = os.environ.get("MXPLUG_TEST_DEVICE", "")
+TEST_DEVICES = ("testdev", "cuda")
 
 
 @pytest.fixture(scope="session")
@@ -83,9 +85,14 @@ def mx(installed_tree):
         sys.path.insert(0, str(PYTHON_PACKAGES))
     import mxplug
     if TEST_DEVICE:
-        assert TEST_DEVICE == "testdev", "MXPLUG_TEST_DEVICE=%s: only 'testdev' is known" % TEST_DEVICE
-        os.environ["MXPLUG_GPU_BACKEND"] = "testdev"
-        mxplug.library.load(str(TEST_PLUGINS / "devices" / "libtest_device.so"))
+        assert TEST_DEVICE in TEST_DEVICES, "MXPLUG_TEST_DEVICE=%s: expected one of %s" % (TEST_DEVICE, TEST_DEVICES)
+        os.environ["MXPLUG_GPU_BACKEND"] = TEST_DEVICE
+        if TEST_DEVICE == "testdev":
+            mxplug.library.load(str(TEST_PLUGINS / "devices" / "libtest_device.so"))
+        code, out, err = run_json(["devices"])
+        (entry,) = [d for d in out["devices"] if d["name"] == TEST_DEVICE] or [{"count": 0, "reason": "not loaded"}]
+        assert TEST_DEVICE == "testdev" or entry["count"] > 0, \
+            "MXPLUG_TEST_DEVICE=%s, but %s has no device here: %s" % (TEST_DEVICE, TEST_DEVICE, entry.get("reason"))
     return mxplug
 
 
@@ -102,9 +109,21 @@ def default_context_is_the_test_device(request):
 MXNET_PYTHON = pathlib.Path.home() / ".cache" / "mxplug" / "mxnet-venv" / "bin" / "python"
 
 
+def require_mxnet():
+    """MXNet 1.9.1, the reference environment tools/install-deps.sh makes, for a test that compares
+    with it. Where MXPLUG_WITHOUT_MXNET=1 says that this machine cannot have it (tools/gpu/run.sh
+    on a GPU machine, which has no network), the test is skipped with that reason; elsewhere its
+    absence fails the test."""
+    if MXNET_PYTHON.exists():
+        return
+    if os.environ.get("MXPLUG_WITHOUT_MXNET") == "1":
+        pytest.skip("MXNet 1.9.1 is not on this machine (MXPLUG_WITHOUT_MXNET=1)")
+    pytest.fail("%s is missing: run tools/install-deps.sh" % MXNET_PYTHON)
+
+
 def run_mxnet(code, extra_env=None):
-    """Runs code under MXNet 1.9.1, the reference environment tools/install-deps.sh makes."""
-    assert MXNET_PYTHON.exists(), "%s is missing: run tools/install-deps.sh" % MXNET_PYTHON
+    """Runs code under MXNet 1.9.1 (require_mxnet)."""
+    require_mxnet()
     env = dict(os.environ, **(extra_env or {}))
     p = subprocess.run([str(MXNET_PYTHON), "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr

@@ -74,3 +74,44 @@ def test_strided_and_foreign_inputs_are_refused_clearly(mx):
     mx.nd.from_dlpack(c)
     with pytest.raises(mx.MXNetError, match="capsule"):
         mx.nd.from_dlpack(c)  # a capsule is consumed once
+
+
+def cuda_for_both(mx):
+    """gpu(0) of mxplug's CUDA backend and PyTorch's cuda:0, or a skip saying which is missing."""
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device (torch %s)" % torch.__version__)
+    if mx.context._gpu_device_type() != 2 or mx.context.num_gpus() == 0:
+        pytest.skip("mxplug's gpu is not a CUDA device here")
+    return mx.gpu(0)
+
+
+def test_cuda_tensors_cross_to_torch_when_our_work_is_done(mx):
+    ctx = cuda_for_both(mx)
+    x = np.random.default_rng(0).random((2048, 2048), dtype=np.float32)
+    a = mx.nd.array(x, ctx=ctx)
+    assert a.__dlpack_device__() == (2, 0)
+    b = mx.nd.dot(a, a)  # pushed: still running when exported
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # a consumer on a stream of its own passes it to __dlpack__
+        t = torch.from_dlpack(b)
+        doubled = t * 2
+    side.synchronize()
+    assert t.device == torch.device("cuda", 0) and t.data_ptr() != 0
+    expected = x.astype(np.float64) @ x.astype(np.float64)
+    np.testing.assert_allclose(doubled.cpu().numpy(), 2 * expected, rtol=1e-4)
+    t[0, 0] = -1  # the same memory
+    torch.cuda.synchronize()
+    assert b[0, 0].asscalar() == -1
+
+
+def test_cuda_tensors_cross_from_torch_after_torchs_pending_work(mx):
+    ctx = cuda_for_both(mx)
+    t = torch.rand(4096, 4096, device="cuda", generator=torch.Generator("cuda").manual_seed(0))
+    u = t @ t  # queued on PyTorch's stream: without a wait, our kernels would read it unfinished
+    u_plus = mx.nd.from_dlpack(u) + 1
+    assert u_plus.context == ctx
+    np.testing.assert_allclose(u_plus.asnumpy(), (u + 1).cpu().numpy(), rtol=1e-5)
+    m = mx.nd.from_dlpack(u)
+    m[:] = 3  # ours write through to PyTorch's memory
+    m.wait_to_read()
+    assert u[5, 7].item() == 3

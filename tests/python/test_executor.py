@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MXNET_PYTHON, TEST_PLUGINS, run_here, run_mxnet_script, run_python
+from conftest import MXNET_PYTHON, TEST_PLUGINS, require_mxnet, run_here, run_mxnet_script, run_python
 from nets import SHAPES, lenet, mlp, random_params, resnet18  # noqa: F401  (looked up by name)
 
 # The networks' text, run by MXNet 1.9.1 (import mxnet as mx) as by mxplug (import mxplug as mx).
@@ -77,8 +77,7 @@ TRAINING_IN_FLOAT64 = {'resnet18'}
 
 @pytest.fixture(scope="module")
 def mxnet_written(tmp_path_factory):
-    if not MXNET_PYTHON.exists():
-        pytest.skip("the MXNet 1.9.1 reference environment is missing (tools/install-deps.sh makes it)")
+    require_mxnet()
     out = tmp_path_factory.mktemp("mxnet_graphs")
     for name in SHAPES:
         p = subprocess.run([str(MXNET_PYTHON), "-c", MXNET_SIDE, str(out), name], capture_output=True, text=True,

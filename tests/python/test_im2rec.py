@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MXNET_PYTHON, PYTHON_PACKAGES, REPO
+from conftest import MXNET_PYTHON, PYTHON_PACKAGES, REPO, require_mxnet
 
 IM2REC = REPO / "tools" / "im2rec" / "im2rec.py"
 # MXNet's im2rec imports cv2 (which the reference environment lacks) but needs it only to decode;
@@ -29,6 +29,7 @@ def im2rec(*args):
 
 
 def mxnet_im2rec(*args):
+    require_mxnet()
     p = subprocess.run([str(MXNET_PYTHON), "-c", MXNET_IM2REC] + [str(a) for a in args], capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0, p.stderr

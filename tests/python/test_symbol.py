@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import MXNET_PYTHON
+from conftest import MXNET_PYTHON, require_mxnet
 
 
 def mlp(mx):
@@ -304,8 +304,8 @@ def test_load_names_the_file(mx, tmp_path):
         mx.sym.load(str(path))
 
 
-@pytest.mark.skipif(not MXNET_PYTHON.exists(), reason="the MXNet 1.9.1 reference environment is missing")
 def test_mxnet_reads_our_json(mx, tmp_path):
+    require_mxnet()
     net = mlp(mx)
     bn = mx.sym.BatchNorm(mx.sym.Convolution(mx.sym.Variable('img'), kernel=(3, 3), num_filter=2, name='c'),
                           name='bn')

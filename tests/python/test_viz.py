@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import MXNET_PYTHON
+from conftest import MXNET_PYTHON, require_mxnet
 import nets
 
 NETS = (pathlib.Path(__file__).parent / "nets.py").read_text()
@@ -36,8 +36,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def mxnet_viz():
-    if not MXNET_PYTHON.exists():
-        pytest.skip("the MXNet 1.9.1 reference environment is missing (tools/install-deps.sh makes it)")
+    require_mxnet()
     p = subprocess.run([str(MXNET_PYTHON), "-c", MXNET_SIDE] + CASES, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])

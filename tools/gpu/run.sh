@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# The one command on a GPU machine (docs/gpu.md). From the root of a checkout that carries
+# gpu-pack/mxplug-gpu.tar.xz (tools/gpu/pack.sh, run on the Debian build machine), it unpacks the
+# build into build-gpu, builds the Python extension for this machine's Python and pybind11, and
+# runs, on gpu(0):
+#   cpp        the backend conformance suite (tests/cpp/test_device_conformance.cc)
+#   ops        the op conformance suite (tests/python/test_conformance.py) and the CUDA plugin tests
+#   python     the NDArray, executor, Module and kvstore tests with mx.gpu(0) as the default context,
+#              and DLPack with PyTorch's CUDA tensors
+#   sanitizer  compute-sanitizer memcheck over the backend suite and a representative op subset
+#   bench      the GPU benchmarks against PyTorch on the same GPU (tools/bench/gpu_bench.py)
+# then writes summary.md, build.log and each step's log (at most 8 files, as the device tool
+# returns) to $OUT if set, else build-gpu/gpu-run. It exits 0
+# only if every step it ran passed; a machine without a CUDA device fails it, saying so.
+#   tools/gpu/run.sh [--device=cuda|testdev] [--quick] [STEP...]   (default: every step)
+# --device=testdev rehearses the run on a machine without a GPU (mx.gpu is the asynchronous test
+# device, PyTorch's side of the benchmarks runs on the CPU, no sanitizer); --quick runs a subset
+# of each suite.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+repo="$PWD"
+device=cuda
+quick=0
+steps=()
+for arg in "$@"; do
+  case "$arg" in
+    --device=cuda | --device=testdev) device="${arg#--device=}" ;;
+    --quick) quick=1 ;;
+    cpp | ops | python | sanitizer | bench) steps+=("$arg") ;;
+    *) echo "usage: tools/gpu/run.sh [--device=cuda|testdev] [--quick] [cpp|ops|python|sanitizer|bench]..." >&2; exit 2 ;;
+  esac
+done
+((${#steps[@]})) || steps=(cpp ops python sanitizer bench)
+python="${PYTHON:-python3}"
+build="build-gpu"
+results="${OUT:-$build/gpu-run}"
+mkdir -p "$results"
+rm -f "$results"/{summary.md,build.log,cpp.log,ops.log,python.log,sanitizer.log,bench.log,bench.json}
+summary="$results/summary.md"
+failed=0
+rows=()
+
+step_row() {  # name, result, details; a failed step's log ends the output
+  rows+=("| $1 | $2 | $3 |")
+  echo "== $1: $2 ($3)"
+  if [[ "$2" != passed && "$2" != skipped* ]]; then
+    failed=1
+    tail -60 "$log"
+  fi
+}
+pytest_counts() {  # the last line of a pytest log: "N passed, M skipped in T s"
+  grep -E "^(=+ )?[0-9]+ (passed|failed|error)" "$1" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//'
+}
+gtest_counts() {
+  local passed skipped failed
+  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\./\1/p' "$1")
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$1")
+  failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?.*/\1/p' "$1")
+  echo "${passed:-0} passed, ${skipped:-0} skipped, ${failed:-0} failed"
+}
+
+# --- Unpack the build (once per machine: an unchanged pack is not unpacked again) -------------
+pack="gpu-pack/mxplug-gpu.tar.xz"
+if [[ ! -f "$pack" ]]; then
+  echo "tools/gpu/run.sh: $pack is missing: run tools/gpu/pack.sh on the build machine and carry gpu-pack" >&2
+  exit 1
+fi
+stamp="$(sha256sum "$pack" | cut -c1-16)"
+if [[ "$(cat "$build/.pack" 2>/dev/null)" != "$stamp" ]]; then
+  rm -rf "$build" "$build.tmp" && mkdir -p "$build.tmp"
+  tar -C "$build.tmp" -xJf "$pack" || exit 1
+  mv "$build.tmp/build" "$build" && mv "$build.tmp/deps" "$build.tmp/MANIFEST" "$build/" && rmdir "$build.tmp"
+  echo "$stamp" > "$build/.pack"
+fi
+mkdir -p "$results"  # again: the default one is inside the build folder just replaced
+
+# The carried libraries, then CUDA's cuBLAS: the toolkit's, or the one PyTorch's wheels bring.
+cuda_libs="$("$python" - <<'EOF'
+import glob, os, sys
+dirs = [d for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib") if glob.glob(d + "/libcublas.so.*")]
+for p in sys.path:
+    dirs += sorted({os.path.dirname(f) for f in glob.glob(os.path.join(p, "nvidia", "**", "libcublas.so.*"), recursive=True)})
+print(":".join(dirs))
+EOF
+)"
+export LD_LIBRARY_PATH="$repo/$build/deps:$cuda_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export MXPLUG_BUILD_DIR="$build" MXPLUG_WITHOUT_MXNET=1 PYTHONUNBUFFERED=1
+export MXPLUG_CACHE_DIR="$repo/$build/cache"
+
+# --- The Python extension, for this Python ----------------------------------------------------
+ext_log="$results/build.log"
+dlpack_dir="$repo/$build/install/$(sed -n 's/^dlpack config: //p' "$build/MANIFEST")"
+if ! { cmake -S python -B "$build/python-ext" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+         -DCMAKE_PREFIX_PATH="$repo/$build/install" -Ddlpack_DIR="$dlpack_dir" \
+         -DPython3_EXECUTABLE="$(command -v "$python")" -Dpybind11_DIR="$("$python" -m pybind11 --cmakedir)" &&
+       cmake --build "$build/python-ext"; } > "$ext_log" 2>&1; then
+  tail -30 "$ext_log"
+  echo "tools/gpu/run.sh: building mxplug._core for $("$python" --version) failed (log: $ext_log)" >&2
+  exit 1
+fi
+
+# --- The machine ------------------------------------------------------------------------------
+devices="$("$build/bin/mxplug" devices 2>&1)"
+echo "$devices"
+gpu="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+versions="$("$python" -c 'import platform, numpy; v = "Python %s, NumPy %s" % (platform.python_version(), numpy.__version__)
+try:
+    import torch; v += ", PyTorch %s (CUDA %s)" % (torch.__version__, torch.version.cuda)
+except ImportError: pass
+print(v)')"
+count="$("$build/bin/mxplug" --json devices | "$python" -c 'import json, sys
+print(sum(d["count"] for d in json.load(sys.stdin)["devices"] if d["name"] == "cuda"))')"
+if [[ "$device" == cuda && "$count" == 0 ]]; then
+  { echo "# mxplug on a GPU machine: no CUDA device"; echo; echo "$devices"; } > "$summary"
+  echo "tools/gpu/run.sh: the CUDA plugin sees no device here (above); on a machine without a GPU," \
+       "tools/gpu/run.sh --device=testdev rehearses the run" >&2
+  exit 1
+fi
+backend_filter="Backends/DeviceConformance.*/$device"
+xdist=()
+"$python" -c 'import xdist' 2>/dev/null && xdist=(-n "$(( $(nproc) < 8 ? $(nproc) : 8 ))")
+pytest_run() {  # log, pytest arguments...
+  local log="$1"
+  shift
+  "$python" -m pytest -q -p no:cacheprovider "$@" > "$log" 2>&1
+}
+# A representative subset for slow runs: the MLP's ops, a gather, a reduction, the updates, the
+# random ops; each in float32 on the device.
+subset='gpu and (FullyConnected or dot or softmax or SoftmaxOutput or Activation or broadcast_add
+  or sum or argmax or take or Embedding or Concat or slice or transpose or Cast or update or Dropout
+  or samplers)'
+subset="${subset//$'\n'/ }"
+
+for step in "${steps[@]}"; do
+  log="$results/$step.log"
+  case "$step" in
+    cpp)
+      "$build/bin/mxplug_tests" --gtest_filter="$backend_filter" > "$log" 2>&1
+      code=$?
+      step_row "backend conformance ($device)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" "$(gtest_counts "$log")"
+      ;;
+    ops)
+      args=(tests/python/test_conformance.py)
+      [[ "$device" == cuda ]] && args+=(tests/python/test_cuda.py)
+      ((quick)) && args+=(-k "$subset")
+      MXPLUG_TEST_DEVICE="$device" pytest_run "$log" "${xdist[@]}" "${args[@]}"
+      code=$?
+      step_row "op conformance ($device)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" "$(pytest_counts "$log")"
+      ;;
+    python)
+      args=(tests/python/test_ndarray.py tests/python/test_executor.py tests/python/test_module.py
+            tests/python/test_kvstore.py)
+      ((quick)) && args+=(-k "gpu or device or memory or module or kvstore")
+      MXPLUG_TEST_DEVICE="$device" pytest_run "$log" "${xdist[@]}" "${args[@]}"
+      code=$?
+      step_row "NDArray, executor, Module, kvstore on gpu(0)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
+        "$(pytest_counts "$log")"
+      if [[ "$device" == cuda ]]; then  # DLPack with PyTorch's CUDA tensors; the file's CPU tests need cpu(0) as the default
+        pytest_run "$results/dlpack.log" tests/python/test_dlpack.py -k cuda
+        code=$?
+        cat "$results/dlpack.log" >> "$log" && rm "$results/dlpack.log"
+        step_row "DLPack with PyTorch CUDA tensors" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
+          "$(pytest_counts "$log")"
+      fi
+      ;;
+    sanitizer)
+      if [[ "$device" != cuda ]] || ! command -v compute-sanitizer > /dev/null; then
+        step_row "compute-sanitizer memcheck" "skipped" "needs CUDA and compute-sanitizer"
+        continue
+      fi
+      sanitize=(compute-sanitizer --tool memcheck --error-exitcode 97 --print-limit 20)
+      "${sanitize[@]}" "$build/bin/mxplug_tests" --gtest_filter="$backend_filter" > "$log" 2>&1
+      code1=$?
+      "${sanitize[@]}" "$python" -m pytest -q -p no:cacheprovider tests/python/test_conformance.py \
+        -k "$subset and float32 or gpu and (update or samplers or Dropout)" >> "$log" 2>&1
+      code2=$?
+      errors="$(grep -oE "ERROR SUMMARY: [0-9]+" "$log" | awk '{n += $3} END {print n + 0}')"
+      step_row "compute-sanitizer memcheck" "$([[ $code1 == 0 && $code2 == 0 ]] && echo passed || echo FAILED)" \
+        "$errors errors over the backend suite and op tests ($(pytest_counts "$log"))"
+      ;;
+    bench)
+      bench_args=(--device="$device" --json="$results/bench.json")
+      ((quick)) && bench_args+=(--quick)
+      "$python" tools/bench/gpu_bench.py "${bench_args[@]}" > "$log" 2>&1
+      code=$?
+      step_row "benchmarks against PyTorch" "$([[ $code == 0 ]] && echo passed || echo FAILED)" "table below"
+      ;;
+  esac
+done
+
+{
+  echo "# mxplug on a GPU machine"
+  echo
+  echo "- GPU: ${gpu:-none (nvidia-smi found no GPU)}; device under test: $device"
+  echo "- $versions"
+  sed 's/^/- /' "$build/MANIFEST"
+  echo
+  echo "| step | result | details |"
+  echo "| --- | --- | --- |"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo '```'
+  echo "$devices"
+  echo '```'
+  if [[ -f "$results/bench.log" ]]; then
+    echo
+    echo '```'
+    sed -n '/^== table/,$p' "$results/bench.log" | sed 1d
+    echo '```'
+  fi
+} > "$summary"
+echo
+cat "$summary"
+exit "$failed"
