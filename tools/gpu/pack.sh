@@ -30,6 +30,8 @@ mkdir -p "$tree/bin" "$tree/tests" "$stage/deps"
 # it (the C++ tests look for plugins in build/lib/mxplug/plugins), so nothing travels twice.
 cp -a "$build/install" "$tree/install"
 rm -f "$tree/install/lib/python3/dist-packages/mxplug/"_core.*.so  # built there, for its Python
+current="$(basename "$(readlink -f "$build/install/lib/libmxplug.so")")"
+find "$tree/install/lib" -maxdepth 1 -type f -name 'libmxplug.so.*' ! -name "$current" -delete  # older installs
 ln -s install/lib "$tree/lib"
 cp "$build/bin/mxplug_tests" "$tree/bin/"
 ln -s ../install/bin/mxplug "$tree/bin/mxplug"

@@ -70,6 +70,12 @@ if [[ "$(cat "$build/.pack" 2>/dev/null)" != "$stamp" ]]; then
   rm -rf "$build" "$build.tmp" && mkdir -p "$build.tmp"
   tar -C "$build.tmp" -xJf "$pack" || exit 1
   mv "$build.tmp/build" "$build" && mv "$build.tmp/deps" "$build.tmp/MANIFEST" "$build/" && rmdir "$build.tmp"
+  # A carried library this machine has (zlib, say) gives way to the machine's own, which may be
+  # newer than Debian's and is what its other programs were built against.
+  system_libs="$(ldconfig -p)"  # read whole: grep -q in a pipeline would fail it under pipefail
+  for lib in "$build"/deps/*; do
+    if grep -q "^[[:space:]]*$(basename "$lib") (libc6,x86-64)" <<< "$system_libs"; then rm "$lib"; fi
+  done
   echo "$stamp" > "$build/.pack"
 fi
 mkdir -p "$results"  # again: the default one is inside the build folder just replaced
@@ -194,6 +200,7 @@ done
   echo "- GPU: ${gpu:-none (nvidia-smi found no GPU)}; device under test: $device"
   echo "- $versions"
   sed 's/^/- /' "$build/MANIFEST"
+  echo "- carried libraries in use (the others this machine has): $(find "$build/deps" -type f -printf '%f ')"
   echo
   echo "| step | result | details |"
   echo "| --- | --- | --- |"
