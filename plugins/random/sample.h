@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mxplug/plugin.hpp"
+#include "tensor/init.h"
 
 namespace mxplug_random {
 
@@ -73,36 +74,17 @@ struct RandintParam : mxplug::Parameter<RandintParam> {
   }
 };
 
-inline int StorageType(int dtype) { return dtype == kMXPBool ? kMXPUint8 : dtype; }
+using mxplug_tensor::StorageType;
 
-// A sampler: no inputs, one output of the `shape` parameter, the random resource in forward;
-// Check() rejects parameters that describe no distribution.
+// A sampler: no inputs, one output of the `shape` parameter (the init ops' property, from the
+// tensor plugin's definition header), the random resource in forward; Check() rejects parameters
+// that describe no distribution.
 template <class Param>
-class SamplerProp : public mxplug::OperatorProperty {
+class SamplerProp : public mxplug_tensor::ShapeParamProp<Param> {
  public:
-  void Init(const mxplug::KwArgs& kwargs) override {
-    param_.Init(kwargs);
-    Check();
-  }
-  std::vector<std::string> ListArguments() const override { return {}; }
-  bool InferShape(std::vector<TShape>*, std::vector<TShape>* out,
-                  std::vector<TShape>*) const override {
-    if (!param_.shape.IsKnown())
-      throw std::invalid_argument("shape " + param_.shape.ToString() + " must be fully known");
-    (*out)[0] = param_.shape;
-    return true;
-  }
-  bool InferType(std::vector<int>*, std::vector<int>* out, std::vector<int>*) const override {
-    (*out)[0] = StorageType(param_.dtype);
-    return true;
-  }
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
     return {mxplug::ResourceRequest::kRandom};
   }
-
- protected:
-  virtual void Check() const {}
-  Param param_;
 };
 
 class UniformProp : public SamplerProp<UniformParam> {

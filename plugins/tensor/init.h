@@ -180,13 +180,20 @@ class InitProp : public mxplug::OperatorProperty {
   Param param_;
 };
 
-class FullProp : public InitProp<FullParam> {
+// The no-input ops whose output has the shape their `shape` parameter gives (_zeros, _ones,
+// _full here; the random plugin's samplers too).
+template <class Param>
+class ShapeParamProp : public InitProp<Param> {
+ protected:
   TShape Shape() const override {
-    if (!param_.shape.IsKnown())
-      throw std::invalid_argument("shape " + param_.shape.ToString() + " must be fully known");
-    return param_.shape;
+    const TShape& shape = this->param_.shape;
+    if (!shape.IsKnown())
+      throw std::invalid_argument("shape " + shape.ToString() + " must be fully known");
+    return shape;
   }
 };
+
+class FullProp : public ShapeParamProp<FullParam> {};
 
 class ArangeProp : public InitProp<ArangeParam> {
   void Check() const override {

@@ -109,7 +109,7 @@ NDArray Import(py::object source) {
   NDArray a = NDArray::FromExternal(data, shape, dtype, ctx, std::move(owner));
   // Taken: the capsule must not free it any more.
   PyCapsule_SetName(capsule, kUsedCapsuleName);
-  if (ctx.dev_type != kDLCPU && ctx.dev_type != kDLCUDAHost && ctx.dev_type != kDLROCMHost) {
+  if (ctx.dev_type != kDLCPU) {  // an accelerator (FromExternal refused types with no backend)
     py::gil_scoped_release release;
     Runtime::Get()
         .GetDevice(ctx.dev_type)

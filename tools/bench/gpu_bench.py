@@ -36,7 +36,8 @@ import time
 
 import numpy as np
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from peers import REPO, import_mxplug
+
 BUILD = REPO / os.environ.get("MXPLUG_BUILD_DIR", "build")
 MIB = 1 << 20
 WARMUP = 5  # batches of each fit before the measured ones
@@ -78,8 +79,7 @@ def synthetic_mnist(n):
 # ---- one system per process ----
 
 def measure_mxplug(device, quick):
-    sys.path.insert(0, str(BUILD / "install" / "lib" / "python3" / "dist-packages"))
-    import mxplug as mx
+    mx = import_mxplug()
     if device == "testdev":
         os.environ["MXPLUG_GPU_BACKEND"] = "testdev"
         mx.library.load(str(BUILD / "tests" / "plugins" / "devices" / "libtest_device.so"))
