@@ -11,7 +11,7 @@ import threading
 from . import _core
 
 # DLPack device type codes (dlpack.h), and MXNet's device type ids (Context.devtype2str).
-_DL_CPU, _DL_CUDA, _DL_CPU_PINNED, _DL_ROCM = 1, 2, 3, 10
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_ROCM, _DL_ROCM_HOST = 1, 2, 3, 10, 11
 _MXNET_TYPEID = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
 
 
@@ -42,6 +42,10 @@ class Context:
         """(DLPack device type, index) as the core takes it."""
         if self.device_type == "gpu":
             return (_gpu_device_type(), self.device_id)
+        if self.device_type == "cpu_pinned":
+            # Page-locked by the accelerator `gpu` means where it has devices, else ordinary CPU
+            # memory, as in MXNet without a GPU (the core's Note [Pinned host memory]).
+            return (_DL_ROCM_HOST if _gpu_device_type() == _DL_ROCM else _DL_CUDA_HOST, self.device_id)
         return (_DL_CPU, self.device_id)
 
     def __eq__(self, other):
@@ -91,6 +95,8 @@ def _gpu_device_type():
 
 def _from_dl(dl):
     dev_type, dev_id = dl
+    if dev_type in (_DL_CUDA_HOST, _DL_ROCM_HOST):
+        return Context("cpu_pinned", dev_id)
     if dev_type in (_DL_CUDA, _DL_ROCM) or (dev_type != _DL_CPU and dev_type == _gpu_device_type()):
         return Context("gpu", dev_id)
     return Context("cpu", dev_id)
@@ -102,6 +108,9 @@ def cpu(device_id=0):
 
 
 def cpu_pinned(device_id=0):
+    """Host memory page-locked for the ``device_id``-th accelerator, so that copies between it and
+    the accelerator run asynchronously; ordinary CPU memory where there is no accelerator (as in
+    MXNet). Ops run on the CPU, and ops with inputs here put their outputs on ``cpu()``."""
     return Context("cpu_pinned", device_id)
 
 

@@ -58,6 +58,9 @@ py::capsule Export(const NDArray& a, bool for_write) {
   }
   auto* e = new Exported{a, std::vector<int64_t>(a.shape().begin(), a.shape().end()), {}};
   e->managed.dl_tensor = a.ToDLTensor();
+  // Pinned host memory goes out as CPU memory, as PyTorch exports its pinned tensors: every
+  // consumer takes that (PyTorch refuses kDLCUDAHost).
+  e->managed.dl_tensor.device = a.ctx().Compute().ToDLDevice();
   e->managed.dl_tensor.shape = e->shape.data();
   e->managed.manager_ctx = e;
   e->managed.deleter = &DeleteExported;
@@ -109,11 +112,16 @@ NDArray Import(py::object source) {
   NDArray a = NDArray::FromExternal(data, shape, dtype, ctx, std::move(owner));
   // Taken: the capsule must not free it any more.
   PyCapsule_SetName(capsule, kUsedCapsuleName);
-  if (ctx.dev_type != kDLCPU) {  // an accelerator (FromExternal refused types with no backend)
+  // The producer's pending writes: on an accelerator (FromExternal refused types with no
+  // backend), or into pinned host memory by the accelerator that page-locked it.
+  std::shared_ptr<const DeviceEntry> writer;
+  if (!ctx.IsHost())
+    writer = Runtime::Get().GetDevice(ctx.dev_type);
+  else if (ctx.IsHostPinned())
+    writer = Runtime::Get().PinnedMemoryBackend(ctx.dev_type);
+  if (writer) {
     py::gil_scoped_release release;
-    Runtime::Get()
-        .GetDevice(ctx.dev_type)
-        ->Synchronize(ctx.dev_id);  // the producer's pending writes
+    writer->Synchronize(ctx.dev_id);
   }
   return a;
 }
@@ -131,7 +139,8 @@ void DefineDLPack(py::module_& m, py::class_<NDArray>& cls) {
           "__dlpack__", [](const NDArray& a, py::object /*stream*/) { return Export(a, true); },
           py::arg("stream") = py::none())
       .def("__dlpack_device__", [](const NDArray& a) {
-        return py::make_tuple(static_cast<int>(a.ctx().dev_type), a.ctx().dev_id);
+        const Context ctx = a.ctx().Compute();  // as Export describes the memory
+        return py::make_tuple(static_cast<int>(ctx.dev_type), ctx.dev_id);
       });
   m.def("from_dlpack", &Import, py::arg("dlpack"),
         "An NDArray sharing the memory of a DLPack capsule or of an object with __dlpack__.");

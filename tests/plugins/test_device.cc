@@ -198,6 +198,20 @@ class TestDevice : public mxplug::DeviceBackend {
     out->total_memory = kMemoryBytes;
     out->shared_memory_per_block = 48 << 10;
   }
+  // "Pinned" host memory: ordinary memory that comes filled with the byte 0xA0 + device id, so
+  // that a test can tell that a cpu_pinned array's block came from here, and for which device.
+  // (CUDA's pinned memory comes uninitialised; tests there ask cudaPointerGetAttributes.)
+  void* HostAllocate(int dev_id, size_t bytes) override {
+    CheckId(dev_id);
+    constexpr size_t kAlign = 64;
+    const size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    void* p = std::aligned_alloc(kAlign, rounded);
+    if (!p) throw std::bad_alloc();
+    std::memset(p, 0xA0 + dev_id, rounded);
+    return p;
+  }
+  void HostFree(int, void* ptr) override { std::free(ptr); }
+
   void StartThread(int dev_id) override {
     CheckId(dev_id);
     tls_bound_device = dev_id;

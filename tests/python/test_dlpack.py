@@ -41,6 +41,51 @@ def test_numpy_reads_our_arrays_and_we_read_numpys(mx):
     assert a.__dlpack_device__() == (1, 0)
 
 
+def host_pinned_capsule(array):
+    """A DLPack capsule over a NumPy array's memory that says kDLCUDAHost (pinned host memory), as
+    a producer of such tensors (CuPy's pinned arrays) hands out. `array` must outlive it."""
+    import ctypes
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+
+    class DLManagedTensor(ctypes.Structure):
+        _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+    assert array.dtype == np.float32 and array.flags.c_contiguous
+    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+    managed = DLManagedTensor(DLTensor(array.ctypes.data, 3, 0, array.ndim, 2, 32, 1, shape, None, 0), None, None)
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    capsule = new_capsule(ctypes.addressof(managed), b"dltensor", None)
+    host_pinned_capsule.alive = (managed, shape)  # what the capsule points into
+    return capsule
+
+
+def test_pinned_arrays_cross_as_host_memory(mx):
+    """Ours go out as CPU memory, as PyTorch's pinned tensors do, and PyTorch and NumPy take them
+    sharing memory; a kDLCUDAHost tensor comes in as a cpu_pinned array over the same memory."""
+    src = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = mx.nd.array(src, ctx=mx.cpu_pinned(0))
+    assert a.__dlpack_device__() == (1, 0)
+    t = torch.from_dlpack(a)
+    assert t.device.type == "cpu"
+    np.testing.assert_array_equal(t.numpy(), src)
+    t[2, 3] = -1
+    assert a.asnumpy()[2, 3] == -1
+    np.testing.assert_array_equal(np.from_dlpack(a), t.numpy())
+    theirs = np.random.RandomState(1).randn(5, 6).astype(np.float32)
+    b = mx.nd.from_dlpack(host_pinned_capsule(theirs))
+    assert b.context == mx.cpu_pinned(0)
+    np.testing.assert_array_equal((b * 2).asnumpy(), theirs * 2)
+    b[0, 0] = 42
+    b.wait_to_read()
+    assert theirs[0, 0] == 42
+
+
 def test_export_waits_for_pending_work(mx):
     a = mx.nd.zeros((500, 500))
     for _ in range(30):

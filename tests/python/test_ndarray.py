@@ -600,3 +600,119 @@ def test_gpu_memory_info_reports_free_and_total_bytes(mx):
         assert free - free_after >= nbytes
     with pytest.raises(mx.base.MXNetError, match=r"\(%d\) does not exist" % mx.context.num_gpus()):
         mx.context.gpu_memory_info(mx.context.num_gpus())
+
+
+# mx.cpu_pinned (Note [Pinned host memory] in core/src/registry/runtime.cc). The same script under
+# MXNet 1.9.1 (without a GPU: ordinary memory) and here: where pinned arrays live, what ops on them
+# make (a non-default context does not propagate), how a file saved from one records it, and what
+# an executor bound to it makes.
+PINNED_SCRIPT = r"""
+import sys
+a = mx.nd.ones((2, 3), ctx=mx.cpu_pinned())
+print(a.context, a.context.device_typeid, a.context == mx.cpu(0))
+print((a * 2).context, (a + mx.nd.ones((2, 3), ctx=mx.cpu())).context, (a * 2).asnumpy().tolist())
+print(a.copyto(mx.cpu()).context, mx.nd.ones((2, 3), ctx=mx.cpu()).as_in_context(mx.cpu_pinned(0)).context)
+with mx.cpu_pinned(1):
+    print(mx.nd.zeros((2,)).context, mx.nd.array([1, 2]).context, mx.nd.array([1, 2]).asnumpy().tolist())
+mx.nd.save(sys.argv[1], {"a": a})
+print(mx.nd.load(sys.argv[1])["a"].context, open(sys.argv[1], "rb").read().hex())
+x = mx.sym.Variable("x")
+ex = (x * 2).simple_bind(mx.cpu_pinned(), x=(2, 3))
+ex.arg_dict["x"][:] = 3
+ex.forward()
+print(ex.arg_dict["x"].context, ex.outputs[0].context, ex.outputs[0].asnumpy().tolist())
+print("{}")
+"""
+
+
+def test_cpu_pinned_arrays_behave_as_in_mxnet(mx, tmp_path):
+    import contextlib
+    import io
+    import sys
+    from conftest import run_mxnet
+    theirs = run_mxnet("import sys; sys.argv[1:] = [%r]\nimport mxnet as mx\n" % str(tmp_path / "theirs.params")
+                       + PINNED_SCRIPT)
+    printed, saved = io.StringIO(), sys.argv
+    sys.argv = ["script", str(tmp_path / "ours.params")]
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(PINNED_SCRIPT, {"mx": mx})  # noqa: S102 - the script MXNet ran
+    finally:
+        sys.argv = saved
+    assert printed.getvalue() == theirs
+    assert "cpu_pinned(0) 3 False" in theirs
+
+
+# With an accelerator (here the asynchronous test device as `gpu`), pinned blocks come from its
+# host_allocate: the test device fills new ones with 0xA0 + its device id, so the bytes of a new
+# array (of a size no pooled block has: the idle device block of that size is not one) say whose
+# block it got. Copies between pinned memory and the device go both ways through its streams.
+PINNED_ON_ACCELERATOR = r"""
+import json, os, numpy as np, mxplug as mx
+mx.library.load(os.environ["TESTDEV"], verbose=False)
+n = (3 << 20) + 7 * 4096 + 64
+mx.nd.ones((n,), ctx=mx.gpu(0), dtype="uint8").wait_to_read()  # an idle device block of that size
+out = {"fill": [np.unique(mx.nd.empty((n,), ctx=mx.cpu_pinned(i), dtype="uint8").asnumpy()).tolist()
+                for i in (0, 1)]}
+out["cpu_fill"] = np.unique(mx.nd.empty((n + 4096,), ctx=mx.cpu(), dtype="uint8").asnumpy()).tolist()
+r = np.random.RandomState(0).randn(64, 33).astype(np.float32)
+p = mx.nd.array(r, ctx=mx.cpu_pinned(1))
+g = p.copyto(mx.gpu(1))
+back = mx.nd.zeros(r.shape, ctx=mx.cpu_pinned(1))
+(g * 2).copyto(back)
+out["round_trip"] = [str(g.context), str(back.context), bool(np.array_equal(back.asnumpy(), r * 2))]
+out["op_context"] = str((back + 1).context)
+out["dlpack"] = [list(back.__dlpack_device__()), bool(np.array_equal(np.from_dlpack(back), r * 2))]
+errors = []
+for bad in (lambda: back + g, lambda: mx.nd.ones((2,), ctx=mx.cpu_pinned(4))):
+    try:
+        bad()
+    except mx.MXNetError as e:
+        errors.append(str(e).splitlines()[0])
+out["errors"] = errors
+print(json.dumps(out))
+"""
+
+
+def test_cpu_pinned_memory_comes_from_the_accelerator_and_copies_both_ways():
+    # No CUDA device, even on a GPU machine: CUDA's backend would serve pinned memory before the
+    # test device (test_cpu_pinned_memory_is_page_locked_by_cuda checks that one).
+    p = run_python(PINNED_ON_ACCELERATOR, extra_env={
+        "MXPLUG_GPU_BACKEND": "testdev", "TESTDEV": str(TEST_PLUGINS / "devices" / "libtest_device.so"),
+        "CUDA_VISIBLE_DEVICES": ""})
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["fill"] == [[0xA0], [0xA1]]
+    assert out["cpu_fill"] != [0xA0]  # ordinary CPU arrays' blocks are not the device's
+    assert out["round_trip"] == ["gpu(1)", "cpu_pinned(1)", True]
+    assert out["op_context"] == "cpu(1)"
+    assert out["dlpack"] == [[1, 1], True]  # CPU memory, as PyTorch exports its pinned tensors
+    assert out["errors"] == [
+        "elemwise_add: input 'rhs' is on ext_dev(1) but the first is on cpu_pinned(1); all must be on one device",
+        "context cpu_pinned(4) does not exist: testdev has 4 device(s)"]
+
+
+def test_cpu_pinned_memory_is_page_locked_by_cuda(mx):
+    """cudaPointerGetAttributes says a cpu_pinned array's memory is CUDA host memory, and an
+    ordinary CPU array's is not CUDA's at all."""
+    if TEST_DEVICE != "cuda":
+        pytest.skip("needs a CUDA GPU (tools/gpu/run.sh python); the test device's pinned memory is "
+                    "checked by test_cpu_pinned_memory_comes_from_the_accelerator_and_copies_both_ways")
+    import ctypes
+    import ctypes.util
+    cudart = ctypes.CDLL(ctypes.util.find_library("cudart") or "libcudart.so.13")
+    attributes = (ctypes.c_int * 64)()  # cudaPointerAttributes: enum cudaMemoryType type first
+
+    def memory_type(array):
+        pointer = ctypes.c_void_p(np.from_dlpack(array).ctypes.data)
+        assert cudart.cudaPointerGetAttributes(attributes, pointer) == 0
+        return attributes[0]
+
+    host, unregistered = 1, 0  # cudaMemoryTypeHost, cudaMemoryTypeUnregistered
+    r = rng.standard_normal((256, 100)).astype(np.float32)
+    pinned = mx.nd.array(r, ctx=mx.cpu_pinned(0))
+    assert memory_type(pinned) == host
+    assert memory_type(mx.nd.array(r, ctx=mx.cpu())) == unregistered
+    back = mx.nd.zeros(r.shape, ctx=mx.cpu_pinned(0))
+    (pinned.copyto(mx.gpu(0)) * 2).copyto(back)
+    np.testing.assert_array_equal(back.asnumpy(), r * 2)

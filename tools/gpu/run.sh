@@ -156,16 +156,16 @@ for step in "${steps[@]}"; do
     python)
       args=(tests/python/test_ndarray.py tests/python/test_executor.py tests/python/test_module.py
             tests/python/test_kvstore.py)
-      ((quick)) && args+=(-k "gpu or device or memory or module or kvstore")
+      ((quick)) && args+=(-k "gpu or device or memory or pinned or module or kvstore")
       MXPLUG_TEST_DEVICE="$device" pytest_run "$log" "${xdist[@]}" "${args[@]}"
       code=$?
       step_row "NDArray, executor, Module, kvstore on gpu(0)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
         "$(pytest_counts "$log")"
-      if [[ "$device" == cuda ]]; then  # DLPack with PyTorch's CUDA tensors; the file's CPU tests need cpu(0) as the default
-        pytest_run "$results/dlpack.log" tests/python/test_dlpack.py -k cuda
+      if [[ "$device" == cuda ]]; then  # DLPack with PyTorch's CUDA tensors and pinned memory; the file's CPU tests need cpu(0) as the default
+        pytest_run "$results/dlpack.log" tests/python/test_dlpack.py -k "cuda or pinned"
         code=$?
         cat "$results/dlpack.log" >> "$log" && rm "$results/dlpack.log"
-        step_row "DLPack with PyTorch CUDA tensors" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
+        step_row "DLPack with PyTorch CUDA tensors and pinned memory" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
           "$(pytest_counts "$log")"
       fi
       ;;

@@ -91,6 +91,12 @@ class Runtime {
   std::shared_ptr<const DeviceEntry> GetDevice(int32_t device_type) const;
   /*! \brief Checks that ctx names an existing device. \throws Error saying what exists. */
   void CheckContext(const Context& ctx) const;
+  /*!
+   * \brief The accelerator backend whose host_allocate serves pinned host memory of this type
+   * (kDLCUDAHost, kDLROCMHost), or nullptr: then ordinary CPU memory serves it, as in MXNet
+   * without a GPU (Note [Pinned host memory]).
+   */
+  std::shared_ptr<const DeviceEntry> PinnedMemoryBackend(int32_t host_type) const;
 
   /*! \brief Registered names nearest to `name` (edit distance), best first. */
   static std::vector<std::string> ClosestNames(const std::string& name,

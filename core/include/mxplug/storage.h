@@ -28,13 +28,22 @@ class Storage {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   Context ctx() const { return ctx_; }
+  /*! \brief The backend that copies this memory: the CPU's for any host memory. */
   const DeviceEntry& device() const { return *device_; }
 
  private:
-  Storage(std::shared_ptr<const DeviceEntry> device, Context ctx, void* data, size_t bytes)
-      : device_(std::move(device)), ctx_(ctx), data_(data), bytes_(bytes) {}
+  Storage(std::shared_ptr<const DeviceEntry> device, std::shared_ptr<const DeviceEntry> allocator,
+          bool pinned, Context ctx, void* data, size_t bytes)
+      : device_(std::move(device)),
+        allocator_(std::move(allocator)),
+        pinned_(pinned),
+        ctx_(ctx),
+        data_(data),
+        bytes_(bytes) {}
 
   std::shared_ptr<const DeviceEntry> device_;
+  std::shared_ptr<const DeviceEntry> allocator_;  // where the block goes back to
+  bool pinned_;                                   // from allocator_'s host_allocate
   Context ctx_;
   void* data_;
   size_t bytes_;

@@ -52,11 +52,13 @@ void* DeviceEntry::Allocate(int32_t device_id, size_t bytes, size_t alignment) c
 
 void DeviceEntry::Free(int32_t device_id, void* ptr) const { def.free(def.user, device_id, ptr); }
 
+// Backends see any host memory, pinned included, as kDLCPU (abi/device.h: a copy's other side is
+// the backend's own type or kDLCPU); CUDA's and HIP's copies tell pinned memory apart themselves.
 void DeviceEntry::Copy(Context dst_ctx, void* dst, Context src_ctx, const void* src, size_t bytes,
                        void* stream) const {
-  ThrowIfError(
-      def.copy(def.user, dst_ctx.ToDLDevice(), dst, src_ctx.ToDLDevice(), src, bytes, stream),
-      Where(*this, "copying " + src_ctx.ToString() + " -> " + dst_ctx.ToString()));
+  ThrowIfError(def.copy(def.user, dst_ctx.Compute().ToDLDevice(), dst,
+                        src_ctx.Compute().ToDLDevice(), src, bytes, stream),
+               Where(*this, "copying " + src_ctx.ToString() + " -> " + dst_ctx.ToString()));
 }
 
 void DeviceEntry::Synchronize(int32_t device_id) const {

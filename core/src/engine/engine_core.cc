@@ -78,7 +78,7 @@ VarHandle EngineCore::NewResourceVar() {
 Opr* EngineCore::NewOpr(Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
                         int priority, const char* name) {
   Opr* opr = oprs_.New();
-  opr->ctx = ctx;
+  opr->ctx = ctx.Compute();  // functions for pinned host memory run on CPU workers
   opr->const_vars.assign(const_vars.begin(), const_vars.end());
   opr->mutate_vars.assign(mutate_vars.begin(), mutate_vars.end());
   opr->prop = prop;
@@ -113,7 +113,7 @@ void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
     }
     done(error);
   };
-  opr->ctx = ctx;
+  opr->ctx = ctx.Compute();
   opr->mutate_vars.push_back(var);
   opr->prop = FnProperty::kDeleteVar;
   opr->name = "DeleteVariable";
@@ -245,7 +245,7 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
   const int64_t start = profiling ? profiler.Now() : 0;
   const char* name = opr->name;  // the block may be recycled once the callback has run
   const Context ctx = opr->ctx;
-  int64_t end = 0;
+  bool recorded = false;
   try {
     if (opr->sync_fn) {
       std::exception_ptr error;
@@ -261,8 +261,12 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
           if (!error) error = std::current_exception();
         }
       }
-      // Stamped before completing: completion starts the dependents, possibly on another worker.
-      if (profiling) end = profiler.Now();
+      // Recorded before completing: completion starts the dependents, possibly on another
+      // worker, and wakes waiters, which may stop the profiler and dump it at once.
+      if (profiling) {
+        profiler.Record(name, ctx, start, profiler.Now());
+        recorded = true;
+      }
       Complete(opr, std::move(error));
     } else {
       opr->fn(rctx, CallbackOnComplete(this, opr));
@@ -275,7 +279,7 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
     }
   }
   // An async function's span is its launch: from its start until it returns.
-  if (profiling) profiler.Record(name, ctx, start, end ? end : profiler.Now());
+  if (profiling && !recorded) profiler.Record(name, ctx, start, profiler.Now());
   --tls_engine_function_depth;
   Unref(opr);
 }

@@ -26,7 +26,7 @@ class NaiveEngine : public EngineCore {
     // May throw: before `done` is in use.
     std::shared_ptr<const DeviceEntry> device;
     void* stream = nullptr;
-    if (opr->ctx.dev_type != kDLCPU && opr->prop != FnProperty::kAsync &&
+    if (!opr->ctx.IsHost() && opr->prop != FnProperty::kAsync &&
         opr->prop != FnProperty::kDeleteVar) {
       device = Runtime::Get().GetDevice(opr->ctx.dev_type);
       device->StartThread(opr->ctx.dev_id);  // the pushing thread runs it: bind it each time

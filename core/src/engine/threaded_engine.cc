@@ -260,7 +260,7 @@ class ThreadedEngine : public EngineCore {
 
   Pool* PoolFor(const Opr* opr) {
     if (opr->prop == FnProperty::kCPUPrioritized) return Get(Kind::kPriority, Context::CPU());
-    if (opr->ctx.dev_type == kDLCPU) return cpu_.get();
+    if (opr->ctx.IsHost()) return cpu_.get();
     bool copy = opr->prop == FnProperty::kCopyToDevice || opr->prop == FnProperty::kCopyFromDevice;
     return Get(copy ? Kind::kCopy : Kind::kCompute, opr->ctx);
   }

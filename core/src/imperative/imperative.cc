@@ -127,22 +127,24 @@ std::shared_ptr<const Kernel> ImperativeOp::KernelFor(Context ctx) const {
   return kernel;
 }
 
+// Arrays in pinned host memory count as on the CPU, and so does the result (MXNet: a non-default
+// context does not propagate), so outputs of ops on pinned arrays are ordinary CPU arrays.
 Context ImperativeOp::CommonContext(const std::vector<NDArray>& arrays, const char* what) const {
-  Context ctx;
+  Context first;
   bool found = false;
   for (size_t i = 0; i < arrays.size(); ++i) {
     if (arrays[i].is_none()) continue;
     if (!found) {
-      ctx = arrays[i].ctx(), found = true;
-    } else if (arrays[i].ctx() != ctx) {
+      first = arrays[i].ctx(), found = true;
+    } else if (arrays[i].ctx().Compute() != first.Compute()) {
       const std::string n =
           i < input_names_.size() ? "'" + input_names_[i] + "'" : std::to_string(i);
       throw Error(name() + ": " + what + " " + n + " is on " + arrays[i].ctx().ToString() +
-                      " but the first is on " + ctx.ToString() + "; all must be on one device",
+                      " but the first is on " + first.ToString() + "; all must be on one device",
                   kMXPInvalidArgument);
     }
   }
-  return ctx;
+  return first.Compute();
 }
 
 void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
@@ -242,7 +244,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
   }
 
   auto call = std::make_shared<Call>();
-  call->ctx = ctx;
+  call->ctx = ctx.Compute();  // outputs of an op without inputs may live in pinned host memory
   call->is_train = is_train;
   call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
   call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
@@ -263,7 +265,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
         throw Error(name() + ": output '" + output_names_[j] + "' has dtype " +
                         DTypeName(o.dtype()) + ", expected " + DTypeName(out_t[j]),
                     kMXPInvalidArgument);
-      if (o.ctx() != ctx)
+      if (o.ctx().Compute() != ctx.Compute())
         throw Error(name() + ": output '" + output_names_[j] + "' is on " + o.ctx().ToString() +
                         ", the inputs on " + ctx.ToString(),
                     kMXPInvalidArgument);
@@ -425,7 +427,7 @@ void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
 // and steps pushed alone may run in parallel where the graph allows, so CPU calls are not joined.
 void ImperativeOp::Segments::Add(std::shared_ptr<const Call> call) {
   if (!open_.empty() && open_.front()->ctx != call->ctx) Flush();
-  if (call->ctx.dev_type == kDLCPU || max_calls_ <= 1) {
+  if (call->ctx.IsHost() || max_calls_ <= 1) {
     Flush();
     Push(call);
     return;

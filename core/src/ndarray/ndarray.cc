@@ -142,10 +142,12 @@ void NDArray::SyncCopyFromCPU(const void* src, size_t n) const {
   std::shared_ptr<Chunk> keep = chunk_;
   Engine::Get()->PushSync(
       [keep, dst, to, src, n](RunContext rctx) {
-        Runtime::Get().GetDevice(to.dev_type)->Copy(to, dst, Context::CPU(), src, n, rctx.stream);
+        Runtime::Get()
+            .GetDevice(to.Compute().dev_type)
+            ->Copy(to, dst, Context::CPU(), src, n, rctx.stream);
       },
-      to, {}, {chunk_->var},
-      to.dev_type == kDLCPU ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0, "CopyFromCPU");
+      to, {}, {chunk_->var}, to.IsHost() ? FnProperty::kNormal : FnProperty::kCopyToDevice, 0,
+      "CopyFromCPU");
   Engine::Get()->WaitForVar(chunk_->var);
 }
 
@@ -158,7 +160,7 @@ void NDArray::SyncCopyToCPU(void* dst, size_t n) const {
                 kMXPInvalidArgument);
   WaitToRead();
   if (n == 0) return;
-  Runtime::Get().GetDevice(ctx().dev_type)->Copy(Context::CPU(), dst, ctx(), data(), n);
+  Runtime::Get().GetDevice(ctx().Compute().dev_type)->Copy(Context::CPU(), dst, ctx(), data(), n);
 }
 
 void NDArray::Copy(const NDArray& from, const NDArray& to) {
@@ -171,13 +173,12 @@ void NDArray::Copy(const NDArray& from, const NDArray& to) {
   if (from.SharesStorageWith(to) && from.byte_offset_ == to.byte_offset_) return;
   to.CheckWritable("NDArray::Copy: the destination");
   const Context fc = from.ctx(), tc = to.ctx();
-  // The accelerator side's backend copies (CPU to CPU: the CPU backend), on its copy workers.
-  const bool to_device = tc.dev_type != kDLCPU;
-  const Context run_on = to_device ? tc : fc;
-  const FnProperty prop = to_device && fc.dev_type == kDLCPU ? FnProperty::kCopyToDevice
-                          : fc.dev_type != kDLCPU && tc.dev_type == kDLCPU
-                              ? FnProperty::kCopyFromDevice
-                              : FnProperty::kNormal;
+  // The accelerator side's backend copies (host to host: the CPU backend), on its copy workers.
+  const bool to_device = !tc.IsHost();
+  const Context run_on = (to_device ? tc : fc).Compute();
+  const FnProperty prop = to_device && fc.IsHost()      ? FnProperty::kCopyToDevice
+                          : !fc.IsHost() && tc.IsHost() ? FnProperty::kCopyFromDevice
+                                                        : FnProperty::kNormal;
   std::shared_ptr<Chunk> keep_from = from.chunk_, keep_to = to.chunk_;
   void* dst = to.data();
   const void* src = from.data();

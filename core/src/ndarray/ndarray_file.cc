@@ -93,8 +93,10 @@ void SaveOne(Writer& w, const NDArray& a) {
   w.Put<int32_t>(kDenseStorage);
   w.Put<int32_t>(s.ndim());
   for (int64_t d : s) w.Put<int64_t>(d);
-  // MXNet's device type ids: 1 cpu, 2 gpu (what DLPack calls CUDA has the same value).
-  w.Put<int32_t>(a.ctx().dev_type == kDLCPU ? 1 : 2);
+  // MXNet's device type ids: 1 cpu, 2 gpu, 3 cpu_pinned (DLPack's CPU, CUDA and CUDAHost have
+  // the same values; any other accelerator is MXNet's gpu, pinned memory of any is cpu_pinned).
+  const Context ctx = a.ctx();
+  w.Put<int32_t>(ctx.dev_type == kDLCPU ? 1 : ctx.IsHostPinned() ? 3 : 2);
   w.Put<int32_t>(a.ctx().dev_id);
   w.Put<int32_t>(a.dtype());
   const size_t offset = w.str().size();

@@ -376,7 +376,9 @@ std::shared_ptr<const DeviceEntry> Runtime::GetDevice(int32_t device_type) const
 }
 
 void Runtime::CheckContext(const Context& ctx) const {
-  auto device = GetDevice(ctx.dev_type);
+  std::shared_ptr<const DeviceEntry> device;
+  if (ctx.IsHostPinned()) device = PinnedMemoryBackend(ctx.dev_type);
+  if (!device) device = GetDevice(ctx.Compute().dev_type);
   std::string reason;
   int32_t count = device->Count(&reason);
   if (ctx.dev_id < 0 || ctx.dev_id >= count)
@@ -384,6 +386,27 @@ void Runtime::CheckContext(const Context& ctx) const {
                     std::to_string(count) + " device(s)" +
                     (reason.empty() ? "" : " (" + reason + ")"),
                 kMXPInvalidArgument);
+}
+
+// Note [Pinned host memory]
+// MXNet's cpu_pinned(i) is host memory that accelerator i has page-locked, so that its copies
+// to and from the device run asynchronously (DMA) instead of through a staging buffer. Here it is
+// the context {kDLCUDAHost or kDLROCMHost, i}: host memory to everything but its allocator. CPU
+// kernels and CPU workers serve it (Context::Compute), copies hand it to backends as kDLCPU
+// memory, and an op with inputs puts its outputs on the CPU, since (as in MXNet) a non-default
+// context does not propagate. Its blocks come from host_allocate of the vendor's backend (CUDA
+// for kDLCUDAHost, HIP for kDLROCMHost) when that has devices, else of another loaded
+// accelerator that has devices and its own host_allocate (the asynchronous test device in CI),
+// else from the CPU, as MXNet without a GPU falls back to ordinary memory.
+std::shared_ptr<const DeviceEntry> Runtime::PinnedMemoryBackend(int32_t host_type) const {
+  const int32_t vendor = host_type == kDLROCMHost ? kDLROCM : kDLCUDA;
+  std::shared_ptr<const DeviceEntry> other;
+  for (const auto& d : devices_.List()) {
+    if (d->device_type == kDLCPU || !d->def.host_allocate || d->Count() == 0) continue;
+    if (d->device_type == vendor) return d;
+    if (!other) other = d;
+  }
+  return other;
 }
 
 std::vector<std::string> Runtime::ClosestNames(const std::string& name,

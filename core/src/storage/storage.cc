@@ -87,14 +87,30 @@ struct AcceleratorPool {
   }
 };
 
-bool IsAccelerator(const DeviceEntry& device) { return device.device_type != kDLCPU; }
+// Where a block comes from and goes back to: the memory of a device, or (pinned) the host memory
+// its host_allocate page-locks (Note [Pinned host memory]).
+struct Home {
+  const DeviceEntry* device;
+  int32_t id;
+  bool pinned;
+
+  bool accelerator() const { return !pinned && device->device_type != kDLCPU; }
+  void* Allocate(size_t size) const {
+    return pinned ? device->HostAllocate(id, size)
+                  : device->Allocate(id, size, Storage::kAlignment);
+  }
+  void Free(void* ptr) const { pinned ? device->HostFree(id, ptr) : device->Free(id, ptr); }
+  bool operator==(const Home& o) const {
+    return device == o.device && id == o.id && pinned == o.pinned;
+  }
+};
 
 // Requests round up to a power of two below a page, else to whole pages, so nearby sizes share;
 // on an accelerator with the Round pool, as Note [Storage pool] says.
-size_t SizeClass(const DeviceEntry& device, size_t bytes) {
+size_t SizeClass(const Home& home, size_t bytes) {
   constexpr size_t kPage = 4096;
   size_t c = Storage::kAlignment;
-  if (IsAccelerator(device) && AcceleratorPool::Get().type == PoolType::kRound) {
+  if (home.accelerator() && AcceleratorPool::Get().type == PoolType::kRound) {
     const size_t cutoff = AcceleratorPool::Get().linear_cutoff;
     if (bytes > cutoff) return (bytes + cutoff - 1) / cutoff * cutoff;
     while (c < bytes) c *= 2;
@@ -105,9 +121,9 @@ size_t SizeClass(const DeviceEntry& device, size_t bytes) {
   return c;
 }
 
-// Whether freed blocks of the device are kept for reuse.
-bool Pooled(const DeviceEntry& device) {
-  return !IsAccelerator(device) || AcceleratorPool::Get().type != PoolType::kUnpooled;
+// Whether freed blocks of the home are kept for reuse.
+bool Pooled(const Home& home) {
+  return !home.accelerator() || AcceleratorPool::Get().type != PoolType::kUnpooled;
 }
 
 size_t PoolLimitBytes() {
@@ -120,65 +136,69 @@ size_t PoolLimitBytes() {
 
 class BlockPool {
  public:
-  void* Take(const DeviceEntry* device, int32_t id, size_t size) {
+  void* Take(const Home& home, size_t size) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = free_.find(Key{device, id, size});
+    auto it = free_.find(Key{home, size});
     if (it == free_.end() || it->second.empty()) return nullptr;
     void* ptr = it->second.back();
     it->second.pop_back();
-    idle_[{device, id}] -= size;
-    if (device->device_type == kDLCPU) MXPLUG_UNPOISON(ptr, size);
+    idle_[home] -= size;
+    if (!home.accelerator()) MXPLUG_UNPOISON(ptr, size);
     return ptr;
   }
 
-  // Keeps the block when the device's idle bytes stay under the limit; false: the caller frees.
-  bool Give(const std::shared_ptr<const DeviceEntry>& device, int32_t id, void* ptr, size_t size) {
-    if (!Pooled(*device)) return false;
+  // Keeps the block when the home's idle bytes stay under the limit; false: the caller frees.
+  bool Give(const std::shared_ptr<const DeviceEntry>& device, const Home& home, void* ptr,
+            size_t size) {
+    if (!Pooled(home)) return false;
     std::lock_guard<std::mutex> lock(mu_);
-    size_t& idle = idle_[{device.get(), id}];
+    size_t& idle = idle_[home];
     if (idle + size > PoolLimitBytes()) return false;
-    free_[Key{device.get(), id, size}].push_back(ptr);
-    if (device->device_type == kDLCPU) MXPLUG_POISON(ptr, size);
-    pinned_.emplace(device.get(), device);  // the entry outlives the blocks it will free
+    free_[Key{home, size}].push_back(ptr);
+    if (!home.accelerator()) MXPLUG_POISON(ptr, size);
+    kept_.emplace(device.get(), device);  // the entry outlives the blocks it will free
     idle += size;
     return true;
   }
 
-  // Frees every idle block of one device (after its allocator said no).
-  void Release(const DeviceEntry& device, int32_t id) {
+  // Frees every idle block of one home (after its allocator said no).
+  void Release(const Home& home) {
     std::vector<std::pair<void*, size_t>> blocks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& [key, list] : free_)
-        if (std::get<0>(key) == &device && std::get<1>(key) == id) {
-          for (void* p : list) blocks.emplace_back(p, std::get<2>(key));
+        if (key.home == home) {
+          for (void* p : list) blocks.emplace_back(p, key.size);
           list.clear();
         }
-      idle_[{&device, id}] = 0;
+      idle_[home] = 0;
     }
     for (auto [p, size] : blocks) {
-      if (device.device_type == kDLCPU) MXPLUG_UNPOISON(p, size);
-      device.Free(id, p);
+      if (!home.accelerator()) MXPLUG_UNPOISON(p, size);
+      home.Free(p);
     }
   }
 
  private:
-  using Key = std::tuple<const DeviceEntry*, int32_t, size_t>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<const void*>()(std::get<0>(k)) ^
-             (std::hash<size_t>()(std::get<2>(k)) * 31 + std::get<1>(k));
+  struct HomeHash {
+    size_t operator()(const Home& h) const {
+      return (std::hash<const void*>()(h.device) * 31 + static_cast<size_t>(h.id)) * 2 + h.pinned;
     }
   };
-  struct DeviceHash {
-    size_t operator()(const std::pair<const DeviceEntry*, int32_t>& k) const {
-      return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
+  struct Key {
+    Home home;
+    size_t size;
+    bool operator==(const Key& o) const { return home == o.home && size == o.size; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return HomeHash()(k.home) ^ (std::hash<size_t>()(k.size) * 0x9e3779b97f4a7c15ULL);
     }
   };
   std::mutex mu_;
   std::unordered_map<Key, std::vector<void*>, KeyHash> free_;
-  std::unordered_map<std::pair<const DeviceEntry*, int32_t>, size_t, DeviceHash> idle_;
-  std::unordered_map<const DeviceEntry*, std::shared_ptr<const DeviceEntry>> pinned_;
+  std::unordered_map<Home, size_t, HomeHash> idle_;
+  std::unordered_map<const DeviceEntry*, std::shared_ptr<const DeviceEntry>> kept_;
 };
 
 // Never destroyed, like the Runtime whose devices it holds blocks of (Note [No dlclose]).
@@ -189,17 +209,16 @@ BlockPool& Pool() {
 
 // MXNET_GPU_MEM_POOL_RESERVE: releases the device's idle blocks when a new block of `size` would
 // leave less than the reserve free. A backend that does not report its memory reserves nothing.
-void KeepReserve(const DeviceEntry& device, int32_t id, size_t size) {
+void KeepReserve(const Home& home, size_t size) {
   const uint64_t percent = AcceleratorPool::Get().reserve_percent;
   if (percent == 0) return;
   uint64_t free_bytes = 0, total_bytes = 0;
   try {
-    std::tie(free_bytes, total_bytes) = device.MemoryInfo(id);
+    std::tie(free_bytes, total_bytes) = home.device->MemoryInfo(home.id);
   } catch (const Error&) {
     return;
   }
-  if (free_bytes < size || free_bytes - size < total_bytes / 100 * percent)
-    Pool().Release(device, id);
+  if (free_bytes < size || free_bytes - size < total_bytes / 100 * percent) Pool().Release(home);
 }
 
 }  // namespace
@@ -207,25 +226,33 @@ void KeepReserve(const DeviceEntry& device, int32_t id, size_t size) {
 std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
   Runtime& rt = Runtime::Get();
   rt.CheckContext(ctx);
-  std::shared_ptr<const DeviceEntry> device = rt.GetDevice(ctx.dev_type);
+  // Copies and kernels of host memory go through the CPU backend; pinned blocks come from an
+  // accelerator's host_allocate where one serves them.
+  std::shared_ptr<const DeviceEntry> device = rt.GetDevice(ctx.Compute().dev_type);
+  std::shared_ptr<const DeviceEntry> allocator =
+      ctx.IsHostPinned() ? rt.PinnedMemoryBackend(ctx.dev_type) : nullptr;
+  const bool pinned = allocator != nullptr;
+  if (!allocator) allocator = device;
+  const Home home{allocator.get(), ctx.dev_id, pinned};
   // A zero-byte tensor still gets a distinct, valid pointer, as NumPy's do.
-  const size_t size = SizeClass(*device, bytes);
-  void* data = Pool().Take(device.get(), ctx.dev_id, size);
-  if (!data && IsAccelerator(*device)) KeepReserve(*device, ctx.dev_id, size);
+  const size_t size = SizeClass(home, bytes);
+  void* data = Pool().Take(home, size);
+  if (!data && home.accelerator()) KeepReserve(home, size);
   if (!data) {
     try {
-      data = device->Allocate(ctx.dev_id, size, kAlignment);
+      data = home.Allocate(size);
     } catch (const Error&) {
-      Pool().Release(*device, ctx.dev_id);
-      data = device->Allocate(ctx.dev_id, size, kAlignment);
+      Pool().Release(home);
+      data = home.Allocate(size);
     }
   }
-  return std::shared_ptr<Storage>(new Storage(std::move(device), ctx, data, bytes));
+  return std::shared_ptr<Storage>(
+      new Storage(std::move(device), std::move(allocator), pinned, ctx, data, bytes));
 }
 
 Storage::~Storage() {
-  if (!Pool().Give(device_, ctx_.dev_id, data_, SizeClass(*device_, bytes_)))
-    device_->Free(ctx_.dev_id, data_);
+  const Home home{allocator_.get(), ctx_.dev_id, pinned_};
+  if (!Pool().Give(allocator_, home, data_, SizeClass(home, bytes_))) home.Free(data_);
 }
 
 }  // namespace mxplug

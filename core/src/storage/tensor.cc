@@ -44,8 +44,8 @@ void Tensor::CopyToHost(void* dst, size_t n) const {
 
 Tensor Tensor::CopyTo(Context to) const {
   Tensor out = Empty(shape_, dtype_, to);
-  // The backend of the non-CPU side performs the copy; CPU to CPU uses the CPU backend.
-  const DeviceEntry& backend = to.dev_type != kDLCPU ? out.storage_->device() : storage_->device();
+  // The backend of the accelerator side performs the copy; host to host uses the CPU backend.
+  const DeviceEntry& backend = !to.IsHost() ? out.storage_->device() : storage_->device();
   backend.Copy(to, out.data(), ctx(), data(), bytes());
   return out;
 }

@@ -64,8 +64,8 @@ typedef struct MXPDeviceDef {
   void (*free)(void* user, int32_t device_id, void* ptr);
   /*!
    * \brief Copies `bytes` between two devices of which at least one is of this type and the other
-   * is of this type or kDLCPU. With a NULL stream the copy is complete on return; with a stream it
-   * is ordered on that stream.
+   * is of this type or kDLCPU (any host memory, pinned memory from host_allocate included). With a
+   * NULL stream the copy is complete on return; with a stream it is ordered on that stream.
    */
   MXPStatus* (*copy)(void* user, DLDevice dst_device, void* dst, DLDevice src_device,
                      const void* src, size_t bytes, void* stream);

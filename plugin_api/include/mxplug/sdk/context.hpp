@@ -13,14 +13,19 @@
 
 namespace mxplug {
 
-/*! \brief The name users write for a DLPack device type: "cpu", "cuda", "hip", or "dlN". */
+/*!
+ * \brief The name users write for a DLPack device type: "cpu", "cuda", "hip", "cpu_pinned" (MXNet's
+ * name for either vendor's pinned host memory), or "dlN".
+ */
 inline std::string DeviceTypeName(int32_t device_type) {
   switch (device_type) {
     case kDLCPU: return "cpu";
     case kDLCUDA: return "cuda";
-    case kDLCUDAHost: return "cuda_host";
+    case kDLCUDAHost:
+      return "cpu_pinned";
     case kDLROCM: return "hip";
-    case kDLROCMHost: return "hip_host";
+    case kDLROCMHost:
+      return "cpu_pinned";
     case kDLOpenCL: return "opencl";
     case kDLVulkan: return "vulkan";
     case kDLMetal: return "metal";
@@ -29,11 +34,29 @@ inline std::string DeviceTypeName(int32_t device_type) {
   }
 }
 
+/*!
+ * \brief Whether memory of this device type is host memory that CPU code reads and writes: the
+ * CPU's, and an accelerator's page-locked host memory (kDLCUDAHost, kDLROCMHost: MXNet's
+ * cpu_pinned), which accelerators copy from and to asynchronously.
+ */
+inline bool IsHostDeviceType(int32_t device_type) {
+  return device_type == kDLCPU || device_type == kDLCUDAHost || device_type == kDLROCMHost;
+}
+
 struct Context {
   int32_t dev_type = kDLCPU;  // DLDeviceType
   int32_t dev_id = 0;
 
   static Context CPU(int32_t id = 0) { return {kDLCPU, id}; }
+  /*! \brief Host memory (IsHostDeviceType): CPU kernels and CPU workers serve it. */
+  bool IsHost() const { return IsHostDeviceType(dev_type); }
+  /*! \brief Pinned host memory (MXNet's cpu_pinned). */
+  bool IsHostPinned() const { return IsHost() && dev_type != kDLCPU; }
+  /*!
+   * \brief Where work on data of this context runs, as MXNet's dev_mask: the CPU for any host
+   * memory, else the context itself.
+   */
+  Context Compute() const { return IsHost() ? CPU(dev_id) : *this; }
   DLDevice ToDLDevice() const { return DLDevice{static_cast<DLDeviceType>(dev_type), dev_id}; }
   /*! \brief "cpu(0)", as MXNet prints contexts. */
   std::string ToString() const { return DeviceTypeName(dev_type) + "(" + std::to_string(dev_id) + ")"; }
