@@ -133,6 +133,14 @@ struct Event {
 Stream* AsStream(void* s) { return static_cast<Stream*>(s); }
 Event* AsEvent(void* e) { return static_cast<Event*>(e); }
 
+// Host memory aligned as asked; a zero-byte request still gets a distinct block.
+void* AlignedBlock(size_t bytes, size_t alignment) {
+  void* p = std::aligned_alloc(
+      alignment, std::max(alignment, (bytes + alignment - 1) / alignment * alignment));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
 class TestDevice : public mxplug::DeviceBackend {
  public:
   int DeviceCount(std::string*) override { return kDevices; }
@@ -141,9 +149,7 @@ class TestDevice : public mxplug::DeviceBackend {
   }
   void* Allocate(int dev_id, size_t bytes, size_t alignment) override {
     CheckId(dev_id);
-    void* p = std::aligned_alloc(
-        alignment, std::max(alignment, (bytes + alignment - 1) / alignment * alignment));
-    if (!p) throw std::bad_alloc();
+    void* p = AlignedBlock(bytes, alignment);
     allocated_[dev_id] += bytes;
     sizes_mu_.lock();
     sizes_[p] = bytes;
@@ -203,11 +209,8 @@ class TestDevice : public mxplug::DeviceBackend {
   // (CUDA's pinned memory comes uninitialised; tests there ask cudaPointerGetAttributes.)
   void* HostAllocate(int dev_id, size_t bytes) override {
     CheckId(dev_id);
-    constexpr size_t kAlign = 64;
-    const size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
-    void* p = std::aligned_alloc(kAlign, rounded);
-    if (!p) throw std::bad_alloc();
-    std::memset(p, 0xA0 + dev_id, rounded);
+    void* p = AlignedBlock(bytes, 64);
+    std::memset(p, 0xA0 + dev_id, bytes);
     return p;
   }
   void HostFree(int, void* ptr) override { std::free(ptr); }

@@ -607,40 +607,32 @@ def test_gpu_memory_info_reports_free_and_total_bytes(mx):
 # make (a non-default context does not propagate), how a file saved from one records it, and what
 # an executor bound to it makes.
 PINNED_SCRIPT = r"""
-import sys
+import json, sys
+out = {}
 a = mx.nd.ones((2, 3), ctx=mx.cpu_pinned())
-print(a.context, a.context.device_typeid, a.context == mx.cpu(0))
-print((a * 2).context, (a + mx.nd.ones((2, 3), ctx=mx.cpu())).context, (a * 2).asnumpy().tolist())
-print(a.copyto(mx.cpu()).context, mx.nd.ones((2, 3), ctx=mx.cpu()).as_in_context(mx.cpu_pinned(0)).context)
+out["made"] = [str(a.context), a.context.device_typeid, a.context == mx.cpu(0)]
+out["ops"] = [str((a * 2).context), str((a + mx.nd.ones((2, 3), ctx=mx.cpu())).context), (a * 2).asnumpy().tolist()]
+out["copies"] = [str(a.copyto(mx.cpu()).context),
+                 str(mx.nd.ones((2, 3), ctx=mx.cpu()).as_in_context(mx.cpu_pinned(0)).context)]
 with mx.cpu_pinned(1):
-    print(mx.nd.zeros((2,)).context, mx.nd.array([1, 2]).context, mx.nd.array([1, 2]).asnumpy().tolist())
+    out["default"] = [str(mx.nd.zeros((2,)).context), str(mx.nd.array([1, 2]).context),
+                      mx.nd.array([1, 2]).asnumpy().tolist()]
 mx.nd.save(sys.argv[1], {"a": a})
-print(mx.nd.load(sys.argv[1])["a"].context, open(sys.argv[1], "rb").read().hex())
+out["file"] = [str(mx.nd.load(sys.argv[1])["a"].context), open(sys.argv[1], "rb").read().hex()]
 x = mx.sym.Variable("x")
 ex = (x * 2).simple_bind(mx.cpu_pinned(), x=(2, 3))
 ex.arg_dict["x"][:] = 3
 ex.forward()
-print(ex.arg_dict["x"].context, ex.outputs[0].context, ex.outputs[0].asnumpy().tolist())
-print("{}")
+out["executor"] = [str(ex.arg_dict["x"].context), str(ex.outputs[0].context), ex.outputs[0].asnumpy().tolist()]
+print(json.dumps(out))
 """
 
 
 def test_cpu_pinned_arrays_behave_as_in_mxnet(mx, tmp_path):
-    import contextlib
-    import io
-    import sys
-    from conftest import run_mxnet
-    theirs = run_mxnet("import sys; sys.argv[1:] = [%r]\nimport mxnet as mx\n" % str(tmp_path / "theirs.params")
-                       + PINNED_SCRIPT)
-    printed, saved = io.StringIO(), sys.argv
-    sys.argv = ["script", str(tmp_path / "ours.params")]
-    try:
-        with contextlib.redirect_stdout(printed):
-            exec(PINNED_SCRIPT, {"mx": mx})  # noqa: S102 - the script MXNet ran
-    finally:
-        sys.argv = saved
-    assert printed.getvalue() == theirs
-    assert "cpu_pinned(0) 3 False" in theirs
+    from conftest import run_here, run_mxnet_script
+    theirs = run_mxnet_script(PINNED_SCRIPT, [str(tmp_path / "theirs.params")])
+    assert run_here(mx, PINNED_SCRIPT, [str(tmp_path / "ours.params")]) == theirs
+    assert theirs["made"] == ["cpu_pinned(0)", 3, False]
 
 
 # With an accelerator (here the asynchronous test device as `gpu`), pinned blocks come from its

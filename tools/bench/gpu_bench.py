@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from peers import REPO, import_mxplug
+from peers import REPO, import_mxplug, torch_training_loop
 
 BUILD = REPO / os.environ.get("MXPLUG_BUILD_DIR", "build")
 MIB = 1 << 20
@@ -161,20 +161,7 @@ def measure_torch(device, quick):
     for batch, n in s["batches"].items():
         net = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 64),
                                   torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(dev)
-        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-        order = torch.randperm(x_all.shape[0])
-
-        def train(first, count):
-            correct = 0
-            for i in range(first, first + count):
-                idx = order[i * batch:(i + 1) * batch]
-                xb, yb = x_all[idx].to(dev), y_all[idx].to(dev)
-                opt.zero_grad()
-                logits = net(xb)
-                torch.nn.functional.cross_entropy(logits, yb).backward()
-                opt.step()
-                correct += int((logits.argmax(1) == yb).sum())  # the metric: a host read per batch
-            return correct
+        train = torch_training_loop(net, x_all, y_all, batch, device=dev)  # batches copied from the host
         train(0, WARMUP)
         drain()
         t = time.perf_counter()

@@ -18,6 +18,31 @@ def import_mxplug():
     return mxplug
 
 
+def torch_training_loop(net, x_all, y_all, batch, device=None):
+    """The plain PyTorch loop the benchmarks hold Module.fit against: SGD (lr 0.05, momentum 0.9)
+    over shuffled batches, moved to `device` when given, and the accuracy read every batch as
+    Module.fit's metric does (a host read per batch). Returns train(first, count), which runs
+    batches first .. first + count - 1 and returns how many samples it classified right."""
+    import torch
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    order = torch.randperm(x_all.shape[0])
+
+    def train(first, count):
+        correct = 0
+        for b in range(first, first + count):
+            idx = order[b * batch:(b + 1) * batch]
+            x, y = x_all[idx], y_all[idx]
+            if device is not None:
+                x, y = x.to(device), y.to(device)
+            opt.zero_grad()
+            logits = net(x)
+            torch.nn.functional.cross_entropy(logits, y).backward()
+            opt.step()
+            correct += int((logits.argmax(1) == y).sum())
+        return correct
+    return train
+
+
 # Debian's OpenMP build of OpenBLAS. PyTorch users run one OpenMP pool (torch's own, libgomp);
 # Debian's default pthread OpenBLAS beside it gives a second pool of spinning threads, which on 2
 # cores cost PyTorch up to 4.9x on small layers. The PyTorch child finds this folder's libblas.so.3

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from peers import REPO, import_mxplug, run_child, setting_text
+from peers import REPO, import_mxplug, run_child, setting_text, torch_training_loop
 
 sys.path.insert(0, str(REPO / "examples" / "train"))
 
@@ -135,20 +135,7 @@ def measure_torch(files, quick):
         net = torch_net(net_name)
         if what == "train":
             net.train()
-            opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-            order = torch.randperm(train_x.shape[0])
-
-            def train(first, count):
-                correct = 0
-                for b in range(first, first + count):
-                    idx = order[b * batch:(b + 1) * batch]
-                    x, y = train_x[idx], train_y[idx]
-                    opt.zero_grad()
-                    logits = net(x)
-                    torch.nn.functional.cross_entropy(logits, y).backward()
-                    opt.step()
-                    correct += int((logits.argmax(1) == y).sum())
-                return correct
+            train = torch_training_loop(net, train_x, train_y, batch)
             train(0, WARMUP)
             n = batches(quick, net_name)
             t = time.perf_counter()

@@ -1,7 +1,8 @@
 /*!
  * \file mxplug/storage.h
  * \brief Storage: one block of memory on a device, allocated and freed by that device's backend
- * plugin. Shared by the tensors that view it.
+ * plugin (pinned host memory: by the accelerator's host_allocate, Note [Pinned host memory]).
+ * Shared by the tensors that view it.
  */
 #ifndef MXPLUG_STORAGE_H_
 #define MXPLUG_STORAGE_H_
@@ -9,8 +10,8 @@
 #include <cstddef>
 #include <memory>
 
-#include "mxplug/sdk/context.hpp"
 #include "mxplug/device.h"
+#include "mxplug/sdk/context.hpp"
 
 namespace mxplug {
 

@@ -97,7 +97,7 @@ void SaveOne(Writer& w, const NDArray& a) {
   // the same values; any other accelerator is MXNet's gpu, pinned memory of any is cpu_pinned).
   const Context ctx = a.ctx();
   w.Put<int32_t>(ctx.dev_type == kDLCPU ? 1 : ctx.IsHostPinned() ? 3 : 2);
-  w.Put<int32_t>(a.ctx().dev_id);
+  w.Put<int32_t>(ctx.dev_id);
   w.Put<int32_t>(a.dtype());
   const size_t offset = w.str().size();
   w.str().resize(offset + a.bytes());

@@ -6,7 +6,8 @@ namespace mxplug {
 
 Tensor Tensor::Empty(const TShape& shape, int dtype, Context ctx) {
   if (!shape.IsKnown())
-    throw Error("Tensor::Empty: shape " + shape.ToString() + " is not fully known", kMXPInvalidArgument);
+    throw Error("Tensor::Empty: shape " + shape.ToString() + " is not fully known",
+                kMXPInvalidArgument);
   if (DTypeSize(dtype) == 0)
     throw Error("Tensor::Empty: unknown dtype " + DTypeName(dtype), kMXPInvalidArgument);
   Tensor t;
@@ -31,14 +32,16 @@ DLTensor Tensor::ToDLTensor() const {
 void Tensor::CopyFromHost(const void* src, size_t n) {
   if (n != bytes())
     throw Error("Tensor::CopyFromHost: " + std::to_string(n) + " bytes given, tensor of shape " +
-                shape_.ToString() + " holds " + std::to_string(bytes()), kMXPInvalidArgument);
+                    shape_.ToString() + " holds " + std::to_string(bytes()),
+                kMXPInvalidArgument);
   storage_->device().Copy(ctx(), data(), Context::CPU(), src, n);
 }
 
 void Tensor::CopyToHost(void* dst, size_t n) const {
   if (n != bytes())
     throw Error("Tensor::CopyToHost: " + std::to_string(n) + " bytes asked, tensor of shape " +
-                shape_.ToString() + " holds " + std::to_string(bytes()), kMXPInvalidArgument);
+                    shape_.ToString() + " holds " + std::to_string(bytes()),
+                kMXPInvalidArgument);
   storage_->device().Copy(Context::CPU(), dst, ctx(), data(), n);
 }
 

@@ -6,10 +6,10 @@
 #ifndef MXPLUG_SDK_CONTEXT_HPP_
 #define MXPLUG_SDK_CONTEXT_HPP_
 
+#include <dlpack/dlpack.h>
+
 #include <cstdint>
 #include <string>
-
-#include <dlpack/dlpack.h>
 
 namespace mxplug {
 
@@ -19,18 +19,25 @@ namespace mxplug {
  */
 inline std::string DeviceTypeName(int32_t device_type) {
   switch (device_type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda";
-    case kDLCUDAHost:
-      return "cpu_pinned";
-    case kDLROCM: return "hip";
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda";
+    case kDLROCM:
+      return "hip";
+    case kDLCUDAHost:  // either vendor's pinned host memory
     case kDLROCMHost:
       return "cpu_pinned";
-    case kDLOpenCL: return "opencl";
-    case kDLVulkan: return "vulkan";
-    case kDLMetal: return "metal";
-    case kDLExtDev: return "ext_dev";
-    default: return "dl" + std::to_string(device_type);
+    case kDLOpenCL:
+      return "opencl";
+    case kDLVulkan:
+      return "vulkan";
+    case kDLMetal:
+      return "metal";
+    case kDLExtDev:
+      return "ext_dev";
+    default:
+      return "dl" + std::to_string(device_type);
   }
 }
 
@@ -59,7 +66,9 @@ struct Context {
   Context Compute() const { return IsHost() ? CPU(dev_id) : *this; }
   DLDevice ToDLDevice() const { return DLDevice{static_cast<DLDeviceType>(dev_type), dev_id}; }
   /*! \brief "cpu(0)", as MXNet prints contexts. */
-  std::string ToString() const { return DeviceTypeName(dev_type) + "(" + std::to_string(dev_id) + ")"; }
+  std::string ToString() const {
+    return DeviceTypeName(dev_type) + "(" + std::to_string(dev_id) + ")";
+  }
   bool operator==(const Context& o) const { return dev_type == o.dev_type && dev_id == o.dev_id; }
   bool operator!=(const Context& o) const { return !(*this == o); }
 };
@@ -72,7 +81,9 @@ struct RunContext {
   Context ctx;
   void* stream = nullptr;  // the device plugin's stream; cast to cudaStream_t on CUDA
   template <typename T>
-  T get_stream() const { return static_cast<T>(stream); }
+  T get_stream() const {
+    return static_cast<T>(stream);
+  }
 };
 
 }  // namespace mxplug
