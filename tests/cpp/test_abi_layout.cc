@@ -26,7 +26,35 @@ static_assert(offsetof(MXPHostApi, status_new) == 32);
 static_assert(offsetof(MXPHostApi, temp_space) == 120);
 static_assert(offsetof(MXPHostApi, random_philox) == 128);  // 1.1
 static_assert(offsetof(MXPHostApi, visit_kernels) == 136);  // 1.2
-static_assert(sizeof(MXPHostApi) == 144);
+static_assert(offsetof(MXPHostApi, register_comm) == 144);  // 1.3
+static_assert(sizeof(MXPHostApi) == 152);
+
+// Communication backends (1.3).
+static_assert(offsetof(MXPCommDef, name) == 16);
+static_assert(offsetof(MXPCommDef, memory_types) == 24);
+static_assert(offsetof(MXPCommDef, num_memory_types) == 32);
+static_assert(offsetof(MXPCommDef, user) == 40);
+static_assert(offsetof(MXPCommDef, available) == 48);
+static_assert(offsetof(MXPCommDef, init) == 56);
+static_assert(offsetof(MXPCommDef, split) == 80);
+static_assert(offsetof(MXPCommDef, allreduce) == 96);
+static_assert(offsetof(MXPCommDef, send) == 120);
+static_assert(offsetof(MXPCommDef, test) == 144);
+static_assert(offsetof(MXPCommDef, abort) == 160);
+static_assert(offsetof(MXPCommDef, finalize) == 168);
+static_assert(sizeof(MXPCommDef) == 176);
+static_assert(offsetof(MXPCommMessageInfo, source) == 16);
+static_assert(offsetof(MXPCommMessageInfo, tag) == 20);
+static_assert(offsetof(MXPCommMessageInfo, bytes) == 24);
+static_assert(sizeof(MXPCommMessageInfo) == 32);
+static_assert(offsetof(MXPCommBootstrap, rank) == 16);
+static_assert(offsetof(MXPCommBootstrap, size) == 20);
+static_assert(offsetof(MXPCommBootstrap, user) == 24);
+static_assert(offsetof(MXPCommBootstrap, broadcast) == 32);
+static_assert(offsetof(MXPCommBootstrap, allgather) == 40);
+static_assert(sizeof(MXPCommBootstrap) == 48);
+static_assert(kMXPCommSum == 0 && kMXPCommMax == 1 && kMXPCommMin == 2);
+static_assert(MXP_COMM_ANY_SOURCE == -1 && MXP_COMM_ANY_TAG == -1);
 
 static_assert(offsetof(MXPPluginApi, abi_major) == 16);
 static_assert(offsetof(MXPPluginApi, abi_minor_built) == 20);
@@ -90,7 +118,8 @@ static_assert(kMXPFloat32 == 0 && kMXPFloat64 == 1 && kMXPFloat16 == 2 && kMXPUi
               kMXPInt32 == 4 && kMXPInt8 == 5 && kMXPInt64 == 6 && kMXPBool == 7 &&
               kMXPBfloat16 == 12);
 static_assert(kMXPOk == 0 && kMXPInvalidArgument == 3 && kMXPNotFound == 5 &&
-              kMXPAlreadyExists == 6 && kMXPUnimplemented == 12 && kMXPInternal == 13);
+              kMXPAlreadyExists == 6 && kMXPUnimplemented == 12 && kMXPInternal == 13 &&
+              kMXPDeadlineExceeded == 4);
 static_assert(kMXPNullOp == 0 && kMXPWriteTo == 1 && kMXPWriteInplace == 2 && kMXPAddTo == 3);
 static_assert(kMXPResourceTempSpace == 1 && kMXPResourceRandom == 2);
 static_assert(kMXPParamInt == 0 && kMXPParamShape == 5);
@@ -103,7 +132,8 @@ TEST(AbiLayout, StructSizeMacroMatchesCompiledC) {
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, thread_start), sizeof(MXPDeviceDef));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceAttributes, shared_memory_per_block),
             sizeof(MXPDeviceAttributes));
-  EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, visit_kernels), sizeof(MXPHostApi));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, register_comm), sizeof(MXPHostApi));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPCommDef, finalize), sizeof(MXPCommDef));
 }
 
 TEST(AbiLayout, HasFieldReadsOnlyWhatTheWriterWrote) {

@@ -31,6 +31,11 @@ def run_cli(args, plugin_path=None, cache_dir=None, extra_env=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def mpirun(n):
+    """The start of an mpirun command line for n local processes (root allowed: CI runs as root)."""
+    return ["mpirun", "--oversubscribe", "-n", str(n)] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
 def run_json(args, **kwargs):
     code, out, err = run_cli(["--json"] + list(args), **kwargs)
     return code, json.loads(out), err

@@ -4,7 +4,11 @@ import os
 import re
 import time
 
-from conftest import TEST_PLUGINS, built_with, default_ops, run_cli, run_json, run_python
+import subprocess
+
+import pytest
+
+from conftest import MXPLUG, TEST_PLUGINS, built_with, default_ops, mpirun, run_cli, run_json, run_python
 
 ZOO = str(TEST_PLUGINS / "zoo")
 CRASH = str(TEST_PLUGINS / "crash")
@@ -28,8 +32,9 @@ def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
     code, text, _ = run_cli(["list"], cache_dir=cache_dir)
     assert code == 0
     assert re.search(r"^Pooling +nn +cpu$", text, re.M), text
-    # cpu, nn, optimizer, random, tensor, and cuda where it is built
-    assert "%d operators from %d plugins" % (len(ops), 4 + len(devices)) in text
+    # cpu, nn, optimizer, random, tensor, and cuda and mpi where they are built
+    plugins = 4 + len(devices) + built_with("mpi")
+    assert "%d operators from %d plugins" % (len(ops), plugins) in text
 
 
 def test_describe_fully_connected_schema(cache_dir):
@@ -83,6 +88,23 @@ def test_devices(cache_dir):
     assert cpu["devices"][3]["description"] == "a logical context over the host memory of cpu(0)"
     code, out, _ = run_json(["devices"], cache_dir=cache_dir, extra_env={"MXPLUG_CPU_CONTEXTS": "2"})
     assert out["devices"][0]["count"] == 2
+
+
+@pytest.mark.skipif(not built_with("mpi"), reason="built without MPI (MXPLUG_WITH_MPI)")
+def test_comms_says_whether_the_process_is_part_of_a_job(cache_dir):
+    code, out, _ = run_json(["comms"], cache_dir=cache_dir)
+    assert code == 0
+    assert [(c["name"], c["memory"]) for c in out["comms"]] == [("mpi", ["cpu"])]
+    assert out["comms"][0]["available"] is False
+    assert "not started by mpirun" in out["comms"][0]["reason"]
+    env = dict(os.environ, MXPLUG_CACHE_DIR=str(cache_dir), MXPLUG_PLUGIN_PATH="")
+    each = '"$0" --json comms > "$1/comms.$OMPI_COMM_WORLD_RANK.json"'
+    p = subprocess.run(mpirun(2) + ["sh", "-c", each, str(MXPLUG), str(cache_dir)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for rank in range(2):
+        answer = json.loads((cache_dir / ("comms.%d.json" % rank)).read_text())
+        assert answer["comms"][0]["available"] is True, answer
 
 
 def test_broken_plugins_do_not_stop_the_good_ones(cache_dir):

@@ -379,6 +379,41 @@ int CmdDevices(const Options& o) {
   return 0;
 }
 
+// ---- comms ----
+int CmdComms(const Options& o) {
+  Runtime& rt = LoadPlugins(o);
+  json j = json::array();
+  for (const auto& c : rt.comms().List()) {
+    std::vector<std::string> memory;
+    for (int32_t t : c->memory_types) memory.push_back(mxplug::DeviceTypeName(t));
+    json entry{{"name", c->name}, {"plugin", c->plugin}, {"memory", memory}};
+    try {
+      std::string reason;
+      entry["available"] = c->Available(&reason);
+      if (!reason.empty()) entry["reason"] = reason;
+    } catch (const std::exception& e) {
+      entry["available"] = false;
+      entry["reason"] = e.what();
+    }
+    j.push_back(entry);
+  }
+  if (o.json) {
+    Out() << Dumped(json{{"comms", j}}) << "\n";
+    return 0;
+  }
+  if (j.empty())
+    Out() << "no communication backends loaded (plugin folders searched: " << SearchPathText(o)
+          << ")\n";
+  for (const auto& e : j) {
+    Out() << e["name"].get<std::string>() << "  (plugin " << e["plugin"].get<std::string>()
+          << ", memory: " << Join(e["memory"].get<std::vector<std::string>>())
+          << "): " << (e["available"].get<bool>() ? "this process is part of a job" : "no job");
+    if (e.contains("reason")) Out() << ": " << e["reason"].get<std::string>();
+    Out() << "\n";
+  }
+  return 0;
+}
+
 // ---- plugins ----
 int CmdPlugins(const Options& o) {
   Runtime& rt = LoadPlugins(o);
@@ -404,6 +439,7 @@ int CmdPlugins(const Options& o) {
       if (!p.ops.empty()) Out() << "  ops: " << Join(p.ops) << "\n";
       if (!p.kernels.empty()) Out() << "  kernels: " << Join(p.kernels) << "\n";
       if (!p.devices.empty()) Out() << "  devices: " << Join(p.devices) << "\n";
+      if (!p.comms.empty()) Out() << "  communication backends: " << Join(p.comms) << "\n";
     } else {
       Out() << "  refused: " << p.reason << "\n";
     }
@@ -457,6 +493,8 @@ int CmdCheck(const Options& o, const std::string& file) {
   Out() << "  would register ops: " << (r.ops.empty() ? "none" : Join(r.ops)) << "\n";
   Out() << "  would register kernels: " << (r.kernels.empty() ? "none" : Join(r.kernels)) << "\n";
   Out() << "  would register devices: " << (r.devices.empty() ? "none" : Join(r.devices)) << "\n";
+  Out() << "  would register communication backends: " << (r.comms.empty() ? "none" : Join(r.comms))
+        << "\n";
   if (!extra.empty())
     Out() << "  warning: exports " << extra.size()
           << " symbol(s) besides " MXP_INIT_SYMBOL " (e.g. " << extra[0]
@@ -468,7 +506,8 @@ int CmdCheck(const Options& o, const std::string& file) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mxplug " MXPLUG_VERSION_STRING
-               ": lists and checks the operators, kernels and devices that plugins register"};
+               ": lists and checks the operators, kernels, devices and communication backends that "
+               "plugins register"};
   app.set_version_flag("--version", MXPLUG_VERSION_STRING);
   app.require_subcommand(1);
   app.fallthrough();
@@ -490,6 +529,10 @@ int main(int argc, char** argv) {
   describe->add_option("op", op_name, "Operator name")->required();
   describe->add_option("params", kv_args, "KEY=VALUE parameters for the instance shown");
   auto* devices = app.add_subcommand("devices", "List device backends and their devices");
+  auto* comms = app.add_subcommand(
+      "comms",
+      "List communication backends (for distributed kvstores) and whether this process "
+      "is part of a job");
   auto* plugins = app.add_subcommand(
       "plugins", "List plugin files: loaded or refused and why, versions, what they registered");
   std::string check_file;
@@ -514,6 +557,8 @@ int main(int argc, char** argv) {
       code = CmdDescribe(o, op_name, kv_args);
     else if (*devices)
       code = CmdDevices(o);
+    else if (*comms)
+      code = CmdComms(o);
     else if (*plugins)
       code = CmdPlugins(o);
     else if (*check)

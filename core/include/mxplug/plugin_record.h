@@ -24,7 +24,7 @@ struct PluginRecord {
   std::string name, version, vendor, min_host_version, build_info;
   int32_t abi_major = -1, abi_minor_built = -1, abi_minor_min = -1;
   // What it registered; for a refused plugin, what it tried to register.
-  std::vector<std::string> ops, kernels, devices;
+  std::vector<std::string> ops, kernels, devices, comms;
   // Said of it whether loaded or not: a file or folder that every user may write.
   std::vector<std::string> warnings;
 

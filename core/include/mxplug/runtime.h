@@ -1,7 +1,7 @@
 /*!
  * \file mxplug/runtime.h
- * \brief The process-wide catalogue: the registries of ops, kernels and devices, and the plugin
- * loader that fills them. See docs/architecture.md, "Loading plugins".
+ * \brief The process-wide catalogue: the registries of ops, kernels, devices and communication
+ * backends, and the plugin loader that fills them. See docs/architecture.md, "Loading plugins".
  *
  * Loading is all or nothing per plugin: a file that is not a plugin, speaks another ABI major,
  * fails or throws in init, or registers a name that exists changes nothing and is recorded as
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mxplug/comm.h"
 #include "mxplug/device.h"
 #include "mxplug/kernel.h"
 #include "mxplug/op.h"
@@ -54,6 +55,8 @@ class Runtime {
   const Registry<OpEntry>& ops() const { return ops_; }
   const Registry<KernelEntry>& kernels() const { return kernels_; }
   const Registry<DeviceEntry>& devices() const { return devices_; }
+  /*! \brief Communication backends (abi/comm.h), keyed by name ("mpi"). */
+  const Registry<CommEntry>& comms() const { return comms_; }
   /*! \brief Every plugin file seen, loaded or refused, keyed by canonical path. */
   const Registry<PluginRecord>& plugins() const { return plugins_; }
   /*! \brief The same, as values sorted by path. */
@@ -114,6 +117,7 @@ class Runtime {
   Registry<OpEntry> ops_;
   Registry<KernelEntry> kernels_;
   Registry<DeviceEntry> devices_;
+  Registry<CommEntry> comms_;
   Registry<PluginRecord> plugins_;
   std::unique_ptr<Impl> impl_;
 };

@@ -149,6 +149,31 @@ MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
   return Record(registrar, std::move(entry), registrar->pending.devices);
 }
 
+MXPStatus* RegisterComm(MXPRegistrar* registrar, const MXPCommDef* raw) {
+  if (!registrar || !raw) return NewStatus(kMXPInvalidArgument, "register_comm: null argument");
+  MXPCommDef def = CopyDef(raw);
+  auto entry = std::make_shared<CommEntry>();
+  entry->name = Str(def.name);
+  if (!ValidName(entry->name))
+    return NewStatus(kMXPInvalidArgument,
+                     "register_comm: invalid communication backend name '" + entry->name + "'");
+  const std::string what = "communication backend '" + entry->name + "'";
+  if (!def.available || !def.init || !def.rank || !def.size || !def.split || !def.comm_free ||
+      !def.allreduce || !def.broadcast || !def.barrier || !def.send || !def.recv || !def.probe ||
+      !def.test || !def.cancel || !def.abort || !def.finalize)
+    return NewStatus(kMXPInvalidArgument,
+                     what + " lacks functions of MXPCommDef (all are required)");
+  if (def.num_memory_types > 0 && !def.memory_types)
+    return NewStatus(kMXPInvalidArgument, what + " gives num_memory_types without memory_types");
+  entry->memory_types.assign(def.memory_types, def.memory_types + def.num_memory_types);
+  def.memory_types = nullptr;  // the entry's copy is the one read
+  for (const auto& other : registrar->pending.comms)
+    if (other->name == entry->name)
+      return NewStatus(kMXPAlreadyExists, what + " is registered twice by this plugin");
+  entry->def = def;
+  return Record(registrar, std::move(entry), registrar->pending.comms);
+}
+
 size_t ShapeCount(const MXPShapeSlots* slots) { return slots ? slots->shapes->size() : 0; }
 
 MXPStatus* ShapeGet(const MXPShapeSlots* slots, size_t index, int32_t* ndim, const int64_t** dims) {
@@ -203,7 +228,7 @@ MXPStatus* VisitKernels(MXPRegistrar* registrar, int32_t device_type, void* user
 const MXPHostApi* HostApi() {
   static const MXPHostApi api = [] {
     MXPHostApi a{};
-    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, visit_kernels);
+    a.struct_size = MXP_STRUCT_SIZE(MXPHostApi, register_comm);
     a.abi_major = MXP_ABI_MAJOR;
     a.abi_minor = MXP_ABI_MINOR;
     a.host_version = MXPLUG_VERSION_STRING;
@@ -221,6 +246,7 @@ const MXPHostApi* HostApi() {
     a.temp_space = &TempSpace;
     a.random_philox = &RandomPhilox;
     a.visit_kernels = &VisitKernels;
+    a.register_comm = &RegisterComm;
     return a;
   }();
   return &api;

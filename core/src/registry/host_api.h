@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mxplug/comm.h"
 #include "mxplug/device.h"
 #include "mxplug/kernel.h"
 #include "mxplug/op.h"
@@ -36,6 +37,7 @@ struct PendingRegistration {
   std::vector<std::shared_ptr<OpEntry>> ops;
   std::vector<std::shared_ptr<KernelEntry>> kernels;
   std::vector<std::shared_ptr<DeviceEntry>> devices;
+  std::vector<std::shared_ptr<CommEntry>> comms;
 };
 
 /*! \brief Behind the handle of a kMXPResourceTempSpace resource. */

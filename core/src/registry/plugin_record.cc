@@ -21,6 +21,7 @@ void to_json(nlohmann::json& j, const PluginRecord& r) {
                      {"ops", r.ops},
                      {"kernels", r.kernels},
                      {"devices", r.devices},
+                     {"comms", r.comms},
                      {"warnings", r.warnings}};
 }
 
@@ -43,6 +44,7 @@ void from_json(const nlohmann::json& j, PluginRecord& r) {
   r.ops = j.value("ops", std::vector<std::string>{});
   r.kernels = j.value("kernels", std::vector<std::string>{});
   r.devices = j.value("devices", std::vector<std::string>{});
+  r.comms = j.value("comms", std::vector<std::string>{});
   r.warnings = j.value("warnings", std::vector<std::string>{});
 }
 

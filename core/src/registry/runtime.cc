@@ -287,6 +287,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
     for (const auto& op : registrar.pending.ops) record.ops.push_back(op->name);
     for (const auto& k : registrar.pending.kernels) record.kernels.push_back(k->Key());
     for (const auto& d : registrar.pending.devices) record.devices.push_back(d->name);
+    for (const auto& c : registrar.pending.comms) record.comms.push_back(c->name);
     if (status) return "registration failed: " + detail::TakeMessage(status);
 
     auto owner = [](const std::string& plugin, const std::string& path) {
@@ -305,6 +306,10 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
         if (existing->device_type == d->device_type || existing->name == d->name)
           return "device '" + d->name + "' is already provided by " +
                  owner(existing->plugin, existing->plugin_path);
+    for (const auto& c : registrar.pending.comms)
+      if (auto existing = comms_.Find(c->name))
+        return "communication backend '" + c->name + "' is already provided by " +
+               owner(existing->plugin, existing->plugin_path);
     return "";
   };
 
@@ -313,6 +318,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
     for (auto& op : registrar.pending.ops) ops_.Insert(op->name, op);
     for (auto& k : registrar.pending.kernels) kernels_.Insert(k->Key(), k);
     for (auto& d : registrar.pending.devices) devices_.Insert(d->name, d);
+    for (auto& c : registrar.pending.comms) comms_.Insert(c->name, c);
     record.state = PluginState::kLoaded;
   } else {
     record.state = PluginState::kRefused;

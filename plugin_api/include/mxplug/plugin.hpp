@@ -7,6 +7,7 @@
 #define MXPLUG_PLUGIN_HPP_
 
 #include "mxplug/plugin_abi.h"
+#include "mxplug/sdk/comm_backend.hpp"
 #include "mxplug/sdk/context.hpp"
 #include "mxplug/sdk/device_backend.hpp"
 #include "mxplug/sdk/dtype.hpp"

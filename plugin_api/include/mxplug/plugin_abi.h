@@ -7,6 +7,7 @@
 #define MXPLUG_PLUGIN_ABI_H_
 
 #include "mxplug/abi/base.h"
+#include "mxplug/abi/comm.h"
 #include "mxplug/abi/device.h"
 #include "mxplug/abi/host.h"
 #include "mxplug/abi/op.h"

@@ -10,6 +10,7 @@
 #define MXPLUG_ABI_HOST_H_
 
 #include "mxplug/abi/base.h"
+#include "mxplug/abi/comm.h"
 #include "mxplug/abi/device.h"
 #include "mxplug/abi/op.h"
 #include "mxplug/abi/status.h"
@@ -80,6 +81,12 @@ typedef struct MXPHostApi {
    */
   MXPStatus* (*visit_kernels)(MXPRegistrar* registrar, int32_t device_type, void* user,
                               MXPStatus* (*visit)(void* user, const MXPKernelDef* def));
+  /*!
+   * \brief Registers a communication backend (abi/comm.h), only from inside register_all. The
+   * def is copied; `memory_types` too.
+   * \since 1.3
+   */
+  MXPStatus* (*register_comm)(MXPRegistrar* registrar, const MXPCommDef* def);
 } MXPHostApi;
 
 #ifdef __cplusplus

@@ -25,6 +25,7 @@ typedef enum MXPStatusCode {
   kMXPCancelled = 1,
   kMXPUnknown = 2,
   kMXPInvalidArgument = 3,
+  kMXPDeadlineExceeded = 4, /*!< \since 1.3: a peer did not answer in time (abi/comm.h) */
   kMXPNotFound = 5,
   kMXPAlreadyExists = 6,
   kMXPResourceExhausted = 8,

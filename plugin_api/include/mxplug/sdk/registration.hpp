@@ -1,8 +1,9 @@
 /*!
  * \file mxplug/sdk/registration.hpp
  * \brief Registration for plugin authors: MXPLUG_PLUGIN (the one entry point, once per plugin),
- * MXPLUG_REGISTER_OP_PROPERTY, MXPLUG_REGISTER_KERNEL, MXPLUG_REGISTER_DEVICE and
- * MXPLUG_REGISTER_PARAMETER. See Note [Registration is recorded, not performed].
+ * MXPLUG_REGISTER_OP_PROPERTY, MXPLUG_REGISTER_KERNEL, MXPLUG_REGISTER_DEVICE,
+ * MXPLUG_REGISTER_COMM and MXPLUG_REGISTER_PARAMETER. See Note [Registration is recorded, not
+ * performed].
  *
  * Note [Registration is recorded, not performed]
  * The macros run at static-initialisation time, but they only append to this plugin's own
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "mxplug/abi/plugin.h"
+#include "mxplug/sdk/comm_backend.hpp"
 #include "mxplug/sdk/device_backend.hpp"
 #include "mxplug/sdk/operator.hpp"
 #include "mxplug/sdk/operator_property.hpp"
@@ -47,12 +49,14 @@ namespace sdk {
 
 struct KernelRecord;
 struct DeviceRecord;
+struct CommRecord;
 
 /*! \brief Everything one plugin's macros recorded. */
 struct PluginRecords {
   std::vector<OpRegistration*> ops;
   std::vector<KernelRecord*> kernels;
   std::vector<DeviceRecord*> devices;
+  std::vector<CommRecord*> comms;
   std::vector<std::pair<const char*, void (*)()>> param_checks;
   // Registration code that needs the host (MXPLUG_REGISTER_AT_LOAD), run after the records.
   std::vector<MXPStatus* (*)(const MXPHostApi*, MXPRegistrar*)> at_load;
@@ -83,6 +87,8 @@ MXPStatus* Guard(Fn&& fn) noexcept {
   try {
     fn();
     return nullptr;
+  } catch (const CommTimeout& e) {
+    return MakeStatus(kMXPDeadlineExceeded, e.what());
   } catch (const std::invalid_argument& e) {
     return MakeStatus(kMXPInvalidArgument, e.what());
   } catch (const std::out_of_range& e) {
@@ -375,6 +381,108 @@ DeviceRecord& RegisterDevice(const char* name, DLDeviceType device_type) {
   return *rec;
 }
 
+// ---- Section: communication backends ----
+
+struct CommRecord {
+  std::string name;
+  std::unique_ptr<CommBackend> backend;
+  std::vector<int32_t> memory_types;
+  std::once_flag checked;
+  bool available = false;
+  std::string reason;  // why not available
+  MXPCommDef def{};
+
+  static CommBackend& B(void* user) { return *static_cast<CommRecord*>(user)->backend; }
+  // Fills a full-size info, then hands over as much as the host made room for.
+  template <typename Fn>
+  static void WithInfo(MXPCommMessageInfo* out, Fn&& fn) {
+    MXPCommMessageInfo mine{};
+    mine.struct_size = sizeof mine;
+    fn(&mine);
+    if (!out) return;
+    const size_t n = out->struct_size < sizeof mine ? out->struct_size : sizeof mine;
+    mine.struct_size = out->struct_size;
+    mine.ext = out->ext;
+    std::memcpy(out, &mine, n);
+  }
+
+  void Fill() {
+    memory_types = backend->MemoryTypes();
+    def.struct_size = MXP_STRUCT_SIZE(MXPCommDef, finalize);
+    def.name = name.c_str();
+    def.memory_types = memory_types.data();
+    def.num_memory_types = memory_types.size();
+    def.user = this;
+    // Asked once: the strings handed out are "borrowed, static".
+    def.available = [](void* u, int32_t* yes, const char** reason) {
+      return Guard([&] {
+        auto* self = static_cast<CommRecord*>(u);
+        std::call_once(self->checked,
+                       [self] { self->available = self->backend->Available(&self->reason); });
+        *yes = self->available ? 1 : 0;
+        *reason = self->available ? nullptr : self->reason.c_str();
+      });
+    };
+    def.init = [](void* u, const MXPCommBootstrap* b, int64_t timeout_ms, MXPComm** world) {
+      return Guard([&] { *world = B(u).Init(b, timeout_ms); });
+    };
+    def.rank = [](void* u, MXPComm* c, int32_t* rank) {
+      return Guard([&] { *rank = B(u).Rank(c); });
+    };
+    def.size = [](void* u, MXPComm* c, int32_t* size) {
+      return Guard([&] { *size = B(u).Size(c); });
+    };
+    def.split = [](void* u, MXPComm* c, int32_t color, int32_t key, int64_t timeout_ms,
+                   MXPComm** out) {
+      return Guard([&] { *out = B(u).Split(c, color, key, timeout_ms); });
+    };
+    def.comm_free = [](void* u, MXPComm* c) { return Guard([&] { B(u).Free(c); }); };
+    def.allreduce = [](void* u, MXPComm* c, DLTensor* t, int32_t op, void* s, MXPCommRequest** r) {
+      return Guard([&] { *r = B(u).Allreduce(c, t, static_cast<MXPCommReduceOp>(op), s); });
+    };
+    def.broadcast = [](void* u, MXPComm* c, DLTensor* t, int32_t root, void* s,
+                       MXPCommRequest** r) {
+      return Guard([&] { *r = B(u).Broadcast(c, t, root, s); });
+    };
+    def.barrier = [](void* u, MXPComm* c, MXPCommRequest** r) {
+      return Guard([&] { *r = B(u).Barrier(c); });
+    };
+    def.send = [](void* u, MXPComm* c, const void* data, uint64_t bytes, int32_t dest, int32_t tag,
+                  MXPCommRequest** r) {
+      return Guard([&] { *r = B(u).Send(c, data, bytes, dest, tag); });
+    };
+    def.recv = [](void* u, MXPComm* c, void* data, uint64_t bytes, int32_t source, int32_t tag,
+                  MXPCommRequest** r) {
+      return Guard([&] { *r = B(u).Recv(c, data, bytes, source, tag); });
+    };
+    def.probe = [](void* u, MXPComm* c, int32_t source, int32_t tag, int32_t* found,
+                   MXPCommMessageInfo* info) {
+      return Guard([&] {
+        WithInfo(info,
+                 [&](MXPCommMessageInfo* i) { *found = B(u).Probe(c, source, tag, i) ? 1 : 0; });
+      });
+    };
+    def.test = [](void* u, MXPCommRequest* r, int32_t* done, MXPCommMessageInfo* info) {
+      return Guard(
+          [&] { WithInfo(info, [&](MXPCommMessageInfo* i) { *done = B(u).Test(r, i) ? 1 : 0; }); });
+    };
+    def.cancel = [](void* u, MXPCommRequest* r) { return Guard([&] { B(u).Cancel(r); }); };
+    def.abort = [](void* u, MXPComm* c, int32_t code) { B(u).Abort(c, code); };
+    def.finalize = [](void* u) { return Guard([&] { B(u).Finalize(); }); };
+  }
+};
+
+template <typename Backend>
+CommRecord& RegisterComm(const char* name) {
+  static_assert(std::is_base_of_v<CommBackend, Backend>, "Backend must derive from CommBackend");
+  auto* rec = new CommRecord();
+  rec->name = name;
+  rec->backend = std::make_unique<Backend>();
+  rec->Fill();
+  Records().comms.push_back(rec);
+  return *rec;
+}
+
 template <typename P>
 bool RegisterParameter(const char* name) {
   // Building the field list runs the author's declarations; doing it inside register_all turns a
@@ -660,6 +768,12 @@ inline MXPStatus* RegisterAll(const MXPHostApi* host, MXPRegistrar* registrar) {
     if ((status = host->register_kernel(registrar, &k->def))) return status;
   for (DeviceRecord* d : Records().devices)
     if ((status = host->register_device(registrar, &d->def))) return status;
+  if (!Records().comms.empty() && !MXP_HAS_FIELD(host, MXPHostApi, register_comm))
+    return MakeStatus(kMXPUnimplemented, std::string("plugin '") + PluginName() +
+                                             "' registers a communication backend, which needs "
+                                             "plugin ABI 1.3; this host is older");
+  for (CommRecord* c : Records().comms)
+    if ((status = host->register_comm(registrar, &c->def))) return status;
   for (auto fn : Records().at_load)
     if ((status = fn(host, registrar))) return status;
   return nullptr;
@@ -762,6 +876,10 @@ OpRegistration& RegisterOpProperty(const char* name) {
 #define MXPLUG_REGISTER_DEVICE(Name, DevType, Backend)                    \
   static ::mxplug::sdk::DeviceRecord& mxplug_device_registration_##Name = \
       ::mxplug::sdk::RegisterDevice<Backend>(#Name, DevType)
+/*! \brief Registers CommBackend class Backend as communication backend `Name` ("mpi"). */
+#define MXPLUG_REGISTER_COMM(Name, Backend)                           \
+  static ::mxplug::sdk::CommRecord& mxplug_comm_registration_##Name = \
+      ::mxplug::sdk::RegisterComm<Backend>(#Name)
 /*!
  * \brief Runs `Fn(host, registrar)` when the plugin registers, after everything the other macros
  * recorded: for registrations that depend on the host (its version, what is already loaded).
