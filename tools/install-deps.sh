@@ -19,6 +19,8 @@ packages=(
   python3-graphviz graphviz
   # distribution
   libopenmpi-dev openmpi-bin
+  # the distributed tests look for processes a job left behind (pgrep)
+  procps
   # data for examples and benchmark peers
   dataset-fashion-mnist libstarpu-dev python3-matplotlib
   # PyTorch as its users run it: one OpenMP pool, so an OpenMP OpenBLAS (tools/bench/peers.py)

@@ -36,6 +36,13 @@ from . import recordio  # noqa: E402
 from . import module  # noqa: E402
 from . import module as mod  # noqa: E402
 
+# A process of a distributed job: a server serves from here until the workers finish (MXNet's
+# kvstore_server); a worker tells the servers when it ends.
+import atexit as _atexit  # noqa: E402
+from . import kvstore_server  # noqa: E402
+_atexit.register(_core.kvstore_finish)
+kvstore_server._init_kvstore_server_module()
+
 __all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
            "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod",

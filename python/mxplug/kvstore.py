@@ -1,10 +1,13 @@
 """Key-value stores (MXNet's ``mx.kv`` / ``mx.kvstore``): devices push values to keys, which are
 summed and given to an updater (or stored), and pull the stored values back. Calls are lazy like
-NDArray operations: reading a pulled array waits for it.
+NDArray operations: reading a pulled array waits for it. The 'dist_*' stores do the same across
+the worker processes of a job started by ``tools/launch.py`` (docs/distributed.md).
 
 Keys are ints or strings, one kind per store; a key with a list of values pushes (or pulls) all
 of them, and a list of keys takes a list of values or of value lists.
 """
+import pickle
+
 from . import _core
 from . import optimizer as opt
 from .ndarray import NDArray
@@ -78,11 +81,15 @@ class KVStore(object):
         raise NotImplementedError("row_sparse_pull: mxplug has no row_sparse arrays; use pull")
 
     def set_gradient_compression(self, compression_params):
-        raise NotImplementedError("set_gradient_compression: gradient compression is for "
-                                  "distributed stores, which this one is not")
+        raise NotImplementedError("set_gradient_compression: compression_params=%r: mxplug's stores "
+                                  "send gradients uncompressed (no '2bit' or '1bit')" % (compression_params,))
 
     def set_optimizer(self, optimizer):
-        """Updates stored weights with `optimizer` on push (an Updater over it)."""
+        """Updates stored weights with `optimizer` on push (an Updater over it). On the servers of a
+        'dist_async' store, as MXNet: the optimizer is pickled and sent to them."""
+        if 'async' in self.type:
+            self._send_command_to_servers(_SERVER_SET_OPTIMIZER, pickle.dumps(optimizer, 0))
+            return
         self._set_updater(opt.get_updater(optimizer))
 
     def _set_updater(self, updater):
@@ -111,10 +118,14 @@ class KVStore(object):
         return self.handle.num_workers
 
     def _barrier(self):
-        """Waits for all workers; a single-process store has nothing to wait for."""
+        """Returns when every worker has called it (a single-process store returns at once)."""
+        self.handle.barrier()
 
     def _send_command_to_servers(self, head, body):
-        """A single-process store has no servers."""
+        """Gives (head, body) to the controller of every server (none in a single-process store)."""
+        if isinstance(body, str):
+            body = body.encode()
+        self.handle.send_command_to_servers(int(head), bytes(body))
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Writes the optimizer states (and the optimizer with dump_optimizer) to `fname`."""
@@ -129,9 +140,15 @@ class KVStore(object):
         self._updater.load_states(fname)
 
 
+# MXNet's kvstore server command heads (KVStoreServer's kController is 0).
+_SERVER_SET_OPTIMIZER = 0
+
+
 def create(name='local'):
-    """A new store: 'local' (sums and updates on the CPU) or 'device' (sums on the device of
-    the first value pushed; MXNet's choice for several GPUs)."""
+    """A new store: 'local' (sums and updates on the CPU), 'device' (sums on the device of the first
+    value pushed; MXNet's choice for several GPUs), or across the workers of a job: 'dist_sync'
+    (every push sums all workers' values), 'dist_device_sync' (the same, summing a worker's devices
+    on the device) and 'dist_async'."""
     if not isinstance(name, str):
         raise TypeError("kvstore create: name must be a str, got %r" % (name,))
     return KVStore(_core.KVStore(name))

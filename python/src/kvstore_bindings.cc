@@ -13,7 +13,8 @@ namespace py = pybind11;
 namespace mxplug::python {
 
 void DefineKVStore(py::module_& m) {
-  py::class_<KVStore, std::unique_ptr<KVStore>>(m, "KVStore", "A key-value store of arrays (MXNet's KVStore).")
+  py::class_<KVStore, std::unique_ptr<KVStore>>(m, "KVStore",
+                                                "A key-value store of arrays (MXNet's KVStore).")
       .def(py::init([](const std::string& type) { return KVStore::Create(type); }), py::arg("type"))
       .def_property_readonly("type", &KVStore::type)
       .def_property_readonly("rank", &KVStore::rank)
@@ -21,17 +22,42 @@ void DefineKVStore(py::module_& m) {
       .def("init", &KVStore::Init, py::arg("keys"), py::arg("values"))
       .def("push", &KVStore::Push, py::arg("keys"), py::arg("values"), py::arg("priority") = 0)
       .def("pull", &KVStore::Pull, py::arg("keys"), py::arg("outs"), py::arg("priority") = 0)
-      .def("set_updater", [](KVStore& kv, py::object fn) {
-        if (fn.is_none()) {
-          kv.SetUpdater(nullptr);
-          return;
-        }
-        // The callable is kept by the store; called with the GIL held (pushes keep it).
-        kv.SetUpdater([fn](const std::string& key, const NDArray& recv, NDArray* stored) {
+      .def(
+          "set_updater",
+          [](KVStore& kv, py::object fn) {
+            if (fn.is_none()) {
+              kv.SetUpdater(nullptr);
+              return;
+            }
+            // The callable is kept by the store; called with the GIL held (pushes keep it).
+            kv.SetUpdater([fn](const std::string& key, const NDArray& recv, NDArray* stored) {
+              py::gil_scoped_acquire gil;
+              fn(key, recv, *stored);
+            });
+          },
+          py::arg("updater"), "updater(key, recv, stored), or None for none.")
+      .def("barrier", &KVStore::Barrier, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "send_command_to_servers",
+          [](KVStore& kv, int head, const py::bytes& body) {
+            std::string text = body;
+            py::gil_scoped_release release;
+            kv.SendCommandToServers(head, text);
+          },
+          py::arg("head"), py::arg("body"));
+  // A server process's life, and a worker's last act (python/mxplug/kvstore_server.py).
+  m.def(
+      "kvstore_run_server",
+      [](py::object controller) {
+        py::gil_scoped_release release;
+        KVStore::RunServer([controller](int head, const std::string& body) {
           py::gil_scoped_acquire gil;
-          fn(key, recv, *stored);
+          controller(head, py::bytes(body));
         });
-      }, py::arg("updater"), "updater(key, recv, stored), or None for none.");
+      },
+      py::arg("controller"));
+  m.def("kvstore_finish", &KVStore::FinishDistributed, py::call_guard<py::gil_scoped_release>());
+  m.def("kvstore_abandon", &KVStore::AbandonDistributed, py::arg("message"));
 }
 
 }  // namespace mxplug::python

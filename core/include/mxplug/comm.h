@@ -36,6 +36,22 @@ struct Deadline {
   bool Passed() const;
 };
 
+/*!
+ * \brief How a process waits for its peers (Note [Polling, not spinning] in comm.cc): Pause
+ * yields the core for the first 2 ms of a wait, then sleeps from 50 us doubling to 1 ms; Reset
+ * starts a new wait.
+ */
+class PollBackoff {
+ public:
+  PollBackoff() { Reset(); }
+  void Reset();
+  void Pause();
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::microseconds sleep_;
+};
+
 class Communicator;
 
 struct CommEntry : std::enable_shared_from_this<CommEntry> {

@@ -33,7 +33,9 @@ class KVStore {
   /*!
    * \brief "local": values are summed and stored on the CPU. "device": values are summed on
    * the device of the first value pushed, and the stored value moves there for the updater.
-   * \throws Error naming the type and the types there are.
+   * Any name with "dist" is distributed: "dist_sync" (also "dist"), "dist_device_sync" (also
+   * "dist_sync_device"), "dist_async"; joining the job on the first one (docs/distributed.md).
+   * \throws Error naming the type and the types there are, or why there is no job.
    */
   static std::unique_ptr<KVStore> Create(const std::string& type);
 
@@ -59,6 +61,31 @@ class KVStore {
                     int priority = 0) = 0;
   /*! \brief Installs the updater (empty: a push replaces the stored value). */
   virtual void SetUpdater(Updater updater) = 0;
+
+  // Distributed stores (docs/distributed.md); a single-process store has nothing to do.
+  /*! \brief Returns when every worker has called it (after the pushes before it). */
+  virtual void Barrier() {}
+  /*! \brief Gives (head, body) to every server's controller (MXNet's _send_command_to_servers). */
+  virtual void SendCommandToServers(int head, const std::string& body) { (void)head, (void)body; }
+
+  /*! \brief Called by a server with each command workers send. */
+  using Controller = std::function<void(int head, const std::string& body)>;
+  /*!
+   * \brief A server process's life (DMLC_ROLE=server): joins the job, serves the workers and
+   * returns once every worker has finished (FinishDistributed), having left the job.
+   * \throws Error when this process is not part of a job.
+   */
+  static void RunServer(Controller controller);
+  /*!
+   * \brief A worker's last act, at exit: waits for its work, tells the servers it has finished
+   * and leaves the job. Nothing when the process never joined one (and no server waits for it).
+   */
+  static void FinishDistributed();
+  /*!
+   * \brief Ends every process of the job, saying `message` and naming this process (a worker
+   * whose script failed: its peers would otherwise wait for it). Nothing outside a job.
+   */
+  static void AbandonDistributed(const std::string& message);
 };
 
 }  // namespace mxplug

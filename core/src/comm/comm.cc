@@ -120,21 +120,29 @@ bool CommRequest::Test(MXPCommMessageInfo* info) {
   return done != 0;
 }
 
-void CommRequest::Wait(const Deadline& deadline, MXPCommMessageInfo* info) {
+void PollBackoff::Reset() {
+  start_ = Clock::now();
+  sleep_ = kFirstSleep;
+}
+
+void PollBackoff::Pause() {
   // Note [Polling, not spinning].
-  const auto start = Clock::now();
-  auto sleep = kFirstSleep;
+  if (Clock::now() - start_ < kSpinWindow) {
+    sched_yield();
+    return;
+  }
+  std::this_thread::sleep_for(sleep_);
+  sleep_ = std::min<std::chrono::microseconds>(sleep_ * 2, kLongestSleep);
+}
+
+void CommRequest::Wait(const Deadline& deadline, MXPCommMessageInfo* info) {
+  PollBackoff backoff;
   while (!Test(info)) {
     if (deadline.Passed())
       throw Error(
           what_ + ": no answer after " + Seconds(deadline.Elapsed()) + " (MXPLUG_KVSTORE_TIMEOUT)",
           kMXPDeadlineExceeded);
-    if (Clock::now() - start < kSpinWindow) {
-      sched_yield();
-      continue;
-    }
-    std::this_thread::sleep_for(sleep);
-    sleep = std::min<std::chrono::microseconds>(sleep * 2, kLongestSleep);
+    backoff.Pause();
   }
 }
 

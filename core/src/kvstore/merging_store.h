@@ -1,0 +1,66 @@
+// Internal: the store every kvstore type builds on (MXNet's KVStoreLocal with CommCPU and
+// CommDevice). A push sums a key's values into a merge buffer on one context with copies of
+// kAddTo ('_copy', ImperativeOp::Copy), then hands the sum to Reduce (a distributed store sums it
+// across workers there), then to the updater or into the stored value. Every step is an engine
+// push, so calls return at once.
+#ifndef MXPLUG_CORE_KVSTORE_MERGING_STORE_H_
+#define MXPLUG_CORE_KVSTORE_MERGING_STORE_H_
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mxplug/imperative.h"
+#include "mxplug/kvstore.h"
+
+namespace mxplug {
+
+class MergingStore : public KVStore {
+ public:
+  /*! \brief sum_on_device: merge on the first value's device ('device'), else on the CPU. */
+  MergingStore(std::string type, bool sum_on_device);
+
+  const std::string& type() const override { return type_; }
+  void Init(const std::vector<std::string>& keys, const std::vector<NDArray>& values) override;
+  void Push(const std::vector<std::string>& keys, const std::vector<NDArray>& values,
+            int priority) override;
+  void Pull(const std::vector<std::string>& keys, const std::vector<NDArray>& outs,
+            int priority) override;
+  void SetUpdater(Updater updater) override { updater_ = std::move(updater); }
+
+ protected:
+  struct Entry {
+    NDArray stored;
+    NDArray sum;                    // the merge buffer, made at the first push of several values
+    std::vector<NDArray> incoming;  // where values from other contexts are copied before summing
+    NDArray reduced;                // a distributed store's sum over workers (Reduce)
+    NDArray staged;                 // where it brings an accelerator's sum to the host
+  };
+
+  /*! \brief Called by Init after the checks, with the copies stored; a distributed store makes
+   * rank 0's values everyone's there. */
+  virtual void InitStored(const std::vector<std::string>& keys, std::vector<Entry*>& entries) {
+    (void)keys, (void)entries;
+  }
+  /*! \brief The value the updater receives for `merged`, this process's sum of a key's pushes. */
+  virtual NDArray Reduce(const std::string& key, Entry* entry, const NDArray& merged) {
+    (void)key, (void)entry;
+    return merged;
+  }
+
+ private:
+  static void CheckSizes(const char* call, size_t keys, size_t values);
+  void CheckValue(const char* call, const std::string& key, const NDArray& value) const;
+  NDArray Sum(Entry* entry, const std::vector<NDArray>& values);
+
+  std::string type_;
+  bool sum_on_device_;
+  std::unordered_map<std::string, Entry> store_;
+  Updater updater_;
+  std::shared_ptr<const ImperativeOp> copy_;
+};
+
+}  // namespace mxplug
+
+#endif  // MXPLUG_CORE_KVSTORE_MERGING_STORE_H_

@@ -1,0 +1,47 @@
+"""The server role of a distributed job (MXNet's ``mxnet.kvstore_server``): a process started with
+``DMLC_ROLE=server`` serves the workers from ``import mxplug`` until every worker has finished,
+then exits, as in MXNet (docs/distributed.md)."""
+import os
+import pickle
+import sys
+
+from . import _core
+from . import optimizer as opt
+
+
+class KVStoreServer(object):
+    """Runs the server loop; commands from the workers reach `_controller`."""
+
+    def __init__(self):
+        self.updater = None
+
+    def _controller(self, head, body):
+        if head == 0:  # kController: a pickled optimizer, sent by set_optimizer
+            self.updater = opt.get_updater(pickle.loads(body))
+
+    def run(self):
+        _core.kvstore_run_server(self._controller)
+
+
+def _end_the_job_on_uncaught_exceptions():
+    """In a process of a job, an exception that ends the script ends the whole job, saying so: the
+    other processes would otherwise wait for this one until their deadline (MXNet's hang)."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        previous(kind, value, traceback)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _core.kvstore_abandon("the script raised %s: %s" % (kind.__name__, value))
+        os._exit(1)  # not joined yet: mpirun ends the others when this one exits without leaving
+
+    sys.excepthook = hook
+
+
+def _init_kvstore_server_module():
+    """Called at import: a server serves, then the process ends with the job."""
+    if os.environ.get("DMLC_ROLE") or os.environ.get("OMPI_COMM_WORLD_SIZE"):
+        _end_the_job_on_uncaught_exceptions()
+    if os.environ.get("DMLC_ROLE") == "server":
+        KVStoreServer().run()
+        sys.exit(0)

@@ -1,0 +1,220 @@
+"""Distributed kvstores on Open MPI: jobs of workers and servers started by tools/launch.py on this
+machine (docs/distributed.md). Each job is bounded by a timeout; each checks its arithmetic
+against values the test computes alone, and each fault case its exit code, its message and that no
+process of the job is left."""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from conftest import PYTHON_PACKAGES, REPO, built_with
+
+pytestmark = pytest.mark.skipif(not built_with("mpi"), reason="built without MPI (MXPLUG_WITH_MPI)")
+
+LAUNCH = REPO / "tools" / "launch.py"
+# Every job script starts with this: report(d) writes d for the test (stdout of several processes
+# interleaves), as result.<d["rank"]>.json.
+REPORT = """import json as _json
+def report(d):
+    with open("result.%s.json" % d["rank"], "w") as f:
+        _json.dump(d, f)
+"""
+
+
+def launch(tmp_path, script, workers=2, servers=2, env=None, timeout=60):
+    """Runs `script` as a job of the launcher; returns (exit code, stdout, stderr, seconds)."""
+    path = tmp_path / "job.py"
+    path.write_text(REPORT + textwrap.dedent(script))
+    run_env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH="")
+    run_env.update(env or {})
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, str(LAUNCH), "-n", str(workers), "-s", str(servers), "--launcher", "local",
+                        sys.executable, str(path)], capture_output=True, text=True, env=run_env,
+                       timeout=timeout, cwd=tmp_path)
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def left_running(tmp_path):
+    """Processes still running the job's script."""
+    out = subprocess.run(["pgrep", "-f", str(tmp_path / "job.py")], capture_output=True, text=True).stdout
+    return out.split()
+
+
+def results(tmp_path):
+    """What the job's processes reported, by rank."""
+    found = [json.loads(p.read_text()) for p in tmp_path.glob("result.*.json")]
+    return {r["rank"]: r for r in found}
+
+
+def test_the_seeds_arithmetic_across_two_workers_and_two_servers(tmp_path):
+    code, out, err, _ = launch(tmp_path, """
+        import json
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        r, n = kv.rank, kv.num_workers
+        shape = (2, 3)
+        kv.init(3, mx.nd.ones(shape) * (r + 5))          # rank 0's value wins
+        a = mx.nd.zeros(shape)
+        kv.pull(3, out=a)
+        init = a.asnumpy().tolist()
+        kv.push(3, mx.nd.ones(shape) * (r + 1))          # summed over the workers, then stored
+        kv.pull(3, out=a)
+        summed = a.asnumpy().tolist()
+        kv._set_updater(lambda key, grad, weight: weight.__setitem__(slice(None), weight + 2 * grad))
+        kv.push(3, [mx.nd.ones(shape) * (r + 1), mx.nd.ones(shape)])  # two devices' values, merged first
+        kv.pull(3, out=a)
+        updated = a.asnumpy().tolist()
+        kv._set_updater(None)
+        kv.init([4, 5], [mx.nd.arange(1000) * (r + 1), mx.nd.zeros((300, 1000))])
+        kv.push([4, 5], [mx.nd.ones(1000) * r, mx.nd.ones((300, 1000)) * (r + 2)])
+        x, y = mx.nd.zeros(1000), mx.nd.zeros((300, 1000))
+        kv.pull([4, 5], out=[x, y])
+        kv._barrier()
+        report({"rank": r, "n": n, "type": kv.type, "init": init, "summed": summed,
+                          "updated": updated, "x": x.asnumpy().tolist(), "y": [float(y.asnumpy().min()),
+                          float(y.asnumpy().max())]})
+        """)
+    assert code == 0, err
+    got = results(tmp_path)
+    assert sorted(got) == [0, 1]
+    ranks = np.arange(2)
+    for r in got.values():
+        assert r["n"] == 2 and r["type"] == "dist_sync"
+        assert np.all(np.array(r["init"]) == 5)
+        assert np.all(np.array(r["summed"]) == (ranks + 1).sum())
+        assert np.all(np.array(r["updated"]) == (ranks + 1).sum() + 2 * ((ranks + 1) + 1).sum())
+        assert np.all(np.array(r["x"]) == ranks.sum())  # without an updater: the sum is stored
+        assert r["y"] == [float((ranks + 2).sum())] * 2
+
+
+def test_a_store_outside_a_job_says_how_to_start_one(mx):
+    with pytest.raises(mx.MXNetError, match="not started by mpirun.*tools/launch.py"):
+        mx.kv.create('dist_sync')
+    kv = mx.kv.create('local')
+    with pytest.raises(NotImplementedError, match="compression_params"):
+        kv.set_gradient_compression({'type': '2bit', 'threshold': 0.5})
+
+
+def test_a_worker_killed_ends_the_job_naming_it(tmp_path):
+    code, _, err, seconds = launch(tmp_path, """
+        import os, signal, time
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        kv.init('w', mx.nd.ones(10))
+        if kv.rank == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(60)
+        """)
+    assert code != 0
+    assert "the job failed: worker 1 (rank 1) was killed by SIGKILL" in err, err
+    assert seconds < 5 + 3  # the launcher's bound, plus starting 4 interpreters
+    assert left_running(tmp_path) == []
+
+
+def test_a_server_killed_ends_the_job_naming_it(tmp_path):
+    code, _, err, _ = launch(tmp_path, """
+        import os, signal, time
+        if os.environ["DMLC_ROLE"] == "server" and os.environ["OMPI_COMM_WORLD_RANK"] == "3":
+            os.kill(os.getpid(), signal.SIGTERM)
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        time.sleep(60)
+        """)
+    assert code != 0
+    assert "the job failed: server 1 (rank 3) was killed by SIGTERM" in err, err
+    assert left_running(tmp_path) == []
+
+
+def test_a_worker_whose_script_fails_ends_the_job(tmp_path):
+    code, _, err, _ = launch(tmp_path, """
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        if kv.rank == 1:
+            raise ValueError("no data for worker 1")
+        kv.init('w', mx.nd.ones(10))
+        """)
+    assert code == 1
+    assert "mxplug kvstore: worker 1 of 2 (process 1 of 4): the script raised ValueError: no data for worker 1" in err
+    assert re.search(r"the job failed: worker 1 \(rank 1\) ended (it|the job through MPI_Abort) with code 1\n", err), err
+    assert left_running(tmp_path) == []
+
+
+def test_a_worker_exit_code_is_the_jobs(tmp_path):
+    code, _, err, _ = launch(tmp_path, """
+        import sys
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        sys.exit(3 if kv.rank == 0 else 0)
+        """, servers=1)
+    assert code == 3
+    assert "the job failed: worker 0 (rank 0) exited with code 3" in err, err
+
+
+def test_a_stalled_worker_ends_the_job_at_the_deadline_naming_the_key(tmp_path):
+    code, _, err, seconds = launch(tmp_path, """
+        import time
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        kv.init('fc1_weight', mx.nd.ones(10))
+        if kv.rank == 1:
+            time.sleep(60)
+        kv.push('fc1_weight', mx.nd.ones(10))
+        a = mx.nd.zeros(10)
+        kv.pull('fc1_weight', out=a)
+        a.asnumpy()
+        """, env={"MXPLUG_KVSTORE_TIMEOUT": "2"})
+    assert code == 124
+    assert ("mxplug kvstore: worker 0 of 2 (process 0 of 4): kvstore push: summing key 'fc1_weight' over the "
+            "workers: no answer after 2.0 s (MXPLUG_KVSTORE_TIMEOUT); ending the job") in err, err
+    assert re.search(r"the job failed: worker 0 \(rank 0\) ended (it|the job through MPI_Abort) with code 124", err)
+    assert seconds < 2 + 5
+    assert left_running(tmp_path) == []
+
+
+def test_launcher_arguments_are_checked_as_mxnets(tmp_path):
+    p = subprocess.run([sys.executable, str(LAUNCH), "-n", "2", "python3", "x.py"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--launcher ssh needs -H HOSTFILE" in p.stderr
+    p = subprocess.run([sys.executable, str(LAUNCH), "-n", "2", "--launcher", "yarn", "python3", "x.py"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "--launcher yarn is not supported" in p.stderr
+    code, out, err, _ = launch(tmp_path, """
+        import json, os
+        if os.environ["DMLC_ROLE"] == "worker":
+            report({"rank": int(os.environ["OMPI_COMM_WORLD_RANK"]),
+                              "env": {k: os.environ.get(k) for k in ("DMLC_ROLE", "DMLC_NUM_WORKER",
+                                      "DMLC_NUM_SERVER", "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT")}})
+        import mxplug
+        """, workers=2, servers=3)
+    assert code == 0, err
+    got = results(tmp_path)
+    assert sorted(got) == [0, 1]
+    assert got[0]["env"] == {"DMLC_ROLE": "worker", "DMLC_NUM_WORKER": "2", "DMLC_NUM_SERVER": "3",
+                             "DMLC_PS_ROOT_URI": "127.0.0.1", "DMLC_PS_ROOT_PORT": "9091"}
+
+
+def test_an_idle_server_leaves_its_core_to_others(tmp_path):
+    # The server reports its CPU time at exit (atexit runs when `import mxplug` ends its life);
+    # the worker reports what starting up and joining cost it, then keeps the server idle for 3 s.
+    code, out, err, _ = launch(tmp_path, """
+        import atexit, json, os, resource, time
+        def cpu():
+            u = resource.getrusage(resource.RUSAGE_SELF)
+            return u.ru_utime + u.ru_stime
+        if os.environ["DMLC_ROLE"] == "server":
+            atexit.register(lambda: report({"rank": "server", "cpu": cpu()}))
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        started = cpu()
+        time.sleep(3)
+        report({"rank": kv.rank, "cpu": started})
+        """, workers=1, servers=1)
+    assert code == 0, err
+    got = results(tmp_path)
+    idle = got["server"]["cpu"] - got[0]["cpu"]
+    assert idle < 0.3, "the server used %.2f s of CPU while idle for 3 s (more than 10%% of a core)" % idle
