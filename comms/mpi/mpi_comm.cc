@@ -21,6 +21,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -71,7 +72,8 @@ void WaitFor(MPI_Request* request, int64_t timeout_ms, const std::string& what) 
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
     if (elapsed.count() >= timeout_ms) {
-      MPI_Cancel(request);
+      // A collective's request cannot be cancelled or freed (MPI 3.1, 5.12): it is left behind
+      // for the job's end, which the missed deadline brings.
       throw mxplug::CommTimeout(what + ": not every process arrived within " +
                                 std::to_string(timeout_ms) + " ms");
     }
@@ -165,41 +167,53 @@ MPI_Op OpOf(MXPCommReduceOp op) {
 
 // ---- Requests ----
 
+// How an abandoned operation is let go of: a receive is cancelled; a send is freed and completes
+// or dies with the job; a collective's request may be neither cancelled nor freed (MPI 3.1, 5.12),
+// so it is left behind (abandoning one means the job is ending).
+enum class Kind { kReceive, kSend, kCollective };
+
+void Drop(MPI_Request* request, Kind kind) {
+  if (*request == MPI_REQUEST_NULL) return;
+  if (kind == Kind::kReceive) {
+    MPI_Cancel(request);
+    MPI_Wait(request, MPI_STATUS_IGNORE);
+  } else if (kind == Kind::kSend) {
+    MPI_Request_free(request);
+  }
+}
+
 struct Request {
   virtual ~Request() = default;
   virtual bool Test(MXPCommMessageInfo* info) = 0;
   virtual void Cancel() = 0;
 };
 
+// What a received or probed message's status says of it.
+void Describe(const MPI_Status& status, MXPCommMessageInfo* info) {
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  info->source = status.MPI_SOURCE;
+  info->tag = status.MPI_TAG;
+  info->bytes = static_cast<uint64_t>(bytes);
+}
+
+int SourceOf(int source) { return source == MXP_COMM_ANY_SOURCE ? MPI_ANY_SOURCE : source; }
+int TagOf(int tag) { return tag == MXP_COMM_ANY_TAG ? MPI_ANY_TAG : tag; }
+
 // One MPI request (a collective of Open MPI's, a send or a receive).
 struct Single : Request {
   MPI_Request request = MPI_REQUEST_NULL;
   std::string what;
-  bool receive = false;
+  Kind kind = Kind::kCollective;
 
   bool Test(MXPCommMessageInfo* info) override {
     int done = 0;
     MPI_Status status;
     Check(MPI_Test(&request, &done, &status), what);
-    if (!done) return false;
-    if (receive && info) {
-      int bytes = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes);
-      info->source = status.MPI_SOURCE;
-      info->tag = status.MPI_TAG;
-      info->bytes = static_cast<uint64_t>(bytes);
-    }
-    return true;
+    if (done && kind == Kind::kReceive && info) Describe(status, info);
+    return done != 0;
   }
-  void Cancel() override {
-    if (request == MPI_REQUEST_NULL) return;
-    if (receive) {
-      MPI_Cancel(&request);
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Request_free(&request);  // a send is left to complete, or to die with the job
-    }
-  }
+  void Cancel() override { Drop(&request, kind); }
 };
 
 // Note [Ring allreduce].
@@ -250,15 +264,22 @@ struct Ring : Request {
     return true;
   }
   void Cancel() override {
-    if (pending[0] != MPI_REQUEST_NULL) {
-      MPI_Cancel(&pending[0]);
-      MPI_Wait(&pending[0], MPI_STATUS_IGNORE);
-    }
-    if (pending[1] != MPI_REQUEST_NULL) MPI_Request_free(&pending[1]);
+    Drop(&pending[0], Kind::kReceive);
+    Drop(&pending[1], Kind::kSend);
   }
 };
 
 MXPCommRequest* Handle(Request* r) { return reinterpret_cast<MXPCommRequest*>(r); }
+
+// Starts one MPI request: `start(&request)` returns MPI's code.
+template <typename Start>
+MXPCommRequest* StartSingle(const char* what, Kind kind, Start start) {
+  auto r = std::make_unique<Single>();
+  r->what = what;
+  r->kind = kind;
+  Check(start(&r->request), what);
+  return Handle(r.release());
+}
 
 // ---- The backend ----
 
@@ -332,13 +353,10 @@ class MpiBackend : public mxplug::CommBackend {
     const size_t elem = buffer->dtype.bits / 8;
     const int tag = comm->collectives++ % 32768;  // MPI_TAG_UB is at least 32767
     if (count * elem < kRingBytes || comm->size == 1) {
-      auto* r = new Single();
-      r->what = "allreduce";
-      const int code = MPI_Iallreduce(MPI_IN_PLACE, Data(*buffer), ToInt(count, "allreduce"), type,
-                                      OpOf(op), comm->comm, &r->request);
-      if (code != MPI_SUCCESS) delete r;
-      Check(code, "allreduce: MPI_Iallreduce");
-      return Handle(r);
+      const int n = ToInt(count, "allreduce");
+      return StartSingle("allreduce (MPI_Iallreduce)", Kind::kCollective, [&](MPI_Request* r) {
+        return MPI_Iallreduce(MPI_IN_PLACE, Data(*buffer), n, type, OpOf(op), comm->comm, r);
+      });
     }
     auto* r = new Ring();
     r->comm = comm;
@@ -363,61 +381,38 @@ class MpiBackend : public mxplug::CommBackend {
   MXPCommRequest* Broadcast(MXPComm* c, DLTensor* buffer, int root, void*) override {
     Comm* comm = Of(c);
     ++comm->collectives;
-    auto* r = new Single();
-    r->what = "broadcast";
-    const uint64_t bytes = Elements(*buffer) * ((buffer->dtype.bits * buffer->dtype.lanes + 7) / 8);
-    const int code = MPI_Ibcast(Data(*buffer), ToInt(bytes, "broadcast"), MPI_BYTE, root,
-                                comm->comm, &r->request);
-    if (code != MPI_SUCCESS) delete r;
-    Check(code, "broadcast: MPI_Ibcast");
-    return Handle(r);
+    const int bytes = ToInt(
+        Elements(*buffer) * ((buffer->dtype.bits * buffer->dtype.lanes + 7) / 8), "broadcast");
+    return StartSingle("broadcast (MPI_Ibcast)", Kind::kCollective, [&](MPI_Request* r) {
+      return MPI_Ibcast(Data(*buffer), bytes, MPI_BYTE, root, comm->comm, r);
+    });
   }
 
   MXPCommRequest* Barrier(MXPComm* c) override {
-    auto* r = new Single();
-    r->what = "barrier";
-    const int code = MPI_Ibarrier(Of(c)->comm, &r->request);
-    if (code != MPI_SUCCESS) delete r;
-    Check(code, "barrier: MPI_Ibarrier");
-    return Handle(r);
+    return StartSingle("barrier (MPI_Ibarrier)", Kind::kCollective,
+                       [&](MPI_Request* r) { return MPI_Ibarrier(Of(c)->comm, r); });
   }
 
   MXPCommRequest* Send(MXPComm* c, const void* data, uint64_t bytes, int dest, int tag) override {
-    auto* r = new Single();
-    r->what = "send";
-    const int code =
-        MPI_Isend(data, ToInt(bytes, "send"), MPI_BYTE, dest, tag, Of(c)->comm, &r->request);
-    if (code != MPI_SUCCESS) delete r;
-    Check(code, "send: MPI_Isend");
-    return Handle(r);
+    const int n = ToInt(bytes, "send");
+    return StartSingle("send (MPI_Isend)", Kind::kSend, [&](MPI_Request* r) {
+      return MPI_Isend(data, n, MPI_BYTE, dest, tag, Of(c)->comm, r);
+    });
   }
 
   MXPCommRequest* Recv(MXPComm* c, void* data, uint64_t bytes, int source, int tag) override {
-    auto* r = new Single();
-    r->what = "receive";
-    r->receive = true;
-    const int code =
-        MPI_Irecv(data, ToInt(bytes, "receive"), MPI_BYTE,
-                  source == MXP_COMM_ANY_SOURCE ? MPI_ANY_SOURCE : source,
-                  tag == MXP_COMM_ANY_TAG ? MPI_ANY_TAG : tag, Of(c)->comm, &r->request);
-    if (code != MPI_SUCCESS) delete r;
-    Check(code, "receive: MPI_Irecv");
-    return Handle(r);
+    const int n = ToInt(bytes, "receive");
+    return StartSingle("receive (MPI_Irecv)", Kind::kReceive, [&](MPI_Request* r) {
+      return MPI_Irecv(data, n, MPI_BYTE, SourceOf(source), TagOf(tag), Of(c)->comm, r);
+    });
   }
 
   bool Probe(MXPComm* c, int source, int tag, MXPCommMessageInfo* info) override {
     int found = 0;
     MPI_Status status;
-    Check(MPI_Iprobe(source == MXP_COMM_ANY_SOURCE ? MPI_ANY_SOURCE : source,
-                     tag == MXP_COMM_ANY_TAG ? MPI_ANY_TAG : tag, Of(c)->comm, &found, &status),
-          "probe: MPI_Iprobe");
-    if (found) {
-      int bytes = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes);
-      info->source = status.MPI_SOURCE;
-      info->tag = status.MPI_TAG;
-      info->bytes = static_cast<uint64_t>(bytes);
-    }
+    Check(MPI_Iprobe(SourceOf(source), TagOf(tag), Of(c)->comm, &found, &status),
+          "probe (MPI_Iprobe)");
+    if (found) Describe(status, info);
     return found != 0;
   }
 

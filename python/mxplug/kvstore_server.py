@@ -6,18 +6,20 @@ import pickle
 import sys
 
 from . import _core
-from . import optimizer as opt
 
 
 class KVStoreServer(object):
-    """Runs the server loop; commands from the workers reach `_controller`."""
+    """Runs the server loop; commands from the workers reach `_controller`, as MXNet's."""
 
     def __init__(self):
-        self.updater = None
+        self.optimizer = None  # what dist_async's server stores will update with (still to come)
 
-    def _controller(self, head, body):
+    def _controller(self, rank, head, body):
         if head == 0:  # kController: a pickled optimizer, sent by set_optimizer
-            self.updater = opt.get_updater(pickle.loads(body))
+            self.optimizer = pickle.loads(body)
+        else:  # MXNet's words for a command it does not know
+            print("server %d, unknown command (%d, %s)" % (rank, head, body.decode(errors="replace")),
+                  flush=True)
 
     def run(self):
         _core.kvstore_run_server(self._controller)

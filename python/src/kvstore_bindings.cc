@@ -50,9 +50,9 @@ void DefineKVStore(py::module_& m) {
       "kvstore_run_server",
       [](py::object controller) {
         py::gil_scoped_release release;
-        KVStore::RunServer([controller](int head, const std::string& body) {
+        KVStore::RunServer([controller](int server_rank, int head, const std::string& body) {
           py::gil_scoped_acquire gil;
-          controller(head, py::bytes(body));
+          controller(server_rank, head, py::bytes(body));
         });
       },
       py::arg("controller"));

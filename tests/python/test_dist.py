@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import PYTHON_PACKAGES, REPO, built_with
+from conftest import PYTHON_PACKAGES, REPO, TEST_PLUGINS, built_with
 
 pytestmark = pytest.mark.skipif(not built_with("mpi"), reason="built without MPI (MXPLUG_WITH_MPI)")
 
@@ -91,6 +91,58 @@ def test_the_seeds_arithmetic_across_two_workers_and_two_servers(tmp_path):
         assert np.all(np.array(r["updated"]) == (ranks + 1).sum() + 2 * ((ranks + 1) + 1).sum())
         assert np.all(np.array(r["x"]) == ranks.sum())  # without an updater: the sum is stored
         assert r["y"] == [float((ranks + 2).sum())] * 2
+
+
+def test_dist_device_sync_merges_on_the_device_and_updates_there(tmp_path):
+    # The asynchronous test device stands for GPUs: two per worker, merged there, summed over the
+    # workers through host memory, copied back for the updater (MXNet's dist_device_sync).
+    code, _, err, _ = launch(tmp_path, """
+        import os
+        import mxplug as mx
+        mx.library.load(os.environ["TESTDEV"], verbose=False)
+        kv = mx.kv.create('dist_device_sync')
+        r = kv.rank
+        kv.init('w', mx.nd.ones((4, 5), ctx=mx.gpu(0)) * (r + 3))
+        kv._set_updater(lambda key, grad, weight: weight.__setitem__(slice(None), weight - 0.5 * grad))
+        grads = [mx.nd.ones((4, 5), ctx=mx.gpu(i)) * (r + 1) * (i + 1) for i in (0, 1)]
+        kv.push('w', grads)
+        outs = [mx.nd.zeros((4, 5), ctx=mx.gpu(i)) for i in (0, 1)]
+        kv.pull('w', out=outs)
+        report({"rank": r, "ctx": [str(o.context) for o in outs], "w": [o.asnumpy().tolist() for o in outs]})
+        """, env={"MXPLUG_GPU_BACKEND": "testdev", "CUDA_VISIBLE_DEVICES": "",
+                  "TESTDEV": str(TEST_PLUGINS / "devices" / "libtest_device.so")})
+    assert code == 0, err
+    got = results(tmp_path)
+    grad_sum = sum((r + 1) * (i + 1) for r in (0, 1) for i in (0, 1))
+    for r in got.values():
+        assert r["ctx"] == ["gpu(0)", "gpu(1)"]
+        assert np.all(np.array(r["w"]) == 3 - 0.5 * grad_sum)
+
+
+def test_workers_that_init_different_keys_are_told_which(tmp_path):
+    code, _, err, _ = launch(tmp_path, """
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        kv.init('w', mx.nd.ones(3 + kv.rank))
+        """)
+    assert code == 1
+    assert ("kvstore init: key 'w' is (3,) float32 here (12 bytes), while another worker's has between 12 and "
+            "16 bytes (worker 0 of 2 (process 0 of 4))") in err, err
+    assert left_running(tmp_path) == []
+
+
+def test_commands_reach_every_server(tmp_path):
+    code, out, err, _ = launch(tmp_path, """
+        import mxplug as mx
+        kv = mx.kv.create('dist_sync')
+        if kv.rank == 0:
+            kv._send_command_to_servers(5, "hello")
+        kv._barrier()
+        """)
+    assert code == 0, err
+    # MXNet's KVStoreServer prints the commands it does not know, in these words.
+    assert sorted(line for line in out.splitlines() if "unknown command" in line) == [
+        "server 0, unknown command (5, hello)", "server 1, unknown command (5, hello)"]
 
 
 def test_a_store_outside_a_job_says_how_to_start_one(mx):

@@ -9,6 +9,7 @@
 #include <boost/dll/library_info.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -339,6 +340,20 @@ int CmdDescribe(const Options& o, const std::string& name,
   return prop || kwargs.empty() ? 0 : kExitFailure;
 }
 
+// With --json, {key: entries}; else a line or more per entry (`print`), or that no `what` is
+// loaded.
+int PrintEntries(const Options& o, const char* key, const char* what, const json& entries,
+                 const std::function<void(const json&)>& print) {
+  if (o.json) {
+    Out() << Dumped(json{{key, entries}}) << "\n";
+    return 0;
+  }
+  if (entries.empty())
+    Out() << "no " << what << " loaded (plugin folders searched: " << SearchPathText(o) << ")\n";
+  for (const auto& e : entries) print(e);
+  return 0;
+}
+
 // ---- devices ----
 int CmdDevices(const Options& o) {
   Runtime& rt = LoadPlugins(o);
@@ -359,13 +374,7 @@ int CmdDevices(const Options& o) {
     }
     j.push_back(entry);
   }
-  if (o.json) {
-    Out() << Dumped(json{{"devices", j}}) << "\n";
-    return 0;
-  }
-  if (j.empty())
-    Out() << "no device backends loaded (plugin folders searched: " << SearchPathText(o) << ")\n";
-  for (const auto& e : j) {
+  return PrintEntries(o, "devices", "device backends", j, [](const json& e) {
     Out() << e["name"].get<std::string>() << "  (plugin " << e["plugin"].get<std::string>()
           << ", DLPack device type " << e["dlpack_device_type"] << "): " << e["count"]
           << " device(s)";
@@ -375,8 +384,7 @@ int CmdDevices(const Options& o) {
       for (const auto& dev : e["devices"])
         Out() << "  " << e["name"].get<std::string>() << "(" << dev["id"] << ")  "
               << dev["description"].get<std::string>() << "\n";
-  }
-  return 0;
+  });
 }
 
 // ---- comms ----
@@ -397,21 +405,13 @@ int CmdComms(const Options& o) {
     }
     j.push_back(entry);
   }
-  if (o.json) {
-    Out() << Dumped(json{{"comms", j}}) << "\n";
-    return 0;
-  }
-  if (j.empty())
-    Out() << "no communication backends loaded (plugin folders searched: " << SearchPathText(o)
-          << ")\n";
-  for (const auto& e : j) {
+  return PrintEntries(o, "comms", "communication backends", j, [](const json& e) {
     Out() << e["name"].get<std::string>() << "  (plugin " << e["plugin"].get<std::string>()
           << ", memory: " << Join(e["memory"].get<std::vector<std::string>>())
           << "): " << (e["available"].get<bool>() ? "this process is part of a job" : "no job");
     if (e.contains("reason")) Out() << ": " << e["reason"].get<std::string>();
     Out() << "\n";
-  }
-  return 0;
+  });
 }
 
 // ---- plugins ----

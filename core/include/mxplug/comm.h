@@ -73,7 +73,8 @@ struct CommEntry : std::enable_shared_from_this<CommEntry> {
    * not all join in time.
    */
   std::shared_ptr<Communicator> World(const Deadline& deadline) const;
-  /*! \brief Leaves the job (the world must have been joined). */
+  /*! \brief Leaves the job (the world must have been joined), freeing the world first; joining
+   * again is then the backend's error. */
   void Finalize() const;
 };
 

@@ -68,8 +68,8 @@ class KVStore {
   /*! \brief Gives (head, body) to every server's controller (MXNet's _send_command_to_servers). */
   virtual void SendCommandToServers(int head, const std::string& body) { (void)head, (void)body; }
 
-  /*! \brief Called by a server with each command workers send. */
-  using Controller = std::function<void(int head, const std::string& body)>;
+  /*! \brief Called by a server (its index among the servers) with each command workers send. */
+  using Controller = std::function<void(int server_rank, int head, const std::string& body)>;
   /*!
    * \brief A server process's life (DMLC_ROLE=server): joins the job, serves the workers and
    * returns once every worker has finished (FinishDistributed), having left the job.

@@ -90,6 +90,7 @@ std::shared_ptr<Communicator> CommEntry::World(const Deadline& deadline) const {
 
 void CommEntry::Finalize() const {
   std::lock_guard<std::mutex> lock(world_mu);
+  world.reset();  // freed while the backend can; a later World() is the backend's error
   ThrowIfError(def.finalize(def.user), Where(*this, "leaving the job"));
 }
 

@@ -65,6 +65,18 @@ std::shared_ptr<const CommEntry> ChooseBackend(const std::string& type) {
 
 }  // namespace
 
+void AllreduceMax(const Communicator& comm, std::vector<int64_t>* values, const std::string& what,
+                  const Deadline& deadline) {
+  int64_t shape[1] = {static_cast<int64_t>(values->size())};
+  DLTensor t{};
+  t.data = values->data();
+  t.device = {kDLCPU, 0};
+  t.ndim = 1;
+  t.shape = shape;
+  t.dtype = {kDLInt, 64, 1};
+  comm.Allreduce(&t, kMXPCommMax, what, deadline);
+}
+
 DistJob& DistJob::Get(const std::string& type) {
   std::lock_guard<std::mutex> lock(g_job_mu);
   if (!g_job) g_job = new DistJob(type);
@@ -102,17 +114,10 @@ void DistJob::Join(const std::string& type) {
   const Deadline deadline = NewDeadline();
   world_ = backend_->World(deadline);
   // Which processes are servers: each marks its own slot, a max over the world gathers them.
-  std::vector<int32_t> is_server(world_->size(), 0);
+  std::vector<int64_t> is_server(world_->size(), 0);
   is_server[world_->rank()] = role_ == DistRole::kServer;
-  int64_t shape[1] = {static_cast<int64_t>(is_server.size())};
-  DLTensor t{};
-  t.data = is_server.data();
-  t.device = {kDLCPU, 0};
-  t.ndim = 1;
-  t.shape = shape;
-  t.dtype = {kDLInt, 32, 1};
-  world_->Allreduce(&t, kMXPCommMax, "kvstore '" + type + "': finding the servers of the job",
-                    deadline);
+  AllreduceMax(*world_, &is_server, "kvstore '" + type + "': finding the servers of the job",
+               deadline);
   for (int r = 0; r < world_->size(); ++r)
     if (is_server[r]) server_ranks_.push_back(r);
   group_ = world_->Split(role_ == DistRole::kServer, world_->rank(), deadline);

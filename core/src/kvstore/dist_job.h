@@ -38,6 +38,11 @@ enum DistTag : int {
   kTagCommand = 2,  // _send_command_to_servers: int32 head, then the body
 };
 
+/*! \brief Replaces each of `values` by its maximum over the processes of `comm` (every one
+ * calls it with as many values). */
+void AllreduceMax(const Communicator& comm, std::vector<int64_t>* values, const std::string& what,
+                  const Deadline& deadline);
+
 class DistJob {
  public:
   /*!

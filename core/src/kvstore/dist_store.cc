@@ -45,14 +45,13 @@ class DistSyncStore : public MergingStore {
     const int32_t h = head;
     std::memcpy(message.data(), &h, sizeof h);
     message += body;
-    job_.Run([this, message] {
+    job_.Run([this, head, message] {
       const Deadline deadline = job_.NewDeadline();
       for (int server : job_.server_ranks())
         job_.world()
             .StartSend(message.data(), message.size(), server, kTagCommand,
-                       "sending command " +
-                           std::to_string(*reinterpret_cast<const int32_t*>(message.data())) +
-                           " to server process " + std::to_string(server))
+                       "sending command " + std::to_string(head) + " to server process " +
+                           std::to_string(server))
             .Wait(deadline);
     });
   }
@@ -64,7 +63,8 @@ class DistSyncStore : public MergingStore {
   void InitStored(const std::vector<std::string>& keys, std::vector<Entry*>& entries) override {
     CheckSameKeys(keys, entries);
     for (size_t i = 0; i < keys.size(); ++i) {
-      NDArray host = OnHost(entries[i]->stored, &entries[i]->staged);
+      const NDArray& stored = entries[i]->stored;  // on a device for dist_device_sync
+      NDArray host = stored.ctx().IsHost() ? stored : stored.CopyTo(Context::CPU());
       job_.Push(
           [this, view = std::make_shared<HostView>(host), key = keys[i]] {
             job_.workers().Broadcast(&view->tensor, 0,
@@ -72,7 +72,7 @@ class DistSyncStore : public MergingStore {
                                      job_.NewDeadline());
           },
           {}, {host.var()}, "kvstore init broadcast");
-      if (!(host.ctx() == entries[i]->stored.ctx())) NDArray::Copy(host, entries[i]->stored);
+      if (!(host.ctx() == stored.ctx())) NDArray::Copy(host, stored);
     }
     for (Entry* entry : entries)
       entry->stored.WaitToRead();  // MXNet's init returns after a barrier
@@ -93,63 +93,38 @@ class DistSyncStore : public MergingStore {
         {}, {host.var()}, "kvstore allreduce");
     if (merged.ctx() == host.ctx()) return host;
     // dist_device_sync: the updater works on the device the values were merged on.
-    if (entry->staged.is_none() || !(entry->staged.ctx() == merged.ctx()))
-      entry->staged = NDArray(merged.shape(), merged.ctx(), merged.dtype());
-    NDArray::Copy(host, entry->staged);
-    return entry->staged;
+    if (entry->on_device.is_none() || !(entry->on_device.ctx() == merged.ctx()))
+      entry->on_device = NDArray(merged.shape(), merged.ctx(), merged.dtype());
+    NDArray::Copy(host, entry->on_device);
+    return entry->on_device;
   }
 
  private:
-  // The array itself when it is in host memory, else a host copy of it kept in *staging.
-  static NDArray OnHost(const NDArray& a, NDArray* staging) {
-    if (a.ctx().IsHost()) return a;
-    *staging = NDArray(a.shape(), Context::CPU(), a.dtype());
-    NDArray::Copy(a, *staging);
-    return *staging;
-  }
-
   // Every worker must init the same keys, in the same order, with arrays of the same size: else
-  // the broadcasts would pair different keys. One allreduce of (hash, size) and their negations
-  // under max finds any difference.
+  // the broadcasts would pair different keys. Values and their negations under a max find any
+  // difference: first of the number of keys (lists of different lengths cannot be reduced
+  // together), then of each key's hash and size.
   void CheckSameKeys(const std::vector<std::string>& keys, const std::vector<Entry*>& entries) {
-    std::vector<int64_t> mine;
+    const std::string what = "kvstore init: comparing the keys of the workers";
+    const int64_t n = static_cast<int64_t>(keys.size());
+    std::vector<int64_t> count{n, -n}, each;
     for (size_t i = 0; i < keys.size(); ++i) {
       const int64_t hash = static_cast<int64_t>(std::hash<std::string>()(keys[i]) >> 1);
       const int64_t bytes = static_cast<int64_t>(entries[i]->stored.bytes());
-      mine.insert(mine.end(), {hash, -hash, bytes, -bytes});
+      each.insert(each.end(), {hash, -hash, bytes, -bytes});
     }
-    std::vector<int64_t> most = mine;
-    most.push_back(static_cast<int64_t>(keys.size()));
-    most.push_back(-static_cast<int64_t>(keys.size()));
-    job_.Run([this, &most] {
-      // The count first: lists of different lengths cannot be reduced together.
-      int64_t count_shape[1] = {2};
-      DLTensor count{};
-      count.data = most.data() + most.size() - 2;
-      count.device = {kDLCPU, 0};
-      count.ndim = 1;
-      count.shape = count_shape;
-      count.dtype = {kDLInt, 64, 1};
-      job_.workers().Allreduce(&count, kMXPCommMax,
-                               "kvstore init: comparing the keys of the workers",
-                               job_.NewDeadline());
-      if (most[most.size() - 2] != -most.back()) return;
-      int64_t shape[1] = {static_cast<int64_t>(most.size() - 2)};
-      DLTensor t = count;
-      t.data = most.data();
-      t.shape = shape;
-      job_.workers().Allreduce(&t, kMXPCommMax, "kvstore init: comparing the keys of the workers",
-                               job_.NewDeadline());
+    job_.Run([&] {
+      AllreduceMax(job_.workers(), &count, what, job_.NewDeadline());
+      if (count[0] == -count[1]) AllreduceMax(job_.workers(), &each, what, job_.NewDeadline());
     });
-    if (most[most.size() - 2] != -most.back())
-      throw Error(
-          "kvstore init: this worker initialises " + std::to_string(keys.size()) +
-              " keys in one call, another worker a different number; every worker must init "
-              "the same keys (" +
-              job_.Who() + ")",
-          kMXPInvalidArgument);
+    if (count[0] != -count[1])
+      throw Error("kvstore init: this worker initialises " + std::to_string(n) +
+                      " keys in one call, another worker a different number (from " +
+                      std::to_string(-count[1]) + " to " + std::to_string(count[0]) +
+                      "); every worker must init the same keys (" + job_.Who() + ")",
+                  kMXPInvalidArgument);
     for (size_t i = 0; i < keys.size(); ++i) {
-      const int64_t* m = &most[4 * i];
+      const int64_t* m = &each[4 * i];
       if (m[0] != -m[1])
         throw Error("kvstore init: key '" + keys[i] +
                         "' is not the key other workers initialise at that place; every "
@@ -158,7 +133,9 @@ class DistSyncStore : public MergingStore {
                     kMXPInvalidArgument);
       if (m[2] != -m[3])
         throw Error("kvstore init: key '" + keys[i] + "' is " + entries[i]->stored.Describe() +
-                        " here, and of another size on another worker (" + job_.Who() + ")",
+                        " here (" + std::to_string(entries[i]->stored.bytes()) +
+                        " bytes), while another worker's has between " + std::to_string(-m[3]) +
+                        " and " + std::to_string(m[2]) + " bytes (" + job_.Who() + ")",
                     kMXPInvalidArgument);
     }
   }
@@ -214,7 +191,7 @@ void KVStore::RunServer(Controller controller) {
         if (body.size() < sizeof head)
           job.Fail("a command of process " + std::to_string(info.source) + " has no head");
         std::memcpy(&head, body.data(), sizeof head);
-        if (controller) controller(head, body.substr(sizeof head));
+        if (controller) controller(job.rank(), head, body.substr(sizeof head));
         break;
       }
       default:

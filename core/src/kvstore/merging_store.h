@@ -34,8 +34,8 @@ class MergingStore : public KVStore {
     NDArray stored;
     NDArray sum;                    // the merge buffer, made at the first push of several values
     std::vector<NDArray> incoming;  // where values from other contexts are copied before summing
-    NDArray reduced;                // a distributed store's sum over workers (Reduce)
-    NDArray staged;                 // where it brings an accelerator's sum to the host
+    NDArray reduced;    // a distributed store's sum over the workers, in host memory (Reduce)
+    NDArray on_device;  // that sum copied back to the device the values were merged on
   };
 
   /*! \brief Called by Init after the checks, with the copies stored; a distributed store makes
