@@ -150,9 +150,10 @@ class Watcher(object):
     RANK = [(re.compile(r"MPI_ABORT was invoked on rank (\d+)"), "ended the job through MPI_Abort"),
             (re.compile(r"Process name:\s*\[\[\d+,\d+\],(\d+)\]"), "exited")]
     CODE = re.compile(r"(?:Exit code:|with errorcode)\s*(\d+)")
-    # Debian's Open MPI 4.1.4 fails to print MPI_Abort's help text and says this instead; the
-    # process that aborted has said why itself.
-    NOISE = re.compile(r"ORTE_ERROR_LOG: .*show_help\.c")
+    # Debian's Open MPI 4.1.4 fails to print MPI_Abort's help text and says this instead, and
+    # counts the other processes' copies of it; the process that aborted has said why itself.
+    NOISE = re.compile(r"ORTE_ERROR_LOG: .*show_help\.c|has sent help message help-mpi-api\.txt / mpi-abort"
+                       r"|\"orte_base_help_aggregate\" to 0 to see all help")
     # What a process of ours says before it ends the job (kvstore/dist_job.cc, DistJob::Fail).
     OWN = re.compile(r"^mxplug kvstore: (?:worker|server) \d+ of \d+ \(process (\d+) of \d+\)")
 

@@ -6,6 +6,8 @@ the held-out test set and says whether it reached its goal accuracy.
     python3 examples/train/train_mnist.py                    # both networks, their defaults
     python3 examples/train/train_mnist.py --network mlp --num-epochs 3
     python3 examples/train/train_mnist.py --network mlp --resume   # go on from the last checkpoint
+    tools/launch.py -n 2 -s 2 --launcher local \
+        python3 examples/train/train_mnist.py --kv-store dist_sync   # 2 workers, each on half the data
 
 Exit status 0 when every network trained reached its goal (with --check), else 1.
 """
@@ -47,10 +49,12 @@ def find_file(data_dir, stem):
                      % (stem, data_dir))
 
 
-def iterators(data_dir, batch_size, flat, seed):
+def iterators(data_dir, batch_size, flat, seed, kv):
+    # A worker of a distributed job trains on its part of the images (MXNet's num_parts).
     train = mx.io.MNISTIter(image=find_file(data_dir, "train-images-idx3-ubyte"),
                             label=find_file(data_dir, "train-labels-idx1-ubyte"),
-                            batch_size=batch_size, shuffle=True, flat=flat, seed=seed)
+                            batch_size=batch_size, shuffle=True, flat=flat, seed=seed,
+                            num_parts=kv.num_workers, part_index=kv.rank)
     test = mx.io.MNISTIter(image=find_file(data_dir, "t10k-images-idx3-ubyte"),
                            label=find_file(data_dir, "t10k-labels-idx1-ubyte"),
                            batch_size=TEST_BATCH, shuffle=False, flat=flat)
@@ -78,19 +82,31 @@ class Throughput(object):
         return self.samples / self.seconds if self.seconds else 0.0
 
 
+class Local(object):
+    """What train() reads of a kvstore, for the single-process kinds."""
+    rank, num_workers = 0, 1
+
+    def __init__(self, kind):
+        self.type = kind
+
+
 def last_checkpoint(prefix):
     epochs = [int(p[len(prefix) + 1:-len(".params")]) for p in glob.glob(prefix + "-*.params")]
     return max(epochs) if epochs else 0
 
 
 def train(name, args, data_dir, goal):
+    # A store per network (both have a key 'fc1_weight'); the single-process kinds are left to
+    # Module, which makes none for one device.
+    kv = mx.kv.create(args.kv_store) if "dist" in args.kv_store else Local(args.kv_store)
     spec = NETWORKS[name]
     batch_size = args.batch_size or spec["batch_size"]
     num_epochs = args.num_epochs or spec["num_epochs"]
-    train_iter, test_iter = iterators(data_dir, batch_size, flat=(name == "mlp"), seed=args.seed)
+    train_iter, test_iter = iterators(data_dir, batch_size, flat=(name == "mlp"), seed=args.seed, kv=kv)
     contexts = [mx.cpu(i) for i in range(args.contexts)]
     os.makedirs(args.checkpoint_dir, exist_ok=True)
     prefix = os.path.join(args.checkpoint_dir, name)
+    worker = "" if kv.num_workers == 1 else "worker %d: " % kv.rank
 
     begin_epoch = last_checkpoint(prefix) if args.resume else 0
     if begin_epoch:
@@ -107,7 +123,7 @@ def train(name, args, data_dir, goal):
         train_iter.reset()
         throughput = Throughput(batch_size)
         callbacks = [throughput]
-        if not args.no_progress:
+        if not args.no_progress and kv.rank == 0:
             callbacks.append(mx.callback.ProgressBar(total=batches, stream=sys.stdout))
         params = dict(spec["optimizer_params"])
         if args.lr:
@@ -117,21 +133,26 @@ def train(name, args, data_dir, goal):
         params["lr_scheduler"] = mx.lr_scheduler.MultiFactorScheduler(
             step=[batches * e for e in spec["lr_drops"]], factor=0.2,
             base_lr=params["learning_rate"])
+        # Worker 0 writes the checkpoints (a dist_async store's optimizer states stay on the
+        # servers: only the weights are saved then).
+        checkpoint = None
+        if kv.rank == 0:
+            checkpoint = mx.callback.module_checkpoint(
+                mod, prefix, save_optimizer_states="async" not in kv.type)
         mod.fit(train_iter, eval_data=test_iter, eval_metric="acc", num_epoch=num_epochs,
                 begin_epoch=begin_epoch, optimizer=spec["optimizer"], optimizer_params=params,
                 initializer=mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2),
-                batch_end_callback=callbacks,
-                epoch_end_callback=mx.callback.module_checkpoint(mod, prefix,
-                                                                 save_optimizer_states=True))
-        logging.info("%s: training %.0f samples/s", name, throughput.rate)
+                batch_end_callback=callbacks, epoch_end_callback=checkpoint,
+                kvstore=kv.type if isinstance(kv, Local) else kv)
+        logging.info("%s%s: training %.0f samples/s", worker, name, throughput.rate)
 
     tic = time.time()
     metric = mx.metric.Accuracy()
     accuracy = dict(mod.score(test_iter, metric))["accuracy"]
     infer_rate = metric.num_inst / (time.time() - tic)
     verdict = "reached" if accuracy >= goal else "NOT reached"
-    print("%s: test accuracy %.4f (goal %.2f %s), inference %.0f samples/s, checkpoints %s-*.params"
-          % (name, accuracy, goal, verdict, infer_rate, prefix), flush=True)
+    print("%s%s: test accuracy %.4f (goal %.2f %s), inference %.0f samples/s, checkpoints %s-*.params"
+          % (worker, name, accuracy, goal, verdict, infer_rate, prefix), flush=True)
     return accuracy >= goal
 
 
@@ -149,6 +170,9 @@ def main():
                         help="Adam's learning rate (default: mlp 0.002, lenet 0.001)")
     parser.add_argument("--contexts", type=int, default=1,
                         help="train data-parallel over cpu(0)..cpu(N-1)")
+    parser.add_argument("--kv-store", default="local",
+                        help="the kvstore: local, device, or dist_sync, dist_device_sync, dist_async "
+                             "in a job started by tools/launch.py (default: %(default)s)")
     parser.add_argument("--checkpoint-dir", default="checkpoints/train_mnist")
     parser.add_argument("--resume", action="store_true",
                         help="go on from the last checkpoint in --checkpoint-dir")

@@ -127,17 +127,23 @@ class KVStore(object):
             body = body.encode()
         self.handle.send_command_to_servers(int(head), bytes(body))
 
-    def save_optimizer_states(self, fname, dump_optimizer=False):
-        """Writes the optimizer states (and the optimizer with dump_optimizer) to `fname`."""
+    def _local_updater(self, what):
+        if 'async' in self.type:  # MXNet: "Cannot save states for distributed training"
+            raise RuntimeError("%s: the optimizer of a '%s' store runs on the servers, which keep its "
+                               "states; a worker cannot %s them (as in MXNet). 'dist_sync' keeps them on "
+                               "every worker" % (what, self.type, what.split('_')[0]))
         if not isinstance(self._updater, opt.Updater):
-            raise RuntimeError("save_optimizer_states: set an optimizer first (set_optimizer)")
-        self._updater.save_states(fname, dump_optimizer)
+            raise RuntimeError("%s: set an optimizer first (set_optimizer)" % what)
+        return self._updater
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Writes the optimizer states (and the optimizer with dump_optimizer) to `fname`. Every
+        worker of a 'dist_sync' store holds the same states."""
+        self._local_updater("save_optimizer_states").save_states(fname, dump_optimizer)
 
     def load_optimizer_states(self, fname):
         """Reads optimizer states written by save_optimizer_states."""
-        if not isinstance(self._updater, opt.Updater):
-            raise RuntimeError("load_optimizer_states: set an optimizer first (set_optimizer)")
-        self._updater.load_states(fname)
+        self._local_updater("load_optimizer_states").load_states(fname)
 
 
 # MXNet's kvstore server command heads (KVStoreServer's kController is 0).

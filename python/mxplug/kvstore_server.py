@@ -6,23 +6,40 @@ import pickle
 import sys
 
 from . import _core
+from . import optimizer as opt
 
 
 class KVStoreServer(object):
-    """Runs the server loop; commands from the workers reach `_controller`, as MXNet's."""
+    """Runs the server loop: commands from the workers reach `_controller`, as MXNet's, and each
+    push to this server's part of a 'dist_async' key reaches `_update`."""
 
     def __init__(self):
-        self.optimizer = None  # what dist_async's server stores will update with (still to come)
+        self.updater = None  # made from the optimizer the workers' set_optimizer sends
 
     def _controller(self, rank, head, body):
         if head == 0:  # kController: a pickled optimizer, sent by set_optimizer
-            self.optimizer = pickle.loads(body)
+            self.updater = opt.get_updater(pickle.loads(body))
         else:  # MXNet's words for a command it does not know
             print("server %d, unknown command (%d, %s)" % (rank, head, body.decode(errors="replace")),
                   flush=True)
 
+    def _update(self, key, recv, stored):
+        if self.updater is None:  # no optimizer: the push replaces the value
+            recv.copyto(stored)
+        else:
+            self.updater(_worker_key(key), recv, stored)
+
     def run(self):
-        _core.kvstore_run_server(self._controller)
+        _core.kvstore_run_server(self._controller, self._update)
+
+
+def _worker_key(key):
+    """Keys cross as str; an int-keyed store's keys reach the optimizer as ints again, as they do
+    in the workers' updaters (its lr_mult and idx2name are looked up by them)."""
+    try:
+        return int(key) if str(int(key)) == key else key
+    except ValueError:
+        return key
 
 
 def _end_the_job_on_uncaught_exceptions():

@@ -48,14 +48,21 @@ void DefineKVStore(py::module_& m) {
   // A server process's life, and a worker's last act (python/mxplug/kvstore_server.py).
   m.def(
       "kvstore_run_server",
-      [](py::object controller) {
+      [](const py::object& controller, const py::object& updater) {
+        // The callables are captured by reference (they outlive the call): copies of the
+        // functions made without the GIL then never touch a Python reference count.
         py::gil_scoped_release release;
-        KVStore::RunServer([controller](int server_rank, int head, const std::string& body) {
-          py::gil_scoped_acquire gil;
-          controller(server_rank, head, py::bytes(body));
-        });
+        KVStore::RunServer(
+            [&controller](int server_rank, int head, const std::string& body) {
+              py::gil_scoped_acquire gil;
+              controller(server_rank, head, py::bytes(body));
+            },
+            [&updater](const std::string& key, const NDArray& recv, NDArray* stored) {
+              py::gil_scoped_acquire gil;
+              updater(key, recv, *stored);
+            });
       },
-      py::arg("controller"));
+      py::arg("controller"), py::arg("updater"));
   m.def("kvstore_finish", &KVStore::FinishDistributed, py::call_guard<py::gil_scoped_release>());
   m.def("kvstore_abandon", &KVStore::AbandonDistributed, py::arg("message"));
 }

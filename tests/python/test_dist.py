@@ -2,9 +2,11 @@
 machine (docs/distributed.md). Each job is bounded by a timeout; each checks its arithmetic
 against values the test computes alone, and each fault case its exit code, its message and that no
 process of the job is left."""
+import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,7 +15,10 @@ import time
 import numpy as np
 import pytest
 
-from conftest import PYTHON_PACKAGES, REPO, TEST_PLUGINS, built_with
+from conftest import PYTHON_PACKAGES, REPO, TEST_PLUGINS, built_with, require_mxnet
+
+sys.path.insert(0, str(REPO / "tools" / "bench"))
+from mxnet_job import run_mxnet_job  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not built_with("mpi"), reason="built without MPI (MXPLUG_WITH_MPI)")
 
@@ -143,6 +148,159 @@ def test_commands_reach_every_server(tmp_path):
     # MXNet's KVStoreServer prints the commands it does not know, in these words.
     assert sorted(line for line in out.splitlines() if "unknown command" in line) == [
         "server 0, unknown command (5, hello)", "server 1, unknown command (5, hello)"]
+
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+EPOCH_SCRIPT = REPO / "tests" / "python" / "dist_mlp_epoch.py"
+
+
+def test_dist_sync_gives_the_weights_of_one_process_and_of_mxnet(tmp_path):
+    # One epoch of the seeds' MLP (tests/python/dist_mlp_epoch.py): 2 workers at batch 64 on
+    # num_parts=2 halves, against one process at batch 128 over the same batches, and against the
+    # same job under MXNet 1.9.1 (servers merging and updating), all from the same weights.
+    require_mxnet()
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+        with gzip.open(os.path.join(FASHION, name + ".gz")) as f, open(tmp_path / name, "wb") as g:
+            shutil.copyfileobj(f, g)
+    code, _, err, _ = launch(tmp_path, """
+        import runpy, sys
+        sys.argv = ["dist_mlp_epoch.py", "mxplug", "dist", ".", "mxplug"]
+        runpy.run_path(%r, run_name="__main__")
+        """ % str(EPOCH_SCRIPT), timeout=120)
+    assert code == 0, err
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH="")
+    single = subprocess.run([sys.executable, str(EPOCH_SCRIPT), "mxplug", "single", ".", "single"], cwd=tmp_path,
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert single.returncode == 0, single.stderr
+    codes, _, errs = run_mxnet_job([str(EPOCH_SCRIPT), "mxnet", "dist", ".", "mxnet"], cwd=tmp_path, timeout=120)
+    assert codes == [0, 0], errs
+    ours = [np.load(tmp_path / ("mxplug.%d.npz" % r)) for r in (0, 1)]
+    one, theirs = np.load(tmp_path / "single.0.npz"), np.load(tmp_path / "mxnet.0.npz")
+    assert sorted(one.files) == ["fc%d_%s" % (i, w) for i in (1, 2, 3) for w in ("bias", "weight")]
+    for name in one.files:
+        np.testing.assert_array_equal(ours[0][name], ours[1][name])  # every worker holds the same
+        np.testing.assert_allclose(ours[0][name], one[name], rtol=0, atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(ours[0][name], theirs[name], rtol=0, atol=1e-5, err_msg=name)
+        assert np.abs(one[name]).max() > 0.2  # trained: the weights started within 0.1
+
+
+def test_the_training_example_runs_as_a_job(tmp_path):
+    # examples/train/train_mnist.py --kv-store dist_sync, as the README starts it (one epoch of
+    # the MLP here): each worker trains on its half, both score the test set, worker 0 alone
+    # writes the checkpoint.
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH="")
+    p = subprocess.run([sys.executable, str(LAUNCH), "-n", "2", "-s", "2", "--launcher", "local", sys.executable,
+                        str(REPO / "examples" / "train" / "train_mnist.py"), "--kv-store", "dist_sync",
+                        "--network", "mlp", "--num-epochs", "1", "--goal", "0.8", "--check", "--no-progress",
+                        "--checkpoint-dir", "ck"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    accuracy = dict(re.findall(r"worker (\d): mlp: test accuracy (\S+) \(goal 0.80 reached\)", p.stdout))
+    assert sorted(accuracy) == ["0", "1"], p.stdout
+    assert all(float(a) >= 0.8 for a in accuracy.values())
+    assert sorted(f.name for f in (tmp_path / "ck").iterdir()) == ["mlp-0001.params", "mlp-0001.states",
+                                                                   "mlp-symbol.json"]
+
+
+# An optimizer the servers unpickle from a module of the job's folder (its script cannot be
+# imported there: a server serves from `import mxplug`); it records which part of which key each
+# server process updates.
+RECORDING_SGD = """import os
+import mxplug as mx
+
+class RecordingSGD(mx.optimizer.SGD):
+    def update(self, index, weight, grad, state):
+        with open("parts.%s.txt" % os.environ["OMPI_COMM_WORLD_RANK"], "a") as f:
+            f.write("%s %d %s\\n" % (index, weight.size, os.environ["DMLC_ROLE"]))
+        super().update(index, weight, grad, state)
+"""
+
+
+def test_dist_async_updates_on_the_servers_and_splits_big_keys(tmp_path):
+    (tmp_path / "recording.py").write_text(RECORDING_SGD)
+    code, _, err, _ = launch(tmp_path, """
+        import mxplug as mx
+        from recording import RecordingSGD
+        kv = mx.kv.create('dist_async')
+        r = kv.rank
+        kv.init(['a', 'b', 'big'], [mx.nd.ones((2, 3)) * (r + 5), mx.nd.arange(6) * (r + 1),
+                                     mx.nd.arange(2001) * (r + 1)])      # rank 0's values win
+        a, b, big = mx.nd.zeros((2, 3)), mx.nd.zeros(6), mx.nd.zeros(2001)
+        kv.pull(['a', 'b', 'big'], out=[a, b, big])
+        init = [a.asnumpy().tolist(), b.asnumpy().tolist(), big.asnumpy().tolist()]
+        kv.push('a', mx.nd.ones((2, 3)) * (r + 1))    # no optimizer yet: a push replaces the value
+        kv._barrier()
+        kv.pull('a', out=a)
+        replaced = a.asnumpy().tolist()
+        kv._barrier()
+        kv.set_optimizer(RecordingSGD(learning_rate=0.5, rescale_grad=0.25))
+        kv.push(['b', 'big'], [[mx.nd.ones(6) * (r + 1), mx.nd.ones(6)], mx.nd.arange(2001) * (r + 1)])
+        kv._barrier()                                  # both workers' pushes are applied
+        kv.pull(['b', 'big', 'b'], out=[b, big, a.reshape(6)])
+        try:
+            kv.save_optimizer_states("states")
+            saved = "saved"
+        except RuntimeError as e:
+            saved = str(e)
+        try:
+            kv._set_updater(lambda *args: None)
+            updater = "set"
+        except mx.MXNetError as e:
+            updater = str(e)
+        report({"rank": r, "init": init, "replaced": replaced, "b": b.asnumpy().tolist(),
+                "big": big.asnumpy().tolist(), "b2": a.asnumpy().ravel().tolist(), "saved": saved,
+                "updater": updater})
+        """, env={"MXNET_KVSTORE_BIGARRAY_BOUND": "1000"})
+    assert code == 0, err
+    got = results(tmp_path)
+    assert sorted(got) == [0, 1]
+    grads_b = np.ones(6) * (1 + 2) + 2 * np.ones(6)  # each worker's two values merged, then both workers'
+    for r in got.values():
+        assert r["init"] == [[[5.0] * 3] * 2, list(range(6)), list(range(2001))]
+        assert r["replaced"] in ([[1.0] * 3] * 2, [[2.0] * 3] * 2)  # the last push of either worker
+        np.testing.assert_array_equal(r["b"], np.arange(6) - 0.5 * 0.25 * grads_b)
+        np.testing.assert_array_equal(r["b2"], r["b"])
+        np.testing.assert_allclose(r["big"], np.arange(2001) - 0.5 * 0.25 * np.arange(2001) * 3, rtol=1e-6)
+        assert "runs on the servers" in r["saved"] and "cannot save them" in r["saved"]
+        assert "the updater runs on the servers; give them an optimizer with set_optimizer" in r["updater"]
+    # Where the parts were updated (MXNet's placement): 'b' (key 1 in init order) whole on server
+    # (1 * 9973) % 2 = 1; 'big' (2,001 elements, over the bound of 1,000) split 1,001 + 1,000.
+    parts = {int(p.name.split(".")[1]): sorted(p.read_text().splitlines()) for p in tmp_path.glob("parts.*.txt")}
+    first, second = sorted(parts)
+    assert parts[first] == ["big 1001 server"] * 2
+    assert parts[second] == ["b 6 server"] * 2 + ["big 1000 server"] * 2
+
+
+def test_dist_async_trains_a_module_to_accuracy(tmp_path):
+    code, _, err, _ = launch(tmp_path, """
+        import numpy as np
+        import mxplug as mx
+        kv = mx.kv.create('dist_async')
+        rng = np.random.RandomState(kv.rank)
+        x = rng.randn(1000, 10).astype('float32')
+        y = (x @ (np.arange(10) - 4.5) > 0).astype('float32')
+        it = mx.io.NDArrayIter(x, y, batch_size=50, label_name='softmax_label')
+        net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc'),
+                                   name='softmax')
+        mod = mx.mod.Module(net, context=mx.cpu())
+        mod.fit(it, num_epoch=4, kvstore=kv, optimizer='sgd', optimizer_params={'learning_rate': 0.5},
+                initializer=mx.init.Xavier())
+        report({"rank": kv.rank, "acc": mod.score(it, 'acc')[0][1]})
+        """)
+    assert code == 0, err
+    got = results(tmp_path)
+    assert sorted(got) == [0, 1]
+    for r in got.values():
+        assert r["acc"] > 0.95, r
+
+
+def test_dist_async_needs_servers(tmp_path):
+    code, _, err, _ = launch(tmp_path, """
+        import mxplug as mx
+        mx.kv.create('dist_async')
+        """, servers=0)
+    assert code == 1
+    assert "kvstore 'dist_async' keeps its keys on servers and this job has none" in err, err
+    assert left_running(tmp_path) == []
 
 
 def test_a_store_outside_a_job_says_how_to_start_one(mx):

@@ -72,10 +72,11 @@ class KVStore {
   using Controller = std::function<void(int server_rank, int head, const std::string& body)>;
   /*!
    * \brief A server process's life (DMLC_ROLE=server): joins the job, serves the workers and
-   * returns once every worker has finished (FinishDistributed), having left the job.
+   * returns once every worker has finished (FinishDistributed), having left the job. Its parts of
+   * 'dist_async' keys are updated by `updater` on each push (empty: a push replaces the value).
    * \throws Error when this process is not part of a job.
    */
-  static void RunServer(Controller controller);
+  static void RunServer(Controller controller, Updater updater);
   /*!
    * \brief A worker's last act, at exit: waits for its work, tells the servers it has finished
    * and leaves the job. Nothing when the process never joined one (and no server waits for it).

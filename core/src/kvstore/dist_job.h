@@ -36,6 +36,9 @@ enum class DistRole { kWorker, kServer };
 enum DistTag : int {
   kTagStop = 1,     // a worker has finished: no body
   kTagCommand = 2,  // _send_command_to_servers: int32 head, then the body
+  kTagRequest = 3,  // dist_async: a request's header (dist_store.cc), to a server
+  kTagData = 4,     // dist_async: the bytes of the init or push whose header came before
+  kTagReply = 5,    // dist_async: a server's answer to a pull (the part's bytes) or init (empty)
 };
 
 /*! \brief Replaces each of `values` by its maximum over the processes of `comm` (every one

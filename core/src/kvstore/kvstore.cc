@@ -51,14 +51,17 @@ void MergingStore::Push(const std::vector<std::string>& keys, const std::vector<
   }
   for (auto& [key, vals] : grouped) {
     Entry& entry = store_.at(key);
-    const NDArray merged = Reduce(key, &entry, Sum(&entry, vals));
-    if (updater_) {
-      // The updater works where the sum is (a weight on the GPU for 'device').
-      if (!(entry.stored.ctx() == merged.ctx())) entry.stored = entry.stored.CopyTo(merged.ctx());
-      updater_(key, merged, &entry.stored);
-    } else {
-      NDArray::Copy(merged, entry.stored);
-    }
+    Apply(key, &entry, Sum(&entry, vals));
+  }
+}
+
+void MergingStore::Apply(const std::string& key, Entry* entry, const NDArray& merged) {
+  if (updater_) {
+    // The updater works where the sum is (a weight on the GPU for 'device').
+    if (!(entry->stored.ctx() == merged.ctx())) entry->stored = entry->stored.CopyTo(merged.ctx());
+    updater_(key, merged, &entry->stored);
+  } else {
+    NDArray::Copy(merged, entry->stored);
   }
 }
 

@@ -1,8 +1,8 @@
 // Internal: the store every kvstore type builds on (MXNet's KVStoreLocal with CommCPU and
 // CommDevice). A push sums a key's values into a merge buffer on one context with copies of
-// kAddTo ('_copy', ImperativeOp::Copy), then hands the sum to Reduce (a distributed store sums it
-// across workers there), then to the updater or into the stored value. Every step is an engine
-// push, so calls return at once.
+// kAddTo ('_copy', ImperativeOp::Copy), then hands the sum to Apply: the updater, or a copy into
+// the stored value (a distributed store first sums it across workers, or sends it to the servers).
+// Every step is an engine push, so calls return at once.
 #ifndef MXPLUG_CORE_KVSTORE_MERGING_STORE_H_
 #define MXPLUG_CORE_KVSTORE_MERGING_STORE_H_
 
@@ -34,7 +34,8 @@ class MergingStore : public KVStore {
     NDArray stored;
     NDArray sum;                    // the merge buffer, made at the first push of several values
     std::vector<NDArray> incoming;  // where values from other contexts are copied before summing
-    NDArray reduced;    // a distributed store's sum over the workers, in host memory (Reduce)
+    NDArray host;       // a distributed store's staging in host memory: the sum over the
+                        // workers, or the value pulled from the servers
     NDArray on_device;  // that sum copied back to the device the values were merged on
   };
 
@@ -43,15 +44,15 @@ class MergingStore : public KVStore {
   virtual void InitStored(const std::vector<std::string>& keys, std::vector<Entry*>& entries) {
     (void)keys, (void)entries;
   }
-  /*! \brief The value the updater receives for `merged`, this process's sum of a key's pushes. */
-  virtual NDArray Reduce(const std::string& key, Entry* entry, const NDArray& merged) {
-    (void)key, (void)entry;
-    return merged;
-  }
+  /*! \brief Gives `merged`, this process's sum of a key's pushes, to the updater with the stored
+   * value, or without one copies it there. */
+  virtual void Apply(const std::string& key, Entry* entry, const NDArray& merged);
 
- private:
   static void CheckSizes(const char* call, size_t keys, size_t values);
   void CheckValue(const char* call, const std::string& key, const NDArray& value) const;
+  Entry& entry(const std::string& key) { return store_.at(key); }
+
+ private:
   NDArray Sum(Entry* entry, const std::vector<NDArray>& values);
 
   std::string type_;
