@@ -21,6 +21,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # the distributed tests look for processes a job left behind (pgrep)
   procps
+  # the two-host test makes "hosts" of network namespaces (ip netns; unshare is in util-linux)
+  iproute2
   # data for examples and benchmark peers
   dataset-fashion-mnist libstarpu-dev python3-matplotlib
   # PyTorch as its users run it: one OpenMP pool, so an OpenMP OpenBLAS (tools/bench/peers.py)

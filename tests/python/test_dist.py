@@ -201,6 +201,108 @@ def test_the_training_example_runs_as_a_job(tmp_path):
                                                                    "mlp-symbol.json"]
 
 
+AGENT = REPO / "tools" / "netns-agent.sh"
+
+
+def _ip(*args):
+    return subprocess.run(["ip"] + list(args), capture_output=True, text=True)
+
+
+def _veth_bytes(ns, dev):
+    """(received, sent) bytes of `dev` in namespace `ns`."""
+    stats = json.loads(_ip("-n", ns, "-s", "-j", "link", "show", dev).stdout)[0]["stats64"]
+    return stats["rx"]["bytes"], stats["tx"]["bytes"]
+
+
+@pytest.fixture
+def two_hosts():
+    """Two "hosts" on this machine: network namespaces joined by a veth pair on a private link
+    (10.231.0.1 and .2/24, nothing routed beyond it). Yields (names, addresses)."""
+    if os.geteuid() != 0:
+        pytest.skip("making network namespaces (ip netns) needs root")
+    tag = "mxp%d" % os.getpid()
+    names, devs, addrs = [tag + "a", tag + "b"], [tag + "va", tag + "vb"], ["10.231.0.1", "10.231.0.2"]
+    made = []
+    try:
+        for ns in names:
+            r = _ip("netns", "add", ns)
+            if r.returncode:
+                pytest.skip("this machine refuses network namespaces: " + r.stderr.strip())
+            made.append(ns)
+        steps = [["link", "add", devs[0], "type", "veth", "peer", "name", devs[1]]]
+        for ns, dev, addr in zip(names, devs, addrs):
+            steps += [["link", "set", dev, "netns", ns], ["-n", ns, "addr", "add", addr + "/24", "dev", dev],
+                      ["-n", ns, "link", "set", dev, "up"], ["-n", ns, "link", "set", "lo", "up"]]
+        for step in steps:
+            r = _ip(*step)
+            assert r.returncode == 0, "ip %s: %s" % (" ".join(step), r.stderr)
+        yield names, devs, addrs
+    finally:
+        for ns in made:
+            _ip("netns", "del", ns)
+
+
+def test_a_job_over_two_hosts_made_of_network_namespaces(tmp_path, two_hosts):
+    # mpirun runs in the first namespace and reaches the second through the project's launch agent
+    # (MXPLUG_LAUNCH_AGENT, as ssh would reach another machine); Open MPI may only use TCP on the
+    # private link, and places the processes on the hosts in turn: worker 0 and server 0 on the
+    # first, worker 1 and server 1 on the second. The traffic of the sums crosses the veth pair.
+    names, devs, addrs = two_hosts
+    (tmp_path / "hosts").write_text("".join("%s slots=2\n" % a for a in addrs))
+    path = tmp_path / "job.py"
+    path.write_text(REPORT + textwrap.dedent("""
+        import os
+        import mxplug as mx
+        n = 1000000
+        kv = mx.kv.create('dist_sync')
+        r = kv.rank
+        kv.init('w', mx.nd.ones(n) * (r + 7))
+        w0, w = mx.nd.zeros(n), mx.nd.zeros(n)
+        kv.pull('w', out=w0)
+        kv.push('w', mx.nd.ones(n) * (r + 1))
+        kv.pull('w', out=w)
+        ka = mx.kv.create('dist_async')                 # its big key split over both servers
+        ka.init('v', mx.nd.zeros(n))
+        ka.push('v', mx.nd.arange(n) * (r + 1))
+        ka._barrier()
+        v = mx.nd.zeros(n)
+        ka.pull('v', out=v)
+        report({"rank": r, "net": os.readlink("/proc/self/ns/net"), "host": os.uname().nodename,
+                "w0": [float(w0.asnumpy().min()), float(w0.asnumpy().max())],
+                "w": [float(w.asnumpy().min()), float(w.asnumpy().max())],
+                "v_is_a_push": bool((v.asnumpy() == mx.nd.arange(n).asnumpy()).all()
+                                    or (v.asnumpy() == 2 * mx.nd.arange(n).asnumpy()).all())})
+        """))
+    before = _veth_bytes(names[0], devs[0])
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES), MXPLUG_PLUGIN_PATH="", MXPLUG_LAUNCH_AGENT=str(AGENT),
+               OMPI_MCA_btl="tcp,self", OMPI_MCA_rmaps_base_mapping_policy="node", MXPLUG_KVSTORE_TIMEOUT="20",
+               MXNET_KVSTORE_BIGARRAY_BOUND="1000")
+    p = subprocess.run(["ip", "netns", "exec", names[0], sys.executable, str(LAUNCH), "-n", "2", "-s", "2",
+                        "--launcher", "ssh", "-H", str(tmp_path / "hosts"), "-i", "10.231.0.0/24",
+                        sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=90)
+    assert p.returncode == 0, p.stdout + p.stderr
+    after = _veth_bytes(names[0], devs[0])
+    got = results(tmp_path)
+    assert sorted(got) == [0, 1]
+    assert got[0]["net"] != got[1]["net"]                 # two namespaces...
+    assert got[1]["host"] == addrs[1]                      # ...the second reached through the agent
+    assert got[0]["net"] == _netns_of(names[0]) and got[1]["net"] == _netns_of(names[1])
+    for r in got.values():
+        assert r["w0"] == [7.0] * 2                        # rank 0's value
+        assert r["w"] == [1.0 + 2.0] * 2                   # no updater: the sum of the pushes
+        assert r["v_is_a_push"]                            # no optimizer: the last push of either
+    received, sent = after[0] - before[0], after[1] - before[1]
+    assert received > 4e6 and sent > 4e6, (received, sent)  # the 4 MB key crossed both ways
+    assert left_running(tmp_path) == []
+
+
+def _netns_of(ns):
+    """The namespace identity /proc/PID/ns/net shows for a process inside `ns`."""
+    return subprocess.run(["ip", "netns", "exec", ns, "readlink", "/proc/self/ns/net"], capture_output=True,
+                          text=True).stdout.strip()
+
+
 # An optimizer the servers unpickle from a module of the job's folder (its script cannot be
 # imported there: a server serves from `import mxplug`); it records which part of which key each
 # server process updates.
