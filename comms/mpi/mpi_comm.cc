@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -56,6 +57,26 @@ struct Comm {
   MPI_Comm ring = MPI_COMM_NULL;  // the ring allreduce's messages, apart from the host's tags
   int rank = 0, size = 1;
   int collectives = 0;  // started so far: the tag of the next ring allreduce
+
+  // The ring allreduces' receive buffers, kept for the next ones: a new buffer is new memory
+  // from the system, whose page faults cost more than the transfer (100 MB between two
+  // processes: 60 ms per allreduce with a new 50 MB buffer each time, against 23 ms reused).
+  std::vector<char> TakeScratch(size_t bytes) {
+    std::lock_guard<std::mutex> lock(scratch_mu);
+    for (auto it = scratch.begin(); it != scratch.end(); ++it)
+      if (it->size() >= bytes) {
+        std::vector<char> found = std::move(*it);
+        scratch.erase(it);
+        return found;
+      }
+    return std::vector<char>(bytes);
+  }
+  void GiveScratch(std::vector<char> buffer) {
+    std::lock_guard<std::mutex> lock(scratch_mu);
+    if (!buffer.empty() && scratch.size() < 4) scratch.push_back(std::move(buffer));
+  }
+  std::mutex scratch_mu;
+  std::vector<std::vector<char>> scratch;
 };
 
 Comm* Of(MXPComm* c) { return reinterpret_cast<Comm*>(c); }
@@ -224,9 +245,11 @@ struct Ring : Request {
   char* data;
   size_t elem, count, segment;  // element bytes, elements, elements per segment
   int tag;
-  int step = 0;  // 0 .. 2(size-1)
-  std::vector<char> incoming;
+  int step = 0;                // 0 .. 2(size-1)
+  std::vector<char> incoming;  // Comm::TakeScratch's, given back at the end
   MPI_Request pending[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+
+  ~Ring() override { comm->GiveScratch(std::move(incoming)); }
 
   // Segment i: [first, first + length) elements.
   size_t First(int i) const { return std::min(count, static_cast<size_t>(i) * segment); }
@@ -367,7 +390,7 @@ class MpiBackend : public mxplug::CommBackend {
     r->count = count;
     r->segment = (count + comm->size - 1) / comm->size;
     r->tag = tag;
-    r->incoming.resize(r->segment * elem);
+    r->incoming = comm->TakeScratch(r->segment * elem);
     try {
       r->Post();
     } catch (...) {

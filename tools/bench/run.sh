@@ -6,6 +6,7 @@
 #   tools/bench/run.sh ops [--quick] [--threads=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
 #   tools/bench/run.sh executor [--quick] [--threads=N]   (networks against PyTorch, MXNet 1.9.1)
 #   tools/bench/run.sh train [--quick] [--threads=N] [--rounds=N]   (Module.fit against PyTorch, MXNet 1.9.1)
+#   tools/bench/run.sh dist   (dist kvstores against MXNet 1.9.1 and a bare MPI_Allreduce; MLP with 1 and 2 workers)
 #   tools/bench/run.sh gpu [--quick] [--rounds=N] [--device=testdev]   (gpu(0) against PyTorch on the same GPU;
 #                                              on a GPU machine without Debian, tools/gpu/run.sh runs it)
 set -euo pipefail
@@ -21,13 +22,13 @@ case "$name" in
     /usr/bin/python3 -c 'import sys; sys.path.insert(0, "tools/bench"); import peers; print("CPU: " + peers.cpu_description())'
     "$build/bin/mxplug_bench_engine" --json="$build/bench/engine.json" "$@"
     ;;
-  ops|executor|train|gpu)
+  ops|executor|train|gpu|dist)
     cmake --build "$build" > /dev/null
     cmake --install "$build" > /dev/null
     MXPLUG_BUILD_DIR="$build" /usr/bin/python3 "tools/bench/${name}_bench.py" --json="$build/bench/$name.json" "$@"
     ;;
   *)
-    echo "usage: tools/bench/run.sh engine|ops|executor|train|gpu [--quick] [--workers=N | --threads=N]" >&2
+    echo "usage: tools/bench/run.sh engine|ops|executor|train|gpu|dist [--quick] [--workers=N | --threads=N]" >&2
     exit 2
     ;;
 esac

@@ -48,6 +48,7 @@ class MergingStore : public KVStore {
    * value, or without one copies it there. */
   virtual void Apply(const std::string& key, Entry* entry, const NDArray& merged);
 
+  bool has_updater() const { return static_cast<bool>(updater_); }
   static void CheckSizes(const char* call, size_t keys, size_t values);
   void CheckValue(const char* call, const std::string& key, const NDArray& value) const;
   Entry& entry(const std::string& key) { return store_.at(key); }
