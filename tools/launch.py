@@ -8,7 +8,7 @@ variables (DMLC_ROLE, DMLC_NUM_WORKER, DMLC_NUM_SERVER, DMLC_PS_ROOT_URI, DMLC_P
 any --env, --env-worker or --env-server given. A server process serves from `import mxplug`
 until the workers finish. The launcher ends with the job's exit code; Ctrl+C ends the whole job;
 a process that dies ends the job, and the launcher names its role, rank and signal or exit code.
-Installed as `mxplug-launch`, and run by `mxplug launch`.
+Installed as `mxplug-launch`.
 """
 import argparse
 import os

@@ -313,8 +313,8 @@ class MpiBackend : public mxplug::CommBackend {
     for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK"})
       if (std::getenv(v)) return true;
     *reason =
-        "this process was not started by mpirun (start jobs with tools/launch.py or "
-        "mxplug launch)";
+        "this process was not started by mpirun (start jobs with tools/launch.py, installed as "
+        "mxplug-launch)";
     return false;
   }
 

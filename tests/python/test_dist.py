@@ -214,6 +214,12 @@ def _veth_bytes(ns, dev):
     return stats["rx"]["bytes"], stats["tx"]["bytes"]
 
 
+def _netns_of(ns):
+    """The namespace identity /proc/PID/ns/net shows for a process inside `ns`."""
+    return subprocess.run(["ip", "netns", "exec", ns, "readlink", "/proc/self/ns/net"], capture_output=True,
+                          text=True).stdout.strip()
+
+
 @pytest.fixture
 def two_hosts():
     """Two "hosts" on this machine: network namespaces joined by a veth pair on a private link
@@ -295,12 +301,6 @@ def test_a_job_over_two_hosts_made_of_network_namespaces(tmp_path, two_hosts):
     received, sent = after[0] - before[0], after[1] - before[1]
     assert received > 4e6 and sent > 4e6, (received, sent)  # the 4 MB key crossed both ways
     assert left_running(tmp_path) == []
-
-
-def _netns_of(ns):
-    """The namespace identity /proc/PID/ns/net shows for a process inside `ns`."""
-    return subprocess.run(["ip", "netns", "exec", ns, "readlink", "/proc/self/ns/net"], capture_output=True,
-                          text=True).stdout.strip()
 
 
 # An optimizer the servers unpickle from a module of the job's folder (its script cannot be

@@ -138,7 +138,6 @@ def main():
             worker_training(mx, args.kv, args.data)
         return
 
-    sys.path.insert(0, str(REPO / "tools" / "bench"))
     from train_bench import raw_files
     data = str(pathlib.Path(raw_files(build / "bench" / "fashion-mnist")["train-images-idx3-ubyte"]).parent)
     print("measuring: the MPI floor, mxplug dist_sync and dist_async, MXNet 1.9.1 dist_sync ...", file=sys.stderr)

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 
@@ -47,6 +48,53 @@ struct HostView {
   explicit HostView(const NDArray& a) : array(a), tensor(array.ToDLTensor()) {}
   NDArray array;
   DLTensor tensor;
+};
+
+// A request's header (Note [dist_async on servers]); the key's name follows it in the message.
+struct RequestHead {
+  int32_t op;  // RequestOp
+  int32_t dtype;
+  int32_t store;   // which dist_async store of the workers: they make them in the same order
+  int32_t key;     // the key's place in that store's init order
+  int64_t offset;  // the part's first element in the key's flattened value
+  int64_t count;   // its elements
+};
+enum RequestOp : int32_t { kOpInit = 1, kOpPush = 2, kOpPull = 3, kOpFlush = 4 };
+
+std::string EncodeRequest(const RequestHead& head, const std::string& key) {
+  std::string message(sizeof head, '\0');
+  std::memcpy(message.data(), &head, sizeof head);
+  return message + key;
+}
+
+// A worker's messages to the servers in one operation, started together and waited for together
+// under one deadline.
+class Exchange {
+ public:
+  explicit Exchange(const DistJob& job) : job_(job), deadline_(job.NewDeadline()) {}
+
+  void Send(const void* data, size_t bytes, int server, int tag, const std::string& what) {
+    pending_.push_back(job_.world().StartSend(data, bytes, server, tag, what));
+  }
+  // A request's header (kept here until its send completes).
+  void Request(int server, const RequestHead& head, const std::string& key,
+               const std::string& what) {
+    heads_.push_back(EncodeRequest(head, key));
+    Send(heads_.back().data(), heads_.back().size(), server, kTagRequest, what);
+  }
+  // A server's answer: a pull's bytes, or an empty acknowledgement.
+  void Receive(void* data, size_t bytes, int server, const std::string& what) {
+    pending_.push_back(job_.world().StartRecv(data, bytes, server, kTagReply, what));
+  }
+  void Wait() {
+    for (CommRequest& r : pending_) r.Wait(deadline_);
+  }
+
+ private:
+  const DistJob& job_;
+  Deadline deadline_;
+  std::deque<std::string> heads_;  // a deque: its strings never move while sends read them
+  std::vector<CommRequest> pending_;
 };
 
 // What both kinds of distributed store share: the job, barriers, commands, the check of init.
@@ -70,16 +118,14 @@ class DistStore : public MergingStore {
     // Each server answers once its controller has run (MXNet waits for that too): a worker's
     // set_optimizer reaches the servers before the pushes of any worker that follow.
     job_.Run([this, head, message] {
-      const std::string what = "sending command " + std::to_string(head) + " to server process ";
-      std::vector<CommRequest> pending;
+      Exchange exchange(job_);
       for (int server : job_.server_ranks()) {
-        pending.push_back(
-            job_.world().StartRecv(nullptr, 0, server, kTagReply, what + std::to_string(server)));
-        pending.push_back(job_.world().StartSend(message.data(), message.size(), server,
-                                                 kTagCommand, what + std::to_string(server)));
+        const std::string what = "sending command " + std::to_string(head) + " to server process " +
+                                 std::to_string(server);
+        exchange.Receive(nullptr, 0, server, what);
+        exchange.Send(message.data(), message.size(), server, kTagCommand, what);
       }
-      const Deadline deadline = job_.NewDeadline();
-      for (CommRequest& r : pending) r.Wait(deadline);
+      exchange.Wait();
     });
   }
 
@@ -179,23 +225,6 @@ class DistSyncStore : public DistStore {
   }
 };
 
-// A request's header (Note [dist_async on servers]); the key's name follows it in the message.
-struct RequestHead {
-  int32_t op;  // RequestOp
-  int32_t dtype;
-  int32_t store;   // which dist_async store of the workers: they make them in the same order
-  int32_t key;     // the key's place in that store's init order
-  int64_t offset;  // the part's first element in the key's flattened value
-  int64_t count;   // its elements
-};
-enum RequestOp : int32_t { kOpInit = 1, kOpPush = 2, kOpPull = 3, kOpFlush = 4 };
-
-std::string EncodeRequest(const RequestHead& head, const std::string& key) {
-  std::string message(sizeof head, '\0');
-  std::memcpy(message.data(), &head, sizeof head);
-  return message + key;
-}
-
 // The part of a key one server holds (server: its rank in the world).
 struct Part {
   int server;
@@ -231,20 +260,15 @@ class DistAsyncStore : public DistStore {
   // hold every push made before it by any worker.
   void Barrier() override {
     job_.Run([this] {
-      std::vector<std::string> heads;
-      heads.reserve(job_.server_ranks().size());
-      std::vector<CommRequest> pending;
+      Exchange exchange(job_);
       for (int server : job_.server_ranks()) {
         const std::string what =
             "kvstore barrier: waiting for server process " + std::to_string(server);
-        heads.push_back(EncodeRequest({kOpFlush, 0, store_, 0, 0, 0}, ""));
-        pending.push_back(job_.world().StartRecv(nullptr, 0, server, kTagReply, what));
-        pending.push_back(job_.world().StartSend(heads.back().data(), heads.back().size(), server,
-                                                 kTagRequest, what));
+        exchange.Receive(nullptr, 0, server, what);
+        exchange.Request(server, {kOpFlush, 0, store_, 0, 0, 0}, "", what);
       }
-      const Deadline deadline = job_.NewDeadline();
-      for (CommRequest& r : pending) r.Wait(deadline);
-      job_.workers().Barrier("kvstore barrier", deadline);
+      exchange.Wait();
+      job_.workers().Barrier("kvstore barrier", job_.NewDeadline());
     });
   }
 
@@ -301,25 +325,19 @@ class DistAsyncStore : public DistStore {
     const int32_t id = ids_.at(key);
     job_.Push(
         [this, op, key, id, value, parts = Parts(id, value.size())] {
-          const Deadline deadline = job_.NewDeadline();
           const char* base = static_cast<const char*>(value.data());
           const size_t item = DTypeSize(value.dtype());
-          const std::string what = std::string(op == kOpInit ? "kvstore init" : "kvstore push") +
-                                   ": sending key '" + key + "' to server process ";
-          std::vector<std::string> heads;
-          heads.reserve(parts.size());  // the sends read them until they complete
-          std::vector<CommRequest> pending;
+          Exchange exchange(job_);
           for (const Part& p : parts) {
-            heads.push_back(EncodeRequest({op, value.dtype(), store_, id, p.offset, p.count}, key));
-            const std::string to = what + std::to_string(p.server);
-            pending.push_back(job_.world().StartSend(heads.back().data(), heads.back().size(),
-                                                     p.server, kTagRequest, to));
-            pending.push_back(job_.world().StartSend(base + p.offset * item, p.count * item,
-                                                     p.server, kTagData, to));
-            if (op == kOpInit)
-              pending.push_back(job_.world().StartRecv(nullptr, 0, p.server, kTagReply, to));
+            const std::string what = std::string(op == kOpInit ? "kvstore init" : "kvstore push") +
+                                     ": sending key '" + key + "' to server process " +
+                                     std::to_string(p.server);
+            exchange.Request(p.server, {op, value.dtype(), store_, id, p.offset, p.count}, key,
+                             what);
+            exchange.Send(base + p.offset * item, p.count * item, p.server, kTagData, what);
+            if (op == kOpInit) exchange.Receive(nullptr, 0, p.server, what);
           }
-          for (CommRequest& r : pending) r.Wait(deadline);
+          exchange.Wait();
         },
         {value.var()}, {}, op == kOpInit ? "kvstore init on the servers" : "kvstore push");
   }
@@ -332,26 +350,17 @@ class DistAsyncStore : public DistStore {
     const int32_t id = ids_.at(key);
     job_.Push(
         [this, key, id, host, parts = Parts(id, host.size())] {
-          const Deadline deadline = job_.NewDeadline();
           char* base = static_cast<char*>(host.data());
           const size_t item = DTypeSize(host.dtype());
-          const std::string what =
-              "kvstore pull: asking for key '" + key + "' from server process ";
-          std::vector<std::string> heads;
-          heads.reserve(parts.size());
-          std::vector<CommRequest> pending;
-          for (const Part& p : parts)  // the answers' receives first: they may come at once
-            pending.push_back(job_.world().StartRecv(base + p.offset * item, p.count * item,
-                                                     p.server, kTagReply,
-                                                     what + std::to_string(p.server)));
-          for (const Part& p : parts) {
-            heads.push_back(
-                EncodeRequest({kOpPull, host.dtype(), store_, id, p.offset, p.count}, key));
-            pending.push_back(job_.world().StartSend(heads.back().data(), heads.back().size(),
-                                                     p.server, kTagRequest,
-                                                     what + std::to_string(p.server)));
+          Exchange exchange(job_);
+          for (const Part& p : parts) {  // each answer's receive is posted before its request
+            const std::string what = "kvstore pull: asking for key '" + key +
+                                     "' from server process " + std::to_string(p.server);
+            exchange.Receive(base + p.offset * item, p.count * item, p.server, what);
+            exchange.Request(p.server, {kOpPull, host.dtype(), store_, id, p.offset, p.count}, key,
+                             what);
           }
-          for (CommRequest& r : pending) r.Wait(deadline);
+          exchange.Wait();
         },
         {}, {host.var()}, "kvstore pull");
   }
@@ -394,11 +403,7 @@ class Server {
             job_.Fail("a command of process " + std::to_string(info.source) + " has no head");
           std::memcpy(&head, body.data(), sizeof head);
           if (controller_) controller_(job_.rank(), head, body.substr(sizeof head));
-          world
-              .StartSend(nullptr, 0, info.source, kTagReply,
-                         "answering command " + std::to_string(head) + " of process " +
-                             std::to_string(info.source))
-              .Wait(job_.NewDeadline());
+          Answer(info.source, "command " + std::to_string(head));
           break;
         }
         case kTagRequest:
@@ -422,6 +427,14 @@ class Server {
     return (int64_t{head.store} << 32) | static_cast<uint32_t>(head.key);
   }
 
+  // The empty reply a worker waits for (Note [dist_async on servers]).
+  void Answer(int source, const std::string& what) const {
+    job_.world()
+        .StartSend(nullptr, 0, source, kTagReply,
+                   "answering " + what + " of process " + std::to_string(source))
+        .Wait(job_.NewDeadline());
+  }
+
   static std::string From(int source) {
     return "receiving a message of process " + std::to_string(source);
   }
@@ -429,7 +442,9 @@ class Server {
   void Serve(int source, const std::string& message) {
     RequestHead head{};
     if (message.size() < sizeof head)
-      job_.Fail("a request of process " + std::to_string(source) + " is too short");
+      job_.Fail("a request of process " + std::to_string(source) + " has " +
+                std::to_string(message.size()) + " bytes, fewer than its header's " +
+                std::to_string(sizeof head));
     std::memcpy(&head, message.data(), sizeof head);
     const std::string key = message.substr(sizeof head);
     const Communicator& world = job_.world();
@@ -441,15 +456,11 @@ class Server {
       held.received = NDArray();
       world.StartRecv(held.value.data(), held.value.bytes(), source, kTagData, "receiving " + about)
           .Wait(deadline);
-      world.StartSend(nullptr, 0, source, kTagReply, "answering the init of " + about)
-          .Wait(deadline);
+      Answer(source, "the init of key '" + key + "'");
       return;
     }
     if (head.op == kOpFlush) {  // every earlier request of `source` has been served
-      world
-          .StartSend(nullptr, 0, source, kTagReply,
-                     "answering a barrier of process " + std::to_string(source))
-          .Wait(deadline);
+      Answer(source, "a barrier");
       return;
     }
     auto it = held_.find(Id(head));
