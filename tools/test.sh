@@ -55,13 +55,13 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
 fi
 
 if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
-  echo "== Engine and NDArray tests under ThreadSanitizer =="
+  echo "== Engine (event completion included) and NDArray tests under ThreadSanitizer =="
   tsan="$build-tsan"
   [[ -f "$tsan/CMakeCache.txt" ]] ||
     tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF \
       -DMXPLUG_WITH_CUDA=OFF
   cmake --build "$tsan" --target mxplug_tests
-  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|Profiler|NDArray|Prefetcher|DataIter'
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|EventCompletion|Profiler|NDArray|Prefetcher|DataIter'
 
   fuzz="$build-fuzz"
   [[ -f "$fuzz/CMakeCache.txt" ]] ||

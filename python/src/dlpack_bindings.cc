@@ -8,13 +8,15 @@
 // DLManagedTensor through the engine, after every pushed function that uses it.
 //
 // Streams, for accelerator tensors: an export needs none, since the engine's wait means the
-// array's stream work has completed (docs/engine.md), so any consumer stream may use it at once
+// array's stream work has completed (the wait synchronises the events of its last writer, and
+// of its readers for a write: docs/engine.md), so any consumer stream may use it at once
 // and __dlpack__'s stream argument asks nothing more. An import cannot know which of its
 // streams the engine will run the array's readers on, and the producer's own stream (PyTorch's
 // current stream, say) may still be writing it; so after taking the capsule it synchronises the
 // device, which waits for every stream of the process on it (PyTorch's too: CUDA's runtimes share
-// the device's primary context). MXNet 1.x did nothing here; the event-based completion of a
-// later issue will make this a wait of one stream on an event instead.
+// the device's primary context). MXNet 1.x did nothing here. A producer's stream given with the
+// capsule could make this a wait on one event instead (not done: the DLPack import has no
+// stream argument).
 #include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
 

@@ -2,9 +2,12 @@
 // the host's fallbacks for what 1.2 added; the CPU backend's 1.2 functions; and the completion
 // contract (Note [Completion] in engine_core.cc) on the asynchronous test device, whose streams
 // run their work later on threads of their own.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -137,22 +140,24 @@ TEST_P(Completion, ReadersSeeStreamWorkOfTheFunctionsBeforeThem) {
   auto dev = Load("libtest_device.so", kDLExtDev);
   auto engine = Engine::Create(GetParam());
   const size_t n = 1 << 18;
-  NDArray a(TShape{static_cast<int64_t>(n)}, kTestDev, kMXPUint8);
+  // The private engine's own variable (an NDArray's belongs to the process-wide engine).
+  void* data = dev->Allocate(0, n, 64);
+  VarHandle var = engine->NewVar();
   std::vector<unsigned char> seen(n);
   for (int round = 1; round <= 20; ++round) {
-    void* data = a.data();
+    engine->PushSync([&, round](RunContext rctx) { dev->Memset(0, data, round, n, rctx.stream); },
+                     kTestDev, {}, {var});
     engine->PushSync(
-        [&, data, round](RunContext rctx) { dev->Memset(0, data, round, n, rctx.stream); },
-        kTestDev, {}, {a.var()});
-    engine->PushSync(
-        [&, data](RunContext rctx) {
+        [&](RunContext rctx) {
           dev->Copy(Context::CPU(), seen.data(), kTestDev, data, n, rctx.stream);
         },
-        kTestDev, {a.var()}, {}, FnProperty::kCopyFromDevice);
+        kTestDev, {var}, {}, FnProperty::kCopyFromDevice);
     engine->WaitForAll();
     ASSERT_EQ(seen[0], round);
     ASSERT_EQ(seen[n - 1], round);
   }
+  engine->PushDelete([&](RunContext) { dev->Free(0, data); }, kTestDev, var);
+  engine->WaitForAll();
 }
 
 // A fault the device reports only when its stream is synchronised fails the function that queued
@@ -166,9 +171,12 @@ TEST_P(Completion, FaultsReportedByTheStreamFailTheFunction) {
                    kTestDev, {}, {v});
   const std::string text = ErrorText([&] { engine->WaitForVar(v); });
   EXPECT_NE(text.find("memset value 999 is not a byte"), std::string::npos) << text;
-  EXPECT_NE(text.find("device 'testdev' (plugin test_device) synchronizing a stream of ext_dev(0)"),
-            std::string::npos)
-      << text;
+  // The naive engine synchronises the stream after each function; the threaded engine's wait
+  // meets the fault at the function's event (Note [Event completion]).
+  const std::string where = GetParam() == EngineType::kNaive
+                                ? "synchronizing a stream of ext_dev(0)"
+                                : "waiting for an event of ext_dev(0)";
+  EXPECT_NE(text.find("device 'testdev' (plugin test_device) " + where), std::string::npos) << text;
   engine->PushSync([&](RunContext rctx) { dev->Memset(0, buf.data(), 7, 64, rctx.stream); },
                    kTestDev, {}, {v});
   engine->WaitForVar(v);
@@ -182,6 +190,249 @@ INSTANTIATE_TEST_SUITE_P(Engines, Completion,
                          [](const auto& info) {
                            return info.param == EngineType::kThreaded ? "Threaded" : "Naive";
                          });
+
+// ---- Note [Event completion], on the threaded engine with one compute and one copy stream ----
+
+// The test device's hooks (tests/plugins/test_device.cc).
+struct TestDeviceHooks {
+  void (*hold_streams)(int) = nullptr;
+  int64_t (*live_events)() = nullptr;
+};
+
+TestDeviceHooks Hooks() {
+  void* lib = dlopen((test::kDevicesDir + "/libtest_device.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(lib, nullptr) << "the test device is not loaded";
+  TestDeviceHooks h;
+  h.hold_streams = reinterpret_cast<void (*)(int)>(dlsym(lib, "mxplug_testdev_hold_streams"));
+  h.live_events = reinterpret_cast<int64_t (*)()>(dlsym(lib, "mxplug_testdev_live_events"));
+  EXPECT_TRUE(h.hold_streams && h.live_events);
+  return h;
+}
+
+// Every stream of the test device stays still while it lives (released on any exit).
+class HeldStreams {
+ public:
+  explicit HeldStreams(const TestDeviceHooks& h) : h_(h) { h_.hold_streams(1); }
+  ~HeldStreams() { Release(); }
+  void Release() { h_.hold_streams(0); }
+
+ private:
+  TestDeviceHooks h_;
+};
+
+class EventCompletion : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dev_ = Load("libtest_device.so", kDLExtDev);
+    hooks_ = Hooks();
+    EngineOptions options;
+    options.device_compute_workers = 1;
+    options.device_copy_workers = 1;
+    engine_ = Engine::Create(EngineType::kThreaded, options);
+  }
+  void TearDown() override {
+    hooks_.hold_streams(0);
+    engine_->WaitForAll();
+  }
+  // Polls until `var` has seen `writes` completed writes; false after 10 s.
+  bool CompletesWithoutTheDevice(VarHandle var, uint64_t writes) {
+    for (int i = 0; i < 10000 && engine_->Version(var) < writes; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return engine_->Version(var) >= writes;
+  }
+  // Pushes a function that sets `bytes` bytes at `p` to `value` on the compute stream.
+  void PushFill(void* p, int value, size_t bytes, VarHandle var) {
+    engine_->PushSync(
+        [this, p, value, bytes](RunContext rctx) { dev_->Memset(0, p, value, bytes, rctx.stream); },
+        kTestDev, {}, {var});
+  }
+
+  std::shared_ptr<const DeviceEntry> dev_;
+  TestDeviceHooks hooks_;
+  std::unique_ptr<Engine> engine_;
+};
+
+// Functions on one stream follow each other without synchronising: all 50 complete for the
+// engine while the stream has run none of their work, which a host read then waits for.
+TEST_F(EventCompletion, FunctionsOnOneStreamCompleteWithoutWaitingForIt) {
+  std::vector<unsigned char> host(1024);
+  unsigned char* p = static_cast<unsigned char*>(dev_->Allocate(0, host.size(), 64));
+  std::memset(p, 0, host.size());
+  VarHandle v = engine_->NewVar();
+  {
+    HeldStreams held(hooks_);
+    for (int i = 1; i <= 50; ++i) PushFill(p, i, host.size(), v);
+    ASSERT_TRUE(CompletesWithoutTheDevice(v, 50)) << "a function waited for its stream";
+    EXPECT_EQ(p[0], 0);  // the stream has not moved
+  }
+  engine_->WaitForVar(v);  // a host read waits for the last writer's event
+  EXPECT_EQ(p[0], 50);
+  EXPECT_EQ(p[host.size() - 1], 50);
+  engine_->PushDelete([&](RunContext) { dev_->Free(0, p); }, kTestDev, v);
+}
+
+// A reader on another stream (the copy stream) waits for the writer's event on its stream: 20
+// fills queued behind each other on the compute stream, then a copy to the host on the copy
+// stream, which must see the last fill.
+TEST_F(EventCompletion, ReaderOnAnotherStreamWaitsForTheWritersEvent) {
+  const size_t n = 4096;
+  unsigned char* p = static_cast<unsigned char*>(dev_->Allocate(0, n, 64));
+  std::vector<unsigned char> seen(n, 0);
+  VarHandle v = engine_->NewVar();
+  for (int round = 1; round <= 5; ++round) {
+    for (int i = 0; i < 20; ++i) PushFill(p, round * 20 + i, n, v);
+    engine_->PushSync(
+        [&](RunContext rctx) {
+          dev_->Copy(Context::CPU(), seen.data(), kTestDev, p, n, rctx.stream);
+        },
+        kTestDev, {v}, {}, FnProperty::kCopyFromDevice);
+    engine_->WaitForAll();
+    ASSERT_EQ(seen[0], round * 20 + 19) << "round " << round;
+    ASSERT_EQ(seen[n - 1], round * 20 + 19) << "round " << round;
+  }
+  engine_->PushDelete([&](RunContext) { dev_->Free(0, p); }, kTestDev, v);
+}
+
+// A writer on another stream waits for the readers' events: the copy stream reads the array
+// behind 20 slow jobs of its own; the fill queued after it on the compute stream must not land
+// before the read.
+TEST_F(EventCompletion, WriterOnAnotherStreamWaitsForTheReadersEvents) {
+  const size_t n = 4096;
+  unsigned char* p = static_cast<unsigned char*>(dev_->Allocate(0, n, 64));
+  unsigned char* other = static_cast<unsigned char*>(dev_->Allocate(0, n, 64));
+  std::vector<unsigned char> seen(n, 0);
+  VarHandle v = engine_->NewVar(), busy = engine_->NewVar();
+  {
+    HeldStreams held(hooks_);  // everything is queued before either stream starts
+    PushFill(p, 1, n, v);
+    for (int i = 0; i < 20; ++i)  // keeps the copy stream busy
+      engine_->PushSync([&](RunContext rctx) { dev_->Memset(0, other, 3, n, rctx.stream); },
+                        kTestDev, {}, {busy}, FnProperty::kCopyToDevice);
+    engine_->PushSync(  // reads `busy` too, so it is queued behind the 20 jobs
+        [&](RunContext rctx) {
+          dev_->Copy(Context::CPU(), seen.data(), kTestDev, p, n, rctx.stream);
+        },
+        kTestDev, {v, busy}, {}, FnProperty::kCopyFromDevice);
+    PushFill(p, 2, n, v);
+    ASSERT_TRUE(CompletesWithoutTheDevice(v, 2));
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(seen[0], 1) << "the write overtook a read on another stream";
+  EXPECT_EQ(seen[n - 1], 1);
+  EXPECT_EQ(p[0], 2);
+  engine_->PushDelete([&](RunContext) { dev_->Free(0, p); }, kTestDev, v);
+  engine_->PushDelete([&](RunContext) { dev_->Free(0, other); }, kTestDev, busy);
+}
+
+// A CPU function that reads what the device wrote waits on the host for the device's event. The
+// streams are held while it is pushed; it must still see the copied values.
+TEST_F(EventCompletion, HostFunctionWaitsForTheDeviceWorkItReads) {
+  // Raw memory and this engine's own variables: an NDArray's variable belongs to the process-wide
+  // engine, and one engine's events must not be left on another's variables.
+  const int n = 1000;
+  std::vector<float> values(n), host(n, -1.0f), seen;
+  for (int i = 0; i < n; ++i) values[i] = 0.25f * i + 1;
+  void* a = dev_->Allocate(0, n * sizeof(float), 64);
+  dev_->Copy(kTestDev, a, Context::CPU(), values.data(), n * sizeof(float));
+  VarHandle va = engine_->NewVar(), vh = engine_->NewVar();
+  {
+    HeldStreams held(hooks_);
+    engine_->PushSync(
+        [&](RunContext rctx) {
+          dev_->Copy(Context::CPU(), host.data(), kTestDev, a, n * sizeof(float), rctx.stream);
+        },
+        kTestDev, {va}, {vh}, FnProperty::kCopyFromDevice);
+    engine_->PushSync([&](RunContext) { seen = host; }, Context::CPU(), {vh}, {});
+    // Without the host's wait, the CPU function would have read -1s by now.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(seen, values);
+  engine_->PushDelete([&](RunContext) { dev_->Free(0, a); }, kTestDev, va);
+}
+
+// A delete (which returns memory to the pool) waits for the device work on its variable: at the
+// moment it runs, every fill queued before it has landed.
+TEST_F(EventCompletion, DeleteWaitsForTheDeviceWorkOnItsVariable) {
+  const size_t n = 4096;
+  unsigned char* p = static_cast<unsigned char*>(dev_->Allocate(0, n, 64));
+  std::memset(p, 0, n);
+  VarHandle v = engine_->NewVar();
+  int seen_at_free = -1;
+  {
+    HeldStreams held(hooks_);
+    for (int i = 1; i <= 20; ++i) PushFill(p, i, n, v);
+    engine_->PushDelete(
+        [&](RunContext) {
+          seen_at_free = p[n - 1];
+          dev_->Free(0, p);
+        },
+        kTestDev, v);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(seen_at_free, -1) << "the delete ran while the device still had work on the memory";
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(seen_at_free, 20);
+}
+
+// A fault is reported once: by the first wait that meets it. A CPU function reading the faulty
+// function's output fails with its error (as a failed input fails its readers); a fault nobody
+// reads is reported by WaitForAll.
+TEST_F(EventCompletion, FaultsAreReportedByTheWaitThatMeetsThem) {
+  std::vector<unsigned char> buf(64, 0);
+  VarHandle v = engine_->NewVar(), w = engine_->NewVar();
+  PushFill(buf.data(), 999, 64, v);
+  bool ran = false;
+  engine_->PushSync([&](RunContext) { ran = true; }, Context::CPU(), {v}, {w});
+  std::string text = ErrorText([&] { engine_->WaitForVar(w); });
+  EXPECT_NE(text.find("memset value 999 is not a byte"), std::string::npos) << text;
+  EXPECT_FALSE(ran);
+  EXPECT_NO_THROW(engine_->WaitForVar(v));  // reported once
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  // Nobody reads it: WaitForAll reports it, once.
+  PushFill(buf.data(), 777, 64, v);
+  text = ErrorText([&] { engine_->WaitForAll(); });
+  EXPECT_NE(text.find("memset value 777 is not a byte"), std::string::npos) << text;
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  // Work on another stream that waited for the faulty work inherits the fault (as CUDA's sticky
+  // errors reach later work): both functions' outputs report it.
+  PushFill(buf.data(), 555, 64, v);
+  engine_->PushSync([&](RunContext rctx) { dev_->Memset(0, buf.data() + 32, 1, 32, rctx.stream); },
+                    kTestDev, {v}, {w}, FnProperty::kCopyToDevice);
+  text = ErrorText([&] { engine_->WaitForVar(w); });
+  EXPECT_NE(text.find("memset value 555 is not a byte"), std::string::npos) << text;
+  text = ErrorText([&] { engine_->WaitForVar(v); });
+  EXPECT_NE(text.find("memset value 555 is not a byte"), std::string::npos) << text;
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  // The device goes on working.
+  PushFill(buf.data(), 9, 64, v);
+  engine_->WaitForVar(v);
+  EXPECT_EQ(buf[0], 9);
+}
+
+// Events are recycled: 4,200 functions in rounds of 200 leave no more events than a round can
+// have in flight.
+TEST_F(EventCompletion, EventsAreRecycled) {
+  const size_t n = 64;
+  std::vector<unsigned char> a(n), b(n);
+  VarHandle va = engine_->NewVar(), vb = engine_->NewVar();
+  auto push_pairs = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      PushFill(a.data(), i & 0xFF, n, va);
+      engine_->PushSync(
+          [&](RunContext rctx) {
+            dev_->Copy(kTestDev, b.data(), kTestDev, a.data(), n, rctx.stream);
+          },
+          kTestDev, {va}, {vb}, FnProperty::kCopyToDevice);
+    }
+    engine_->WaitForAll();
+  };
+  const int64_t before = hooks_.live_events();
+  for (int round = 0; round < 21; ++round) push_pairs(100);
+  // At most one round's functions are in flight at once, each with its event.
+  EXPECT_EQ(b[0], 99);
+  EXPECT_LE(hooks_.live_events() - before, 2 * 100 + 16) << "4,200 functions later";
+}
 
 TEST(DeviceWorkers, CountsComeFromMXNetsVariables) {
   auto dev = Load("libtest_device.so", kDLExtDev);

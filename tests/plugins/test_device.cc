@@ -11,7 +11,10 @@
 // compared with the CPU's exactly.
 //
 // Checks of the host's side of the contract: stream work must come from a thread bound to the
-// stream's device (thread_start), and a failed job's error is reported by the next synchronize.
+// stream's device (thread_start), and a failed job's error is reported by the next event recorded
+// on its stream (see Event), or by the stream's synchronize when no event was recorded since.
+// Two test hooks are exported (mxplug_testdev_*, by its own version script): one holds every
+// stream still, one counts the events that exist.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -28,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mxplug/plugin.hpp"
@@ -46,6 +50,19 @@ std::chrono::microseconds Delay() {
 }
 
 thread_local int tls_bound_device = -1;  // set by thread_start
+
+// Test hooks, found with dlsym (extern "C" below): a gate that keeps every stream from starting
+// its next job while held, so a test can know that stream work has not run yet; and a count of
+// the events that exist.
+std::mutex gate_mu;
+std::condition_variable gate_cv;
+bool gate_held = false;
+std::atomic<int64_t> live_events{0};
+
+void PassGate() {
+  std::unique_lock<std::mutex> lock(gate_mu);
+  gate_cv.wait(lock, [] { return !gate_held; });
+}
 
 // A queue of jobs run in order by a thread of its own, each after the delay.
 class Stream {
@@ -76,6 +93,13 @@ class Stream {
     cv_.notify_all();
   }
 
+  // From a job of this stream: takes the error an earlier job raised, so that the event recorded
+  // next reports it instead of the stream.
+  std::exception_ptr TakeError() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(error_, nullptr);
+  }
+
   // Waits for every job queued so far; rethrows (once) the first error a job raised.
   void Synchronize() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -98,6 +122,7 @@ class Stream {
       jobs_.pop_front();
       ++queued_total_;
       lock.unlock();
+      PassGate();
       std::this_thread::sleep_for(Delay());
       std::exception_ptr error;
       try {
@@ -123,11 +148,21 @@ class Stream {
   std::thread thread_;  // last: starts once the members it uses exist
 };
 
-// Completes when the jobs queued on its stream before the record have run.
+// Completes when the jobs queued on its stream before the record have run. A job of that stream
+// that failed before the record is reported by the event (as a kernel fault on a GPU is by
+// cudaEventSynchronize), each time it is waited for or queried, and passed on to a stream that
+// waits for it (as CUDA's sticky errors reach later work).
 struct Event {
   std::mutex mu;
   std::condition_variable cv;
   uint64_t recorded = 0, reached = 0;  // generations
+  uint64_t failed_generation = 0;      // the recording `error` belongs to
+  std::exception_ptr error;
+
+  // With mu held: rethrows the error of recording `generation`, if it had one.
+  void ThrowIfFailed(uint64_t generation) const {
+    if (error && failed_generation == generation) std::rethrow_exception(error);
+  }
 };
 
 Stream* AsStream(void* s) { return static_cast<Stream*>(s); }
@@ -235,8 +270,15 @@ class TestDevice : public mxplug::DeviceBackend {
     delete AsStream(stream);
   }
   void SynchronizeStream(int, void* stream) override { AsStream(stream)->Synchronize(); }
-  void* CreateEvent(int dev_id) override { return CheckId(dev_id), new Event(); }
-  void DestroyEvent(int, void* event) override { delete AsEvent(event); }
+  void* CreateEvent(int dev_id) override {
+    CheckId(dev_id);
+    ++live_events;
+    return new Event();
+  }
+  void DestroyEvent(int, void* event) override {
+    --live_events;
+    delete AsEvent(event);
+  }
   void RecordEvent(int, void* event, void* stream) override {
     Event* e = AsEvent(event);
     uint64_t generation;
@@ -244,8 +286,11 @@ class TestDevice : public mxplug::DeviceBackend {
       std::lock_guard<std::mutex> lock(e->mu);
       generation = ++e->recorded;
     }
-    AsStream(stream)->Enqueue([e, generation] {
+    Stream* s = AsStream(stream);
+    s->Enqueue([e, s, generation] {
+      std::exception_ptr error = s->TakeError();
       std::lock_guard<std::mutex> lock(e->mu);
+      if (error) e->error = error, e->failed_generation = generation;
       e->reached = std::max(e->reached, generation);
       e->cv.notify_all();
     });
@@ -257,7 +302,11 @@ class TestDevice : public mxplug::DeviceBackend {
       std::lock_guard<std::mutex> lock(e->mu);
       generation = e->recorded;
     }
-    AsStream(stream)->Enqueue([e, generation] { WaitFor(e, generation); });
+    AsStream(stream)->Enqueue([e, generation] {
+      WaitFor(e, generation);
+      std::lock_guard<std::mutex> lock(e->mu);
+      e->ThrowIfFailed(generation);  // becomes this stream's error
+    });
   }
   void SynchronizeEvent(int, void* event) override {
     Event* e = AsEvent(event);
@@ -267,11 +316,15 @@ class TestDevice : public mxplug::DeviceBackend {
       generation = e->recorded;
     }
     WaitFor(e, generation);
+    std::lock_guard<std::mutex> lock(e->mu);
+    e->ThrowIfFailed(generation);
   }
   bool QueryEvent(int, void* event) override {
     Event* e = AsEvent(event);
     std::lock_guard<std::mutex> lock(e->mu);
-    return e->reached >= e->recorded;
+    if (e->reached < e->recorded) return false;
+    e->ThrowIfFailed(e->recorded);
+    return true;
   }
   void Synchronize(int dev_id) override {
     CheckId(dev_id);
@@ -411,6 +464,20 @@ MXPStatus* RegisterKernels(const MXPHostApi* host, MXPRegistrar* registrar) {
 }
 
 }  // namespace
+
+// Holds (1) or releases (0) every stream's next job.
+extern "C" __attribute__((visibility("default"))) void mxplug_testdev_hold_streams(int hold) {
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    gate_held = hold != 0;
+  }
+  gate_cv.notify_all();
+}
+
+// Events created and not yet destroyed.
+extern "C" __attribute__((visibility("default"))) int64_t mxplug_testdev_live_events() {
+  return live_events.load();
+}
 
 MXPLUG_REGISTER_DEVICE(testdev, kDLExtDev, TestDevice);
 MXPLUG_REGISTER_AT_LOAD(testdev_kernels, &RegisterKernels);

@@ -107,7 +107,7 @@ class ImperativeOp {
   /*!
    * \brief Pushes prepared calls, each run of up to `max_calls` consecutive calls on one
    * accelerator as one engine function that runs them in order on its stream, so that one
-   * synchronisation covers them all (MXNet's bulk execution; Note [Segments] in imperative.cc).
+   * event covers them all (MXNet's bulk execution; Note [Segments] in imperative.cc).
    * Calls on the CPU are pushed one by one, free to run in parallel. Add, then Flush.
    */
   class Segments {

@@ -42,6 +42,16 @@ std::vector<Opr*> ReservedList() {
   return list;
 }
 
+// The events a function waits for (Note [Event completion]).
+std::vector<DeviceEvent*>& AwaitList() {
+  thread_local std::vector<DeviceEvent*> list = [] {
+    std::vector<DeviceEvent*> l;
+    l.reserve(16);
+    return l;
+  }();
+  return list;
+}
+
 std::vector<Opr*>& ScratchList() {
   thread_local std::vector<Opr*> list = ReservedList();
   return list;
@@ -163,6 +173,7 @@ std::vector<Opr*>& OutermostList() {
 
 void EngineCore::PrepareThread() {
   (void)ScratchList();
+  (void)AwaitList();
   (void)OutermostList();
 }
 
@@ -228,15 +239,33 @@ void EngineCore::DispatchLoop(std::vector<Opr*>* ready) {
 
 // Note [Completion]
 // A kernel or copy on an accelerator queues work on the worker's stream and returns before the
-// work is done. Its engine function must not complete then: completing would start its readers
-// on other streams too early and let a PushDelete free memory the device still uses. So, as
-// MXNet 1.x does, a sync function run for an accelerator completes only after its worker's stream
-// has been synchronised; an error from the stream (a kernel fault reported late) becomes the
-// function's error. The stream is synchronised even when the function threw: work it queued
-// before throwing may still touch its arrays. An async function pushed to an accelerator runs
-// without a stream and calls its callback when its own work is done. Executor segments
-// (docs/engine.md) make one synchronisation cover many kernels; recording an event instead of
-// waiting is the second step described there.
+// work is done. Its engine function must not hand its variables on as if that work were done:
+// readers on other streams would start too early, and a PushDelete would free memory the device
+// still uses. There are two rules. The first, MXNet 1.x's, is the naive engine's: a sync function
+// run for an accelerator completes only after its stream has been synchronised, and an error the
+// stream reports then (a kernel fault found late) becomes the function's error; the stream is
+// synchronised even when the function threw, as work it queued before throwing may still touch
+// its arrays. The threaded engine follows the second, Note [Event completion].
+//
+// Note [Event completion]
+// A function run on a stream records one event on it afterwards and completes at once; the
+// event stands for its device work on every variable it touched (Var: the writer's event, and
+// one event per stream of the readers since). Whoever is granted a variable next waits for what
+// it needs of that work, where it needs it:
+// - a function on another stream: its stream waits for the event (stream_wait_event), not the
+//   host; on the same stream, nothing (the stream keeps order), so consecutive functions on one
+//   stream never synchronise;
+// - a function on the host (CPU, async or delete functions): the host waits for the event, so
+//   the CPU reads what the device wrote, and memory goes back to the pool only once the device is
+//   done with it; a host write leaves no device work behind and clears the variable's events;
+// - a read waits for the last writer's event; a write also for the readers' (the device may still
+//   read what the write would overwrite);
+// - WaitForVar waits for the last writer's event, so every host read (asnumpy, SyncCopyToCPU)
+//   sees the device's result; WaitForAll waits for every event.
+// A device fault is reported by the event's wait: a host wait that meets it fails the waiting
+// function (and so its outputs, as a failed input would) or the WaitForVar; WaitForAll reports
+// every fault not reported yet. Each failure is reported once. Events come from a pool
+// (device_event.h) and are recycled once unreferenced and complete.
 void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device) {
   opr->refs.fetch_add(1, std::memory_order_relaxed);  // the runner's reference
   ++tls_engine_function_depth;
@@ -245,21 +274,29 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
   const int64_t start = profiling ? profiler.Now() : 0;
   const char* name = opr->name;  // the block may be recycled once the callback has run
   const Context ctx = opr->ctx;
+  const bool on_stream = device && rctx.stream;
   bool recorded = false;
   try {
+    std::exception_ptr error = AwaitDeviceWork(opr, rctx, on_stream ? device : nullptr);
+    // A delete runs whatever the device reported: the memory is no longer in use either way, and
+    // the fault stays with its event for WaitForAll.
+    if (opr->always_run) error = nullptr;
+    if (!on_stream)
+      for (Var* v : opr->mutate_vars)
+        if (v->has_events()) v->SetWriterEvent(nullptr);  // waited for: the host writes now
     if (opr->sync_fn) {
-      std::exception_ptr error;
-      try {
-        opr->sync_fn(rctx);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      if (device && rctx.stream) {
+      if (!error) {
         try {
-          device->SynchronizeStream(rctx.ctx.dev_id, rctx.stream);
+          opr->sync_fn(rctx);
         } catch (...) {
-          if (!error) error = std::current_exception();
+          error = std::current_exception();
         }
+      }
+      if (on_stream) {
+        if (event_completion_)
+          error = RecordDeviceWork(opr, rctx, device, std::move(error));
+        else
+          SynchronizeStream(rctx, device, &error);
       }
       // Recorded before completing: completion starts the dependents, possibly on another
       // worker, and wakes waiters, which may stop the profiler and dump it at once.
@@ -267,6 +304,8 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
         profiler.Record(name, ctx, start, profiler.Now());
         recorded = true;
       }
+      Complete(opr, std::move(error));
+    } else if (error) {
       Complete(opr, std::move(error));
     } else {
       opr->fn(rctx, CallbackOnComplete(this, opr));
@@ -282,6 +321,62 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
   if (profiling && !recorded) profiler.Record(name, ctx, start, profiler.Now());
   --tls_engine_function_depth;
   Unref(opr);
+}
+
+void EngineCore::SynchronizeStream(const RunContext& rctx, const DeviceEntry* device,
+                                   std::exception_ptr* error) {
+  try {
+    device->SynchronizeStream(rctx.ctx.dev_id, rctx.stream);
+  } catch (...) {
+    if (!*error) *error = std::current_exception();
+  }
+}
+
+std::exception_ptr EngineCore::AwaitDeviceWork(const Opr* opr, const RunContext& rctx,
+                                               const DeviceEntry* device) {
+  std::vector<DeviceEvent*>& events = AwaitList();
+  const size_t mark = events.size();  // a nested engine on this thread may be using the list
+  for (Var* v : opr->const_vars)
+    if (v->has_events()) v->EventsToAwait(/*write=*/false, &events);
+  for (Var* v : opr->mutate_vars)
+    if (v->has_events()) v->EventsToAwait(/*write=*/true, &events);
+  std::exception_ptr first;
+  // Every event is waited for even after an error: the device may still use the memory.
+  for (size_t i = mark; i < events.size(); ++i) {
+    DeviceEvent* e = events[i];
+    if (e->KnownComplete() || (device && e->RecordedOn(device, rctx.stream))) {
+      // done, or ordered by the stream itself
+    } else if (device && e->device == device) {
+      try {
+        device->WaitEvent(rctx.ctx.dev_id, rctx.stream, e->handle);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    } else if (std::exception_ptr error = events_.Synchronize(e)) {
+      if (!first) first = error;
+    }
+    e->Unref();
+  }
+  events.resize(mark);
+  return first;
+}
+
+std::exception_ptr EngineCore::RecordDeviceWork(const Opr* opr, const RunContext& rctx,
+                                                const DeviceEntry* device,
+                                                std::exception_ptr error) {
+  DeviceEvent* event = nullptr;
+  try {
+    event = events_.Record(device, rctx.ctx.dev_id, rctx.stream);
+  } catch (...) {
+    if (!error) error = std::current_exception();
+    SynchronizeStream(rctx, device, &error);  // no event to stand for the work: wait here
+  }
+  for (Var* v : opr->mutate_vars) v->SetWriterEvent(event);
+  if (event) {
+    for (Var* v : opr->const_vars) v->AddReaderEvent(event);
+    event->Unref();
+  }
+  return error;
 }
 
 void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
@@ -343,10 +438,17 @@ void EngineCore::Unref(Opr* opr) {
 
 void EngineCore::WaitForVar(VarHandle var) {
   CheckNotInEngineFunction("WaitForVar");
-  if (!var->IsReady()) {
+  std::exception_ptr device_error;
+  if (!var->IsReady() || var->has_events()) {
     Done done;
+    done.var = var;
     Opr* opr = oprs_.New();
-    opr->fn = [&done](RunContext, CallbackOnComplete cb) { cb(); };
+    opr->fn = [&done](RunContext, CallbackOnComplete cb) {
+      // Granted after every earlier write has run: its event is the last writer's, and no later
+      // write can replace it before the callback.
+      if (done.var->has_events()) done.event = done.var->WriterEvent();
+      cb();
+    };
     opr->done = &done;
     opr->ctx = Context::CPU();
     opr->const_vars.push_back(var);
@@ -355,22 +457,36 @@ void EngineCore::WaitForVar(VarHandle var) {
     opr->name = "WaitForVar";
     Push(opr);
     done.Wait();
+    if (done.event) {  // Note [Event completion]: the host reads what the device wrote
+      device_error = events_.Synchronize(done.event);
+      done.event->Unref();
+    }
   }
   if (var->has_error()) {
-    std::exception_ptr error = var->TakeError();
-    if (!error) return;
-    {
-      // Note [Errors stay with data]: reported once, the failure is cleared from every variable
-      // it reached, as MXNet's variables share one exception slot per failure.
-      std::lock_guard<std::mutex> lock(failures_mu_);
-      std::erase_if(failures_, [&](const Failure& f) {
-        if (f.var != var && f.error != error) return false;
-        if (f.var && f.var != var) f.var->TakeErrorIf(error);
-        return true;
-      });
+    if (std::exception_ptr error = var->TakeError()) {
+      ForgetReported(error, var);
+      std::rethrow_exception(error);
     }
-    std::rethrow_exception(error);
   }
+  if (device_error) {
+    ForgetReported(device_error, var);
+    std::rethrow_exception(device_error);
+  }
+}
+
+// Note [Errors stay with data]: reported once, the failure is cleared from every variable it
+// reached, as MXNet's variables share one exception slot per failure, and from the events that
+// carry it.
+void EngineCore::ForgetReported(const std::exception_ptr& error, const Var* reported_on) {
+  {
+    std::lock_guard<std::mutex> lock(failures_mu_);
+    std::erase_if(failures_, [&](const Failure& f) {
+      if (f.var != reported_on && f.error != error) return false;
+      if (f.var && f.var != reported_on) f.var->TakeErrorIf(error);
+      return true;
+    });
+  }
+  events_.Forget(error);
 }
 
 bool EngineCore::DrainFor(double seconds) {
@@ -387,9 +503,16 @@ void EngineCore::Drain() {
 void EngineCore::WaitForAll() {
   CheckNotInEngineFunction("WaitForAll");
   Drain();
+  // Note [Event completion]: and the device work the functions left behind, whose faults are
+  // reported here if no other wait has.
+  std::vector<std::exception_ptr> device_errors = events_.SynchronizeAll();
   std::exception_ptr first;
   {
     std::lock_guard<std::mutex> lock(failures_mu_);
+    for (const std::exception_ptr& e : device_errors)
+      if (std::none_of(failures_.begin(), failures_.end(),
+                       [&](const Failure& f) { return f.error == e; }))
+        failures_.push_back({nullptr, e});
     if (failures_.empty()) return;
     first = failures_.front().error;
     for (Failure& f : failures_)

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/device_event.h"
 #include "engine/object_pool.h"
 #include "engine/var.h"
 #include "mxplug/device.h"
@@ -59,6 +60,10 @@ struct Opr {
 };
 
 struct Done {
+  // WaitForVar's: the variable waited for, and its last writer's event, taken when the wait is
+  // granted (Note [Event completion]).
+  Var* var = nullptr;
+  DeviceEvent* event = nullptr;
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
@@ -111,9 +116,12 @@ class EngineCore : public Engine {
   // Runs or schedules a function whose dependencies are met.
   virtual void Execute(Opr* opr) = 0;
   // Calls the function on this thread with the given run context. With `device`, the function
-  // ran for an accelerator, and rctx.stream is synchronised before a sync function completes
-  // (Note [Completion]).
+  // runs for an accelerator on rctx.stream: it completes after the stream has been synchronised
+  // (Note [Completion]) or, once UseEventCompletion was called, when it has recorded an event
+  // on the stream (Note [Event completion]).
   void Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device = nullptr);
+  // Note [Event completion]: functions on streams complete at once, leaving events behind.
+  void UseEventCompletion() { event_completion_ = true; }
   // True while the calling thread runs an engine function.
   static bool InEngineFunction();
   // Sets up a worker thread's per-thread lists, so that its first completions do not allocate.
@@ -136,6 +144,20 @@ class EngineCore : public Engine {
   void Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready);
   void Unref(Opr* opr);
   std::exception_ptr FirstError(const Opr* opr) const;
+  // Note [Event completion]: makes the function's stream wait for (or, without a stream, waits
+  // on the host for) the device work its variables still have running; the first error a host
+  // wait met, if any.
+  std::exception_ptr AwaitDeviceWork(const Opr* opr, const RunContext& rctx,
+                                     const DeviceEntry* device);
+  // After a function on a stream: records its event on its variables (or, when it cannot be
+  // recorded, synchronises the stream). Returns the function's error, the recording's if none.
+  std::exception_ptr RecordDeviceWork(const Opr* opr, const RunContext& rctx,
+                                      const DeviceEntry* device, std::exception_ptr error);
+  // Synchronises the function's stream; a failure becomes `*error` unless it holds one already.
+  static void SynchronizeStream(const RunContext& rctx, const DeviceEntry* device,
+                                std::exception_ptr* error);
+  // A failure reported by a wait: no variable, failure list or event reports it again.
+  void ForgetReported(const std::exception_ptr& error, const Var* reported_on);
   void CheckNotInEngineFunction(const char* what) const;
 
   ObjectPool<Opr> oprs_;
@@ -151,6 +173,9 @@ class EngineCore : public Engine {
   };
   std::mutex failures_mu_;
   std::vector<Failure> failures_;
+
+  bool event_completion_ = false;
+  EventPool events_;
 };
 
 }  // namespace mxplug::engine_detail

@@ -125,6 +125,7 @@ class ThreadedEngine : public EngineCore {
     options_.device_copy_workers = from_env(
         options_.device_copy_workers, "MXPLUG_GPU_COPY_NTHREADS", "MXNET_GPU_COPY_NTHREADS", 2);
     cpu_ = MakePool(Context::CPU(), options_.cpu_workers, /*device=*/nullptr, "mxp cpu");
+    UseEventCompletion();
   }
 
   ~ThreadedEngine() override {
@@ -250,7 +251,7 @@ class ThreadedEngine : public EngineCore {
     Opr* opr = nullptr;
     while (pool->queue.Pop(&opr)) {
       running->store(opr->name ? opr->name : "", std::memory_order_relaxed);
-      Run(opr, RunContext{opr->ctx, stream}, device);  // Note [Completion]
+      Run(opr, RunContext{opr->ctx, stream}, device);  // Note [Event completion]
       running->store(nullptr, std::memory_order_relaxed);
     }
     if (device && stream) device->DestroyStream(pool->ctx.dev_id, stream);

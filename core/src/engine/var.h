@@ -2,6 +2,7 @@
 #ifndef MXPLUG_CORE_ENGINE_VAR_H_
 #define MXPLUG_CORE_ENGINE_VAR_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/device_event.h"
 #include "engine/ring_queue.h"
 
 namespace mxplug {
@@ -26,6 +28,7 @@ struct Opr;
 class Var {
  public:
   using Opr = engine_detail::Opr;
+  using DeviceEvent = engine_detail::DeviceEvent;
 
   // Returns true when the read is granted at once.
   bool AppendRead(Opr* opr) {
@@ -99,8 +102,60 @@ class Var {
   // False for a resource's variable (Engine::NewResourceVar): it orders, never fails.
   bool holds_errors() const { return holds_errors_; }
 
+  // Note [Event completion]: the events of the device work that last wrote the variable and of
+  // the device work that read it since. Read and changed only by functions granted the variable.
+  bool has_events() const { return has_events_.load(std::memory_order_acquire); }
+  // Appends, each with a reference, the events a function must wait for before it reads
+  // (`write` false: the last writer's) or writes (the readers' too).
+  void EventsToAwait(bool write, std::vector<DeviceEvent*>* out) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (writer_event_) writer_event_->Ref(), out->push_back(writer_event_);
+    if (write)
+      for (DeviceEvent* e : reader_events_) e->Ref(), out->push_back(e);
+  }
+  // The last writer's event, with a reference (null when none).
+  DeviceEvent* WriterEvent() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (writer_event_) writer_event_->Ref();
+    return writer_event_;
+  }
+  // A write recorded `e` (null: it left no device work behind); the events before it are no
+  // longer needed, since it waited for them.
+  void SetWriterEvent(DeviceEvent* e) {
+    DeviceEvent* old_writer;
+    std::vector<DeviceEvent*>& old_readers = DroppedEvents();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (e) e->Ref();
+      old_writer = std::exchange(writer_event_, e);
+      old_readers.swap(reader_events_);
+      has_events_.store(e != nullptr, std::memory_order_release);
+    }
+    if (old_writer) old_writer->Unref();
+    for (DeviceEvent* r : old_readers) r->Unref();
+    old_readers.clear();
+  }
+  // A read recorded `e`. A reader event recorded earlier on the same stream is replaced: `e`
+  // completes after it. So a variable read on and on (weights) keeps one event per stream.
+  void AddReaderEvent(DeviceEvent* e) {
+    DeviceEvent* replaced = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      e->Ref();
+      auto same = std::find_if(reader_events_.begin(), reader_events_.end(),
+                               [&](DeviceEvent* r) { return r->RecordedOn(e->device, e->stream); });
+      if (same != reader_events_.end())
+        replaced = std::exchange(*same, e);
+      else
+        reader_events_.push_back(e);
+      has_events_.store(true, std::memory_order_release);
+    }
+    if (replaced) replaced->Unref();
+  }
+
   // For the pool: a recycled variable starts fresh.
   void Reset(bool holds_errors) {
+    SetWriterEvent(nullptr);
     std::lock_guard<std::mutex> lock(mu_);
     holds_errors_ = holds_errors;
     waiting_.clear();
@@ -145,6 +200,16 @@ class Var {
   std::exception_ptr error_;
   std::atomic<bool> has_error_{false};
   bool holds_errors_ = true;
+  DeviceEvent* writer_event_ = nullptr;
+  std::vector<DeviceEvent*> reader_events_;
+  std::atomic<bool> has_events_{false};
+
+  // Scratch for SetWriterEvent: the readers it drops, released outside the lock without
+  // allocating.
+  static std::vector<DeviceEvent*>& DroppedEvents() {
+    thread_local std::vector<DeviceEvent*> list;
+    return list;
+  }
 };
 
 }  // namespace mxplug

@@ -416,11 +416,12 @@ void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
 }
 
 // Note [Segments]
-// The engine synchronises an accelerator's stream after each function (Note [Completion]), so an
-// executor that pushed every kernel alone would make the host wait for the device after each
-// one. It pushes runs of consecutive steps on one device as one function instead (MXNet's bulk
-// execution, MXNET_EXEC_BULK_EXEC_*): the function runs their kernels in order on its stream and
-// the engine synchronises once. The function writes every variable a call in it writes and reads
+// Each engine function on an accelerator costs a dispatch, an event recorded on its stream and
+// the bookkeeping of its variables' events (Note [Event completion]; the naive engine even
+// synchronises the stream after each), so an executor that pushed every kernel alone would pay
+// that per kernel. It pushes runs of consecutive steps on one device as one function instead
+// (MXNet's bulk execution, MXNET_EXEC_BULK_EXEC_*): the function runs their kernels in order on
+// its stream and leaves one event. The function writes every variable a call in it writes and reads
 // the others its calls read; a value made and used inside the run orders nothing outside it, and
 // the run's order is the graph's. A kernel that throws ends the function, and the error lands on
 // everything it writes, as for any failed function. On the CPU there is no stream to wait for,

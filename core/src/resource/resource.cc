@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "mxplug/engine.h"
 #include "mxplug/storage.h"
 #include "registry/host_api.h"
 
@@ -20,13 +21,22 @@ constexpr int kTempSpacePerDevice = 4;
 // One scratch block, grown on demand. Only the engine function holding its variable touches it.
 class TempSpaceBlock : public detail::TempSpaceProvider {
  public:
-  explicit TempSpaceBlock(Context ctx) : ctx_(ctx) {
+  TempSpaceBlock(Context ctx, VarHandle var) : ctx_(ctx), var_(var) {
     resource_.struct_size = sizeof(resource_);
     resource_.kind = kMXPResourceTempSpace;
     resource_.handle = static_cast<detail::TempSpaceProvider*>(this);
   }
   void* Get(size_t bytes) override {
     if (!block_ || block_->bytes() < bytes) {
+      if (block_ && !ctx_.IsHost()) {
+        // Note [Event completion]: the device may still run earlier users' work on the old block
+        // (and a test device runs this very call on its stream), so it goes back to the pool
+        // from a host function ordered after this one on the block's variable, which waits for
+        // their events. Growth is rare.
+        Engine::Get()->PushSync([old = std::move(block_)](RunContext) mutable { old.reset(); },
+                                Context::CPU(), {}, {var_}, FnProperty::kNormal, 0,
+                                "TempSpaceRelease");
+      }
       block_.reset();  // free first: the old block is not needed and memory may be tight
       block_ = Storage::Alloc(bytes, ctx_);
     }
@@ -36,6 +46,7 @@ class TempSpaceBlock : public detail::TempSpaceProvider {
 
  private:
   Context ctx_;
+  VarHandle var_;
   std::shared_ptr<Storage> block_;
   MXPResource resource_{};
 };
@@ -99,8 +110,8 @@ class Manager {
     DeviceResources& d = Device(ctx);
     if (d.temp.empty()) {
       for (int i = 0; i < kTempSpacePerDevice; ++i) {
-        d.temp.push_back(std::make_unique<TempSpaceBlock>(ctx));
         d.temp_vars.push_back(Engine::Get()->NewResourceVar());
+        d.temp.push_back(std::make_unique<TempSpaceBlock>(ctx, d.temp_vars.back()));
       }
     }
     const size_t i = d.next_temp++ % d.temp.size();

@@ -12,9 +12,17 @@
  * `__dlpack__(stream=)`. Other device types keep opaque handles.
  *
  * Note [Completion] (1.2): work a kernel or a copy queues on a stream may still run after the call
- * returns. The host treats an engine function on a device as finished only once the worker's
- * stream has completed (it synchronises the stream, docs/engine.md), and it frees or reuses memory
- * only after that; a backend needs no bookkeeping of its own for it.
+ * returns. The host never frees or reuses memory, or lets the CPU or another stream touch it,
+ * before that work is done (docs/engine.md); a backend needs no bookkeeping of its own for it.
+ * The host's threaded engine (Note [Event completion] there) records an event on the stream after
+ * each engine function, makes other streams wait for it with stream_wait_event, and waits for it
+ * on the host with event_synchronize or event_query, so these must keep CUDA's meanings:
+ * stream_wait_event waits for the recording made before the call (recording the event again later
+ * changes nothing for it); an event may be recorded again once complete; a stream may wait for an
+ * event of another device of the same backend; and a fault of work queued before the recording is
+ * reported by event_synchronize and event_query of it. A kernel must not leave queued work that
+ * reads host memory it frees on return (CUDA stages pageable host memory in cudaMemcpyAsync, so
+ * copies from it are safe).
  */
 #ifndef MXPLUG_ABI_DEVICE_H_
 #define MXPLUG_ABI_DEVICE_H_

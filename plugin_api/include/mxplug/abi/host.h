@@ -58,8 +58,9 @@ typedef struct MXPHostApi {
 
   /*!
    * \brief Scratch memory from a kMXPResourceTempSpace resource, on the kernel's device, valid
-   * until the kernel's work has completed (on an asynchronous device: until the host has
-   * synchronised the kernel's stream, Note [Completion] in abi/device.h). \param[out] ptr borrowed.
+   * until the kernel's work has completed (on an asynchronous device: the work it queued on its
+   * stream; the host orders the block's next user after it, Note [Completion] in abi/device.h).
+   * \param[out] ptr borrowed.
    */
   MXPStatus* (*temp_space)(const MXPResource* resource, size_t bytes, void** ptr);
   /*!
