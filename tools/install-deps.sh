@@ -17,6 +17,8 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-torch
   # mx.viz.plot_network: the graphviz Python package and the dot program that renders
   python3-graphviz graphviz
+  # the HIP device plugin (compile and load only: Debian 12 has HIP 5.2 but no rocBLAS or MIOpen)
+  hipcc libamdhip64-dev
   # distribution
   libopenmpi-dev openmpi-bin
   # the distributed tests look for processes a job left behind (pgrep)

@@ -42,14 +42,14 @@ fi
 # The sanitizer builds leave oneDNN out: TSan cannot see into its OpenMP runtime, and
 # LeakSanitizer's tracer crashed (signal 11) at the exit of a test process that had run oneDNN
 # primitives. The oneDNN path is tested in the main build (tests/python/test_onednn.py). They
-# leave the CUDA plugin out too: the sanitizers do not instrument device code, and the main build
-# compiles it once.
+# leave the CUDA and HIP plugins out too: the sanitizers do not instrument device code, and the
+# main build compiles them once.
 if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   echo "== C++ tests under AddressSanitizer and UndefinedBehaviorSanitizer =="
   asan="$build-asan"
   [[ -f "$asan/CMakeCache.txt" ]] ||
     tools/configure.sh "$asan" -DMXPLUG_SANITIZE=address,undefined -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF \
-      -DMXPLUG_WITH_CUDA=OFF
+      -DMXPLUG_WITH_CUDA=OFF -DMXPLUG_WITH_HIP=OFF
   cmake --build "$asan"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir "$asan" --output-on-failure -j "$(nproc)"
 fi
@@ -59,7 +59,7 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   tsan="$build-tsan"
   [[ -f "$tsan/CMakeCache.txt" ]] ||
     tools/configure.sh "$tsan" -DMXPLUG_SANITIZE=thread -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_WITH_ONEDNN=OFF \
-      -DMXPLUG_WITH_CUDA=OFF
+      -DMXPLUG_WITH_CUDA=OFF -DMXPLUG_WITH_HIP=OFF
   cmake --build "$tsan" --target mxplug_tests
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$tsan" --output-on-failure -R 'Engine|EventCompletion|Profiler|NDArray|Prefetcher|DataIter'
 
@@ -67,7 +67,7 @@ if [[ "${MXPLUG_TEST_SANITIZERS:-1}" != 0 ]]; then
   [[ -f "$fuzz/CMakeCache.txt" ]] ||
     tools/configure.sh "$fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
       -DMXPLUG_SANITIZE=address,undefined,fuzzer-no-link -DMXPLUG_WITH_PYTHON=OFF -DMXPLUG_BUILD_TESTS=OFF \
-      -DMXPLUG_WITH_CUDA=OFF
+      -DMXPLUG_WITH_CUDA=OFF -DMXPLUG_WITH_HIP=OFF
   # Seeds in tests/fuzz/corpus/<target>: MXNet 1.9.1's own files; for recordio, files in the
   # format tests/python/test_recordio.py checks against MXNet's; and, made here, inputs nested
   # 200,000 deep or megabytes large (make_large_seeds.py). No input cap below 8 MiB, so that

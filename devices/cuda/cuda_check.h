@@ -1,22 +1,27 @@
-// Turning a CUDA runtime error into an exception that says which call failed on which device,
-// for the backend and the kernels alike. The SDK's trampolines turn the exception into a status
-// whose text the host shows with the op and the device.
+// Turning a CUDA (or HIP: gpu_vendor.h) runtime error into an exception that says which call
+// failed on which device, for the backend and the kernels alike. The SDK's trampolines turn the
+// exception into a status whose text the host shows with the op and the device.
 #ifndef MXPLUG_DEVICES_CUDA_CUDA_CHECK_H_
 #define MXPLUG_DEVICES_CUDA_CUDA_CHECK_H_
-
-#include <cuda_runtime_api.h>
 
 #include <new>
 #include <stdexcept>
 #include <string>
 
+#include "gpu_vendor.h"
+
 namespace mxplug_cuda {
 
-/*! \brief "cudaMalloc(4096 bytes) on cuda(0): out of memory (cudaErrorMemoryAllocation)". */
+/*! \brief "cudaMalloc on cuda(0): out of memory (cudaErrorMemoryAllocation)"; under HIP, "hipMalloc
+ * on hip(0): ... (hipErrorOutOfMemory)" (a runtime call named with its CUDA prefix gets HIP's). */
 inline std::string ErrorText(cudaError_t err, const std::string& call, int dev_id) {
   std::string text = call;
-  if (dev_id >= 0) text += " on cuda(" + std::to_string(dev_id) + ")";
-  return text + ": " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")";
+#if defined(MXPLUG_HIP)
+  if (text.rfind("cuda", 0) == 0) text.replace(0, 4, "hip");
+#endif
+  if (dev_id >= 0) text += std::string(" on ") + kGpuName + "(" + std::to_string(dev_id) + ")";
+  const std::string what = cudaGetErrorString(err), name = cudaGetErrorName(err);
+  return text + ": " + what + (what == name ? "" : " (" + name + ")");  // HIP's may be the name
 }
 
 /*!

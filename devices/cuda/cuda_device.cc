@@ -1,13 +1,15 @@
 // The CUDA device backend: device memory from cudaMalloc (the host's pool keeps freed blocks),
 // page-locked host memory, the runtime's own streams and events (Note [Native streams] in
-// abi/device.h), and copies in every direction that touches a CUDA device.
+// abi/device.h), and copies in every direction that touches a CUDA device. The HIP plugin
+// (devices/hip) builds this file too, through gpu_vendor.h: there it is the ROCm backend "hip".
 //
 // On a machine without a driver or a GPU the plugin still loads: cudaGetDeviceCount's error
 // becomes the reason for a count of zero, and nothing else is called. The CUDA runtime is linked
 // statically, so the plugin needs no libcudart at run time; the driver (libcuda.so.1) is opened
-// by the runtime when there is one.
-#include <cuda_runtime_api.h>
+// by the runtime when there is one. HIP's runtime is a shared library (libamdhip64) that loads
+// without a GPU; its driver is the kernel's amdgpu, reached through /dev/kfd.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -38,8 +40,13 @@ class CudaBackend : public mxplug::DeviceBackend {
     char memory[32];
     std::snprintf(memory, sizeof(memory), "%.1f GiB",
                   static_cast<double>(prop.totalGlobalMem) / (1 << 30));
-    return std::string(prop.name) + ", compute capability " + std::to_string(prop.major) + "." +
-           std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
+#if defined(MXPLUG_HIP)
+    const std::string arch = std::string(", ") + prop.gcnArchName;  // "gfx90a:sramecc+:xnack-"
+#else
+    const std::string arch =
+        ", compute capability " + std::to_string(prop.major) + "." + std::to_string(prop.minor);
+#endif
+    return std::string(prop.name) + arch + ", " + std::to_string(prop.multiProcessorCount) +
            " multiprocessors, " + memory;
   }
 
@@ -47,7 +54,8 @@ class CudaBackend : public mxplug::DeviceBackend {
   void* Allocate(int dev_id, size_t bytes, size_t alignment) override {
     Bind(dev_id);
     if (alignment > 256)
-      throw std::invalid_argument("cuda(" + std::to_string(dev_id) + "): an alignment of " +
+      throw std::invalid_argument(std::string(mxplug_cuda::kGpuName) + "(" +
+                                  std::to_string(dev_id) + "): an alignment of " +
                                   std::to_string(alignment) +
                                   " bytes was asked for; cudaMalloc gives at most 256");
     void* ptr = nullptr;
@@ -64,8 +72,8 @@ class CudaBackend : public mxplug::DeviceBackend {
   // cudaMemcpyDefault: unified addressing tells host from device and one device from another.
   void Copy(DLDevice dst_device, void* dst, DLDevice src_device, const void* src, size_t bytes,
             void* stream) override {
-    const int dev_id =
-        dst_device.device_type == kDLCUDA ? dst_device.device_id : src_device.device_id;
+    const int dev_id = dst_device.device_type == mxplug_cuda::kGpuDevice ? dst_device.device_id
+                                                                         : src_device.device_id;
     if (bytes == 0) return;
     Bind(dev_id);
     if (stream) {
@@ -78,8 +86,9 @@ class CudaBackend : public mxplug::DeviceBackend {
 
   void Memset(int dev_id, void* ptr, int value, size_t bytes, void* stream) override {
     if (value < 0 || value > 255)
-      throw std::invalid_argument("memset on cuda(" + std::to_string(dev_id) + "): value " +
-                                  std::to_string(value) + " is not a byte (expected 0 to 255)");
+      throw std::invalid_argument(std::string("memset on ") + mxplug_cuda::kGpuName + "(" +
+                                  std::to_string(dev_id) + "): value " + std::to_string(value) +
+                                  " is not a byte (expected 0 to 255)");
     if (bytes == 0) return;
     Bind(dev_id);
     if (stream)
@@ -193,12 +202,9 @@ class CudaBackend : public mxplug::DeviceBackend {
         (void)cudaGetLastError();
         p.count = 0;
         p.reason = mxplug_cuda::ErrorText(err, "cudaGetDeviceCount", -1);
-        // The runtime's wording ("driver version is insufficient") also covers no driver at all.
-        if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
-          dlclose(driver);
-        } else {
-          p.reason = "no NVIDIA driver: libcuda.so.1 cannot be loaded (" + p.reason + ")";
-        }
+        // The runtime's wording ("driver version is insufficient", "no ROCm-capable device") also
+        // covers no driver at all: say which it is.
+        if (const char* missing = MissingDriver()) p.reason = missing + (" (" + p.reason + ")");
       } else if (p.count == 0) {
         p.reason = "the CUDA driver reports no device";
       }
@@ -207,12 +213,28 @@ class CudaBackend : public mxplug::DeviceBackend {
     return probe;
   }
 
+  // Why the vendor's driver cannot be reached, or nullptr when it can.
+  static const char* MissingDriver() {
+#if defined(MXPLUG_HIP)
+    if (access("/dev/kfd", R_OK | W_OK) != 0)
+      return "no AMD GPU driver: /dev/kfd (amdgpu's compute interface) cannot be opened";
+#else
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+      dlclose(driver);
+    } else {
+      return "no NVIDIA driver: libcuda.so.1 cannot be loaded";
+    }
+#endif
+    return nullptr;
+  }
+
   static void CheckId(int dev_id) {
     const int count = Probed().count;
     if (dev_id < 0 || dev_id >= count)
-      throw std::out_of_range("cuda(" + std::to_string(dev_id) +
-                              ") does not exist; this machine has " + std::to_string(count) +
-                              " CUDA device(s)" + (count ? "" : " (" + Probed().reason + ")"));
+      throw std::out_of_range(std::string(mxplug_cuda::kGpuName) + "(" + std::to_string(dev_id) +
+                              ") does not exist; this machine has " + std::to_string(count) + " " +
+                              mxplug_cuda::kGpuName + " device(s)" +
+                              (count ? "" : " (" + Probed().reason + ")"));
   }
   // Makes dev_id the calling thread's current device (cheap when it already is).
   static void Bind(int dev_id) {
@@ -223,6 +245,10 @@ class CudaBackend : public mxplug::DeviceBackend {
 
 }  // namespace
 
+#if defined(MXPLUG_HIP)
+MXPLUG_REGISTER_DEVICE(hip, kDLROCM, CudaBackend);
+MXPLUG_PLUGIN("hip", MXPLUG_PLUGIN_VERSION, "mxplug")
+#else
 MXPLUG_REGISTER_DEVICE(cuda, kDLCUDA, CudaBackend);
-
 MXPLUG_PLUGIN("cuda", MXPLUG_PLUGIN_VERSION, "mxplug")
+#endif

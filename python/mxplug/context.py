@@ -1,9 +1,10 @@
 """Devices (MXNet's ``mx.Context``, ``mx.cpu()``, ``mx.gpu()``).
 
 A context names a device type and an index. ``'gpu'`` is an accelerator of the CUDA backend
-(DLPack ``kDLCUDA``), or of the HIP backend where only that one is loaded, or of the backend
-that ``MXPLUG_GPU_BACKEND`` names (``cuda``, ``hip``, or any loaded device backend, such as the
-asynchronous test device ``testdev`` on which CI runs the GPU tests).
+(DLPack ``kDLCUDA``), or of the HIP backend (``kDLROCM``) where only HIP reports devices or only
+HIP is loaded, or of the backend that ``MXPLUG_GPU_BACKEND`` names (``cuda``, ``hip``, or any
+loaded device backend, such as the asynchronous test device ``testdev`` on which CI runs the GPU
+tests).
 """
 import os
 import threading
@@ -88,7 +89,12 @@ def _gpu_device_type():
                              % (chosen, ", ".join(_core.device_names())))
         return dev_type
     kinds = _core.device_types()
-    if _DL_CUDA not in kinds and _DL_ROCM in kinds:
+    if _DL_ROCM not in kinds:
+        return _DL_CUDA
+    if _DL_CUDA not in kinds:
+        return _DL_ROCM
+    # Both loaded (a build with both plugins): the one that has devices, CUDA where both have.
+    if _core.device_count(_DL_CUDA) == 0 and _core.device_count(_DL_ROCM) > 0:
         return _DL_ROCM
     return _DL_CUDA
 

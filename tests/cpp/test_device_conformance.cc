@@ -35,7 +35,8 @@ void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
 const Backend kBackends[] = {{"cpu", kDLCPU, nullptr},
                              {"testdev", kDLExtDev, "libtest_device.so"},
                              {"legacy_abi_1_1", kDLMetal, "libtest_device_abi_1_1.so"},
-                             {"cuda", kDLCUDA, nullptr}};
+                             {"cuda", kDLCUDA, nullptr},
+                             {"hip", kDLROCM, nullptr}};
 
 std::shared_ptr<const DeviceEntry> Loaded(int32_t device_type) {
   for (const auto& d : Runtime::Get().devices().List())

@@ -41,6 +41,15 @@ def run_json(args, **kwargs):
     return code, json.loads(out), err
 
 
+def checked_plugin_libraries(plugin):
+    """ldd's report for a plugin that `mxplug check` passes and that links no part of the core."""
+    code, out, err = run_json(["check", str(plugin)])
+    assert code == 0, (out, err)
+    ldd = subprocess.run(["ldd", str(plugin)], capture_output=True, text=True, check=True).stdout
+    assert "libmxplug" not in ldd  # plugins never link the core
+    return ldd
+
+
 _default_ops = []
 
 

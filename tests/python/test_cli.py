@@ -26,13 +26,14 @@ def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
     assert SAMPLE_OPS <= set(ops)
     assert ops["FullyConnected"]["plugin"] == "nn"
     assert ops["elemwise_add"]["plugin"] == "tensor"
-    # Every op has a CPU kernel; the CUDA plugin, where it is built, adds kernels to some.
-    devices = ["cpu", "cuda"] if built_with("cuda") else ["cpu"]
+    # Every op has a CPU kernel; the CUDA and HIP plugins, where they are built, add kernels to
+    # the same ops.
+    devices = ["cpu"] + [gpu for gpu in ("cuda", "hip") if built_with(gpu)]
     assert all(op["devices"] in (["cpu"], devices) for op in ops.values())
     code, text, _ = run_cli(["list"], cache_dir=cache_dir)
     assert code == 0
     assert re.search(r"^Pooling +nn +cpu$", text, re.M), text
-    # cpu, nn, optimizer, random, tensor, and cuda and mpi where they are built
+    # cpu, nn, optimizer, random, tensor, and cuda, hip and mpi where they are built
     plugins = 4 + len(devices) + built_with("mpi")
     assert "%d operators from %d plugins" % (len(ops), plugins) in text
 
@@ -48,8 +49,9 @@ def test_describe_fully_connected_schema(cache_dir):
     assert params["flatten"]["type"] == "boolean" and params["flatten"]["default"] == "true"
     assert [i["name"] for i in out["inputs"]] == ["data", "weight", "bias"]
     assert out["instance"]["backward_reads"] == ["grad(output)", "data", "weight"]
-    cuda = [{"device": "cuda", "plugin": "cuda", "backward": True}] if built_with("cuda") else []
-    assert out["kernels"] == [{"device": "cpu", "plugin": "nn", "backward": True}] + cuda
+    gpus = [{"device": gpu, "plugin": gpu, "backward": True} for gpu in ("cuda", "hip")
+            if built_with(gpu)]
+    assert out["kernels"] == [{"device": "cpu", "plugin": "nn", "backward": True}] + gpus
 
     code, text, _ = run_cli(["describe", "FullyConnected"], cache_dir=cache_dir)
     assert code == 0
@@ -82,7 +84,8 @@ def test_devices(cache_dir):
     code, out, _ = run_json(["devices"], cache_dir=cache_dir)
     assert code == 0
     cpu = out["devices"][0]
-    assert [d["name"] for d in out["devices"]] == (["cpu", "cuda"] if built_with("cuda") else ["cpu"])
+    assert [d["name"] for d in out["devices"]] == ["cpu"] + [gpu for gpu in ("cuda", "hip")
+                                                             if built_with(gpu)]
     assert cpu["name"] == "cpu" and cpu["count"] == 8 and cpu["dlpack_device_type"] == 1
     assert "hardware threads" in cpu["devices"][0]["description"]
     assert cpu["devices"][3]["description"] == "a logical context over the host memory of cpu(0)"

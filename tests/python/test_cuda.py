@@ -2,11 +2,10 @@
 and reports 0 devices with the runtime's reason where there is no GPU. Where there is one, its
 kernels are held to the CPU's by the conformance suites (test_conformance.py for every op,
 tests/cpp/test_device_conformance.cc for the backend), which run on gpu(0) wherever one exists."""
-import subprocess
 
 import pytest
 
-from conftest import INSTALL, built_with, run_cli, run_json
+from conftest import INSTALL, built_with, checked_plugin_libraries, run_cli, run_json
 
 pytestmark = pytest.mark.skipif(not built_with("cuda"),
                                 reason="built without the CUDA plugin (no CUDA toolkit with nvcc)")
@@ -62,10 +61,7 @@ def test_the_plugin_loads_and_says_how_many_devices_and_why():
 
 
 def test_it_is_a_well_formed_plugin_that_needs_only_the_driver_and_cublas():
-    code, out, err = run_json(["check", str(PLUGIN)])
-    assert code == 0, (out, err)
-    ldd = subprocess.run(["ldd", str(PLUGIN)], capture_output=True, text=True, check=True).stdout
-    assert "libmxplug" not in ldd  # plugins never link the core
+    ldd = checked_plugin_libraries(PLUGIN)
     assert "libcudart" not in ldd  # the runtime is linked statically
     assert "libcublas.so" in ldd and "libcublas.so.13 => not found" not in ldd, ldd
 

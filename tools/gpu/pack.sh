@@ -32,6 +32,9 @@ cp -a "$build/install" "$tree/install"
 rm -f "$tree/install/lib/python3/dist-packages/mxplug/"_core.*.so  # built there, for its Python
 current="$(basename "$(readlink -f "$build/install/lib/libmxplug.so")")"
 find "$tree/install/lib" -maxdepth 1 -type f -name 'libmxplug.so.*' ! -name "$current" -delete  # older installs
+# The HIP plugin stays behind: NVIDIA machines cannot use it, and its runtime (libamdhip64, with
+# ROCm's code-object compiler and LLVM behind it) would not fit in the pack.
+rm -f "$tree/install/lib/mxplug/plugins/libmxplug_hip.so"
 ln -s install/lib "$tree/lib"
 cp "$build/bin/mxplug_tests" "$tree/bin/"
 ln -s ../install/bin/mxplug "$tree/bin/mxplug"

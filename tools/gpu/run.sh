@@ -152,6 +152,14 @@ for step in "${steps[@]}"; do
       MXPLUG_TEST_DEVICE="$device" pytest_run "$log" "${xdist[@]}" "${args[@]}"
       code=$?
       step_row "op conformance ($device)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" "$(pytest_counts "$log")"
+      if [[ "$device" == cuda ]]; then  # the ops with portable kernels again, on those (HIP's) kernels
+        MXPLUG_CUDA_PORTABLE_KERNELS=1 MXPLUG_TEST_DEVICE=cuda pytest_run "$results/portable.log" \
+          "${xdist[@]}" tests/python/test_conformance.py -k "dot or FullyConnected"
+        code=$?
+        cat "$results/portable.log" >> "$log" && rm "$results/portable.log"
+        step_row "op conformance (cuda, portable kernels)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
+          "$(pytest_counts "$log")"
+      fi
       ;;
     python)
       args=(tests/python/test_ndarray.py tests/python/test_executor.py tests/python/test_module.py

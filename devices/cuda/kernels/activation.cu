@@ -8,7 +8,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_nn::RegisterActivationKernels<CudaLoop>(kDLCUDA);
+  mxplug_nn::RegisterActivationKernels<CudaLoop>(kGpuDevice);
   return true;
 }();
 

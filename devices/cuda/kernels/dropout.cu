@@ -8,7 +8,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug::sdk::RegisterKernel<mxplug_nn::DropoutKernel<CudaLoop>>("Dropout", kDLCUDA);
+  mxplug::sdk::RegisterKernel<mxplug_nn::DropoutKernel<CudaLoop>>("Dropout", kGpuDevice);
   return true;
 }();
 

@@ -2,7 +2,6 @@
 // headers (plugins/tensor/unary.h, binary.h), the same code the CPU kernels run; the maps (unary,
 // scalar, clip) run on CudaLoop through plugins/tensor/elementwise_kernels.h, and this file holds
 // the ops of two arrays, whose broadcast gradients are reductions (ReduceEach).
-#include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
@@ -147,7 +146,7 @@ class BinaryCuda : public mxplug::Operator {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ElementwiseKernels<CudaLoop, BinaryCuda>{kDLCUDA}.RegisterAll();
+  mxplug_tensor::ElementwiseKernels<CudaLoop, BinaryCuda>{kGpuDevice}.RegisterAll();
   return true;
 }();
 

@@ -7,7 +7,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutKernels<CudaLoop>{kDLCUDA});
+  mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutKernels<CudaLoop>{kGpuDevice});
   return true;
 }();
 

@@ -7,7 +7,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::InitKernels<CudaLoop>{kDLCUDA}.RegisterAll();
+  mxplug_tensor::InitKernels<CudaLoop>{kGpuDevice}.RegisterAll();
   return true;
 }();
 

@@ -3,10 +3,9 @@
 #ifndef MXPLUG_DEVICES_CUDA_KERNELS_LAUNCH_CUH_
 #define MXPLUG_DEVICES_CUDA_KERNELS_LAUNCH_CUH_
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +14,24 @@
 #include "mxplug/plugin.hpp"
 
 namespace mxplug_cuda {
+
+/*!
+ * \brief Whether ops use the project's portable kernels (portable_gemm.cuh) instead of the
+ * vendor's libraries: always under HIP (Debian 12 has no rocBLAS or MIOpen); on CUDA when
+ * MXPLUG_CUDA_PORTABLE_KERNELS=1, read once when the plugin registers its kernels, so that the
+ * kernels HIP runs are checked on NVIDIA GPUs.
+ */
+inline bool UsePortableKernels() {
+#if defined(MXPLUG_HIP)
+  return true;
+#else
+  static const bool chosen = [] {
+    const char* v = std::getenv("MXPLUG_CUDA_PORTABLE_KERNELS");
+    return v && std::string(v) == "1";
+  }();
+  return chosen;
+#endif
+}
 
 constexpr int kThreads = 256;
 // Enough blocks to fill an H100 many times over; a grid-stride loop covers any n.
@@ -87,8 +104,9 @@ struct BroadcastIndex {
 inline BroadcastIndex MakeBroadcastIndex(const mxplug::TShape& out, const mxplug::TShape& a,
                                          const mxplug::TShape& b) {
   if (out.ndim() > kMaxDims)
-    throw std::invalid_argument("broadcasting on cuda supports up to " + std::to_string(kMaxDims) +
-                                " axes, not " + std::to_string(out.ndim()));
+    throw std::invalid_argument(std::string("broadcasting on ") + kGpuName + " supports up to " +
+                                std::to_string(kMaxDims) + " axes, not " +
+                                std::to_string(out.ndim()));
   BroadcastIndex ix;
   ix.ndim = out.ndim();
   const mxplug::TShape* in[2] = {&a, &b};

@@ -7,7 +7,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_nn::ForEachLossOp(mxplug_nn::LossKernels<CudaLoop>{kDLCUDA});
+  mxplug_nn::ForEachLossOp(mxplug_nn::LossKernels<CudaLoop>{kGpuDevice});
   return true;
 }();
 

@@ -1,6 +1,7 @@
-// cuBLAS for the matrix-product kernels (dot, batch_dot, FullyConnected), which are written once
-// in their definition header (plugins/nn/matmul.h): this file gives them CudaBlas and registers
-// them for kDLCUDA.
+// The matrix-product kernels (dot, batch_dot, FullyConnected) are written once in their definition
+// header (plugins/nn/matmul.h); this file gives them a BLAS and registers them for the GPU: cuBLAS
+// (VendorBlas), or the project's portable GEMM (PortableBlas, portable_gemm.cuh) under HIP and on
+// CUDA with MXPLUG_CUDA_PORTABLE_KERNELS=1.
 //
 // Note [cuBLAS handles]: a cuBLAS handle belongs to the device that was current when it was made,
 // and its calls are queued on the stream set on it. Each engine worker has its own stream and
@@ -8,8 +9,9 @@
 // the plugin's life, is never used by two threads at once and never needs a lock around its calls;
 // only the cache itself is locked. The handles use cuBLAS's default math mode: float32 GEMMs stay
 // in float32 (no TF32), as MXNet 1.x and PyTorch do by default.
+#if !defined(MXPLUG_HIP)
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
+#endif
 
 #include <map>
 #include <mutex>
@@ -19,6 +21,7 @@
 
 #include "launch.cuh"
 #include "nn/matmul.h"
+#include "portable_gemm.cuh"
 #include "reduce.cuh"
 #include "tensor/reduce.h"
 
@@ -29,6 +32,7 @@ using mxplug::OpContext;
 using mxplug::OpReqType;
 using mxplug::TBlob;
 
+#if !defined(MXPLUG_HIP)
 void CheckBlas(cublasStatus_t status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   if (status == CUBLAS_STATUS_ALLOC_FAILED) throw std::bad_alloc();
@@ -71,6 +75,8 @@ cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublas
                                    sc, batch);
 }
 
+#endif
+
 template <class T>
 struct AddBiasElements {
   T* out;
@@ -79,7 +85,44 @@ struct AddBiasElements {
   __device__ void operator()(int64_t i) const { out[i] += bias[i % n]; }
 };
 
-struct CudaBlas {
+/*! \brief What both BLASes share: the bias and its gradient (one pass each), and no fused paths
+ * (cuBLASLt's bias epilogues are for a later issue). `Gemm` is each BLAS's own. */
+struct GpuBlasCommon {
+  template <class T>
+  static void AddBias(const OpContext& ctx, T* out, const T* bias, int64_t m, int64_t n) {
+    ForEach(m * n, StreamOf(ctx), AddBiasElements<T>{out, bias, n});
+  }
+  template <class T>
+  static void SumRows(const OpContext& ctx, const T* og, T* db, int64_t m, int64_t n,
+                      OpReqType req) {
+    using Sum = mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>;
+    ReduceEach<Sum>(MakeReduceIndex(mxplug::TShape{m, n}, {true, false}), mxplug::ComputeType<T>(0),
+                    StreamOf(ctx), LoadElement<T>{og}, StoreReduced<T>{db, req});
+  }
+  static bool FusedLinearForward(const OpContext&, const mxplug_nn::LinearShape&, const TBlob&,
+                                 const TBlob&, const TBlob*, const TBlob&, OpReqType) {
+    return false;
+  }
+  static bool FusedLinearBackward(const OpContext&, const mxplug_nn::LinearShape&, const TBlob&,
+                                  const TBlob&, const TBlob&, const mxplug_nn::LayerGrads&) {
+    return false;
+  }
+};
+
+/*! \brief The project's GEMM (Note [Portable GEMM]). */
+struct PortableBlas : GpuBlasCommon {
+  template <class T>
+  static void Gemm(const OpContext& ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
+                   int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+    PortableGemm(StreamOf(ctx), GemmArgs<T>{ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b,
+                                            beta, c, ldc, stride_c, batch});
+  }
+};
+
+#if !defined(MXPLUG_HIP)
+/*! \brief cuBLAS (Note [cuBLAS handles]). */
+struct VendorBlas : GpuBlasCommon {
   template <class T>
   static void Gemm(const OpContext& ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                    const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
@@ -95,30 +138,18 @@ struct CudaBlas {
          std::to_string(k) + " x " + std::to_string(n) + ")")
             .c_str());
   }
-  template <class T>
-  static void AddBias(const OpContext& ctx, T* out, const T* bias, int64_t m, int64_t n) {
-    ForEach(m * n, StreamOf(ctx), AddBiasElements<T>{out, bias, n});
-  }
-  template <class T>
-  static void SumRows(const OpContext& ctx, const T* og, T* db, int64_t m, int64_t n,
-                      OpReqType req) {
-    using Sum = mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>;
-    ReduceEach<Sum>(MakeReduceIndex(mxplug::TShape{m, n}, {true, false}), mxplug::ComputeType<T>(0),
-                    StreamOf(ctx), LoadElement<T>{og}, StoreReduced<T>{db, req});
-  }
-  // cuBLASLt's fused bias epilogues are for a later issue: the GEMMs above do the work.
-  static bool FusedLinearForward(const OpContext&, const mxplug_nn::LinearShape&, const TBlob&,
-                                 const TBlob&, const TBlob*, const TBlob&, OpReqType) {
-    return false;
-  }
-  static bool FusedLinearBackward(const OpContext&, const mxplug_nn::LinearShape&, const TBlob&,
-                                  const TBlob&, const TBlob&, const mxplug_nn::LayerGrads&) {
-    return false;
-  }
 };
+#endif
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_nn::RegisterMatMulKernels<CudaBlas>(kDLCUDA);
+#if defined(MXPLUG_HIP)
+  mxplug_nn::RegisterMatMulKernels<PortableBlas>(kGpuDevice);
+#else
+  if (UsePortableKernels())
+    mxplug_nn::RegisterMatMulKernels<PortableBlas>(kGpuDevice);
+  else
+    mxplug_nn::RegisterMatMulKernels<VendorBlas>(kGpuDevice);
+#endif
   return true;
 }();
 

@@ -1,7 +1,6 @@
 // CUDA kernels of the reductions. The math is the Reducer of the ops' definition header
 // (plugins/tensor/reduce.h), the same code the CPU kernels run (plugins/tensor/reduce_cpu.cc);
 // this file only spreads it over threads. argmax/argmin run reduce.h's ArgKernel on CudaLoop.
-#include <cuda_runtime.h>
 
 #include <vector>
 
@@ -106,7 +105,7 @@ class ReduceCuda : public mxplug::Operator {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ReduceKernels<ReduceCuda, CudaLoop>{kDLCUDA}.RegisterAll();
+  mxplug_tensor::ReduceKernels<ReduceCuda, CudaLoop>{kGpuDevice}.RegisterAll();
   return true;
 }();
 

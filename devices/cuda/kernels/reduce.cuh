@@ -6,8 +6,6 @@
 #ifndef MXPLUG_DEVICES_CUDA_KERNELS_REDUCE_CUH_
 #define MXPLUG_DEVICES_CUDA_KERNELS_REDUCE_CUH_
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -71,7 +69,8 @@ inline ReduceIndex MakeReduceIndex(const mxplug::TShape& shape, const std::vecto
       continue;
     }
     if (n == kMaxDims)
-      throw std::invalid_argument("reducing on cuda supports up to " + std::to_string(kMaxDims) +
+      throw std::invalid_argument(std::string("reducing on ") + kGpuName + " supports up to " +
+                                  std::to_string(kMaxDims) +
                                   " separate kept or reduced axes; shape " + shape.ToString());
     extent[n] = shape[d], st[n] = stride[d], ++n;
     last = kind;

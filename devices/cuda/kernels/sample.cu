@@ -9,7 +9,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_random::ForEachSampler(mxplug_random::SamplerKernels<CudaLoop>{kDLCUDA});
+  mxplug_random::ForEachSampler(mxplug_random::SamplerKernels<CudaLoop>{kGpuDevice});
   return true;
 }();
 

@@ -2,8 +2,6 @@
 // The kernels themselves, what each op gathers, scatters or sums, are written once in the ops'
 // definition headers (plugins/tensor/shape.h, and join.h for concat, split, tile, repeat, flip...);
 // this file gives them CudaLayout and registers them.
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
@@ -43,8 +41,9 @@ struct DeviceWalk {
 DeviceWalk ToDevice(const StridedWalk& walk) {
   const StridedWalk w = mxplug_tensor::Simplified(walk);
   if (w.shape.ndim() > kMaxDims)
-    throw std::invalid_argument("layout ops on cuda support up to " + std::to_string(kMaxDims) +
-                                " axes, not " + std::to_string(w.shape.ndim()));
+    throw std::invalid_argument(std::string("layout ops on ") + kGpuName + " support up to " +
+                                std::to_string(kMaxDims) + " axes, not " +
+                                std::to_string(w.shape.ndim()));
   DeviceWalk d;
   d.ndim = w.shape.ndim();
   for (int i = 0; i < d.ndim; ++i) d.shape[i] = w.shape[i], d.stride[i] = w.stride[i];
@@ -93,8 +92,9 @@ struct DeviceRegion {
 
 DeviceRegion ToDevice(const mxplug_tensor::Region& r, const TShape& full) {
   if (full.ndim() > kMaxDims)
-    throw std::invalid_argument("slices on cuda support up to " + std::to_string(kMaxDims) +
-                                " axes, not " + std::to_string(full.ndim()));
+    throw std::invalid_argument(std::string("slices on ") + kGpuName + " support up to " +
+                                std::to_string(kMaxDims) + " axes, not " +
+                                std::to_string(full.ndim()));
   DeviceRegion d;
   d.ndim = full.ndim();
   for (int i = 0; i < d.ndim; ++i)
@@ -128,9 +128,8 @@ using mxplug_tensor::TakeGeometry;
 
 TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int mode) {
   if (mode == mxplug_tensor::kIndexRaise)
-    throw std::invalid_argument(
-        "take: mode 'raise' is not available on cuda (the indices stay on the device); use "
-        "mode 'clip' or 'wrap'");
+    throw std::invalid_argument(std::string("take: mode 'raise' is not available on ") + kGpuName +
+                                " (the indices stay on the device); use mode 'clip' or 'wrap'");
   return TakeGeometry{a[axis], a.ProdShape(axis + 1, a.ndim()), idx.Size(), mode};
 }
 
@@ -138,7 +137,25 @@ TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int m
 // that varies from run to run, as in MXNet's AddTakeGrad).
 __device__ inline void AtomicAdd(float* p, float v) { atomicAdd(p, v); }
 __device__ inline void AtomicAdd(double* p, double v) { atomicAdd(p, v); }
+#if defined(MXPLUG_HIP)
+// HIP 5.2 has no atomicAdd for __half: compare-and-swap the aligned 32-bit word that holds it.
+__device__ inline void AtomicAdd(__half* p, __half v) {
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
+  const unsigned shift = (addr & 2) ? 16 : 0;
+  unsigned int old = *word, assumed = 0;
+  do {
+    assumed = old;
+    const __half sum =
+        __float2half(__half2float(__ushort_as_half(static_cast<unsigned short>(assumed >> shift))) +
+                     __half2float(v));
+    const unsigned int bits = static_cast<unsigned int>(__half_as_ushort(sum)) << shift;
+    old = atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | bits);
+  } while (old != assumed);
+}
+#else
 __device__ inline void AtomicAdd(__half* p, __half v) { atomicAdd(p, v); }
+#endif
 __device__ inline void AtomicAdd(int32_t* p, int32_t v) { atomicAdd(p, v); }
 __device__ inline void AtomicAdd(int64_t* p, int64_t v) {  // two's complement: the same bits
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
@@ -236,7 +253,7 @@ struct CudaLayout {
       using T = decltype(zero);
       if constexpr (!kHasAtomicAdd<T>) {
         throw std::invalid_argument("take: the gradient of an " + mxplug::DTypeName(og.type_flag_) +
-                                    " array is not available on cuda (no atomic add)");
+                                    " array is not available on " + kGpuName + " (no atomic add)");
       } else {
         mxplug::TypeSwitch(idx.type_flag_, [&](auto izero) {
           using I = decltype(izero);
@@ -249,7 +266,7 @@ struct CudaLayout {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  const mxplug_tensor::LayoutKernels<CudaLayout> kernels{kDLCUDA};
+  const mxplug_tensor::LayoutKernels<CudaLayout> kernels{kGpuDevice};
   mxplug_tensor::ForEachLayoutOp(kernels);
   mxplug_tensor::ForEachJoinOp(kernels);
   return true;

@@ -8,7 +8,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_nn::RegisterSoftmaxKernels<CudaLoop>(kDLCUDA);
+  mxplug_nn::RegisterSoftmaxKernels<CudaLoop>(kGpuDevice);
   return true;
 }();
 

@@ -232,11 +232,12 @@ MXPLUG_XINLINE void StoreAs(T& out, int req, C value) {
     out = static_cast<T>(value);
 }
 
-/*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate). */
+/*! \brief Writes `value` to `out` as `req` says (kNullOp: nothing; kAddTo: accumulate in
+ * ComputeType<T>, as HIP's __half has no host arithmetic). */
 template <typename T>
 inline void Assign(T& out, OpReqType req, T value) {
   if (req == kAddTo)
-    out += value;
+    out = static_cast<T>(static_cast<ComputeType<T>>(out) + static_cast<ComputeType<T>>(value));
   else if (req != kNullOp)
     out = value;
 }

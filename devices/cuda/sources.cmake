@@ -1,0 +1,7 @@
+# The sources of the GPU plugins: the CUDA plugin builds them with nvcc, the HIP plugin
+# (devices/hip) with hipcc through gpu_vendor.h. Paths are relative to this folder.
+set(MXPLUG_GPU_SOURCES
+  cuda_device.cc
+  kernels/elementwise.cu kernels/reduce.cu kernels/init.cu kernels/shape.cu kernels/matmul.cu
+  kernels/update.cu kernels/activation.cu kernels/softmax.cu kernels/loss.cu kernels/dropout.cu
+  kernels/sample.cu kernels/index.cu)
