@@ -4,4 +4,4 @@ set(MXPLUG_GPU_SOURCES
   cuda_device.cc
   kernels/elementwise.cu kernels/reduce.cu kernels/init.cu kernels/shape.cu kernels/matmul.cu
   kernels/update.cu kernels/activation.cu kernels/softmax.cu kernels/loss.cu kernels/dropout.cu
-  kernels/sample.cu kernels/index.cu)
+  kernels/sample.cu kernels/index.cu kernels/convolution.cu)

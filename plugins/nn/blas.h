@@ -1,4 +1,8 @@
-// Typed row-major GEMM on OpenBLAS for the nn plugin's kernels: C = op(A) * op(B) + beta * C.
+// Typed row-major GEMM on OpenBLAS for the nn plugin's kernels: C = op(A) * op(B) + beta * C; and
+// CpuBlas, the CPU's BLAS policy of the matrix-product and convolution kernels (matmul.h,
+// convolution.h): OpenBLAS's GEMM, and oneDNN's inner product for FullyConnected in float32 where
+// the plugin has oneDNN, so that a network of FullyConnected and oneDNN ops runs on one OpenMP
+// thread pool.
 #ifndef MXPLUG_PLUGINS_NN_BLAS_H_
 #define MXPLUG_PLUGINS_NN_BLAS_H_
 
@@ -6,6 +10,7 @@
 
 #include "matmul.h"  // RequireBlasType
 #include "mxplug/plugin.hpp"
+#include "onednn/onednn.h"
 
 namespace mxplug_nn {
 
@@ -19,6 +24,43 @@ inline void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
               k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
+
+struct CpuBlas {
+  template <class T>
+  static void Gemm(const mxplug::OpContext&, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
+                   int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+    if (m == 0 || n == 0) return;
+    for (int64_t i = 0; i < batch; ++i)
+      mxplug_nn::Gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                      a + i * stride_a, lda, b + i * stride_b, ldb, beta, c + i * stride_c, ldc);
+  }
+  template <class T>
+  static void AddBias(const mxplug::OpContext&, T* out, const T* bias, int64_t m, int64_t n) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] += bias[j];
+  }
+  template <class T>
+  static void SumRows(const mxplug::OpContext&, const T* og, T* db, int64_t m, int64_t n,
+                      mxplug::OpReqType req) {
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t i = 0; i < m; ++i) sum += og[i * n + j];
+      mxplug::Assign(db[j], req, sum);
+    }
+  }
+  static bool FusedLinearForward(const mxplug::OpContext& ctx, const mxplug_nn::LinearShape& s,
+                                 const mxplug::TBlob& data, const mxplug::TBlob& weight,
+                                 const mxplug::TBlob* bias, const mxplug::TBlob& out,
+                                 mxplug::OpReqType req) {
+    return mxplug_nn::onednn::InnerProductForward(ctx, s, data, weight, bias, out, req);
+  }
+  static bool FusedLinearBackward(const mxplug::OpContext& ctx, const mxplug_nn::LinearShape& s,
+                                  const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
+                                  const mxplug::TBlob& weight, const mxplug_nn::LayerGrads& grads) {
+    return mxplug_nn::onednn::InnerProductBackward(ctx, s, out_grad, data, weight, grads);
+  }
+};
 
 }  // namespace mxplug_nn
 

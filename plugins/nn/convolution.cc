@@ -1,151 +1,25 @@
-// Convolution and Deconvolution (1-d, 2-d and 3-d, channels first, grouped, dilated) with
-// MXNet's parameters. The plain CPU path unrolls each image with im2col and makes one OpenBLAS
-// GEMM per group; a deconvolution is the same pair run the other way (its forward is a
-// convolution's data gradient).
+// Registers Convolution and Deconvolution (convolution.h) and their CPU kernels: the unrolled
+// kernel over OpenBLAS (CpuBlas) and the CPU's spatial primitives below, behind oneDNN's
+// convolution for float32 where the plugin has oneDNN.
+#include "convolution.h"
+
 #include <cstring>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include "blas.h"
 #include "mxplug/plugin.hpp"
 #include "onednn/onednn.h"
-#include "spatial.h"
 
 namespace {
 
 using mxplug::OpReqType;
 using mxplug::TBlob;
-using mxplug::TShape;
-using mxplug_nn::Gemm;
+using mxplug_nn::ConvolutionParam;
+using mxplug_nn::DeconvolutionParam;
 using mxplug_nn::Window;
 
-enum CudnnTune { kTuneOff, kTuneLimited, kTuneFastest };
-
-// One parameter struct for both ops: Deconvolution adds adj and target_shape, and its bias is
-// off by default (MXNet's defaults).
-template <bool kDeconv>
-struct ConvParam : mxplug::Parameter<ConvParam<kDeconv>> {
-  TShape kernel, stride, dilate, pad, adj, target_shape;
-  int num_filter;
-  int num_group;
-  int64_t workspace;
-  bool no_bias;
-  std::optional<int> cudnn_tune;
-  bool cudnn_off;
-  std::optional<int> layout;
-  MXPLUG_DECLARE_PARAMETER(ConvParam) {
-    const TShape empty(std::vector<int64_t>{});
-    MXPLUG_DECLARE_FIELD(kernel).describe("Kernel size: (w,), (h, w) or (d, h, w).");
-    MXPLUG_DECLARE_FIELD(stride).set_default(empty).describe(
-        "Stride per axis. Defaults to 1 for each axis.");
-    MXPLUG_DECLARE_FIELD(dilate).set_default(empty).describe(
-        "Dilation per axis. Defaults to 1 for each axis.");
-    MXPLUG_DECLARE_FIELD(pad).set_default(empty).describe(
-        kDeconv ? "Padding per axis, removed from the output. Defaults to no padding."
-                : "Zero pad per axis. Defaults to no padding.");
-    if constexpr (kDeconv) {
-      MXPLUG_DECLARE_FIELD(adj).set_default(empty).describe(
-          "Extra size added to one side of each output axis. Ignored when target_shape is set.");
-      MXPLUG_DECLARE_FIELD(target_shape)
-          .set_default(empty)
-          .describe("Output spatial shape; pad and adj are computed from it when it is set.");
-    }
-    MXPLUG_DECLARE_FIELD(num_filter)
-        .set_lower_bound(1)
-        .describe(kDeconv ? "Number of output channels."
-                          : "Number of convolution filters (output channels).");
-    MXPLUG_DECLARE_FIELD(num_group).set_default(1).set_lower_bound(1).describe(
-        "Number of groups the channels are split into.");
-    MXPLUG_DECLARE_FIELD(workspace)
-        .set_default(kDeconv ? 512 : 1024)
-        .set_lower_bound(0)
-        .describe(
-            "Maximum temporary workspace in MB (accepted for compatibility; the CPU path needs one "
-            "image's unrolled columns).");
-    MXPLUG_DECLARE_FIELD(no_bias).set_default(kDeconv).describe(
-        "Whether to disable the bias parameter.");
-    MXPLUG_DECLARE_FIELD(cudnn_tune)
-        .set_default(std::nullopt)
-        .add_enum("off", kTuneOff)
-        .add_enum("limited_workspace", kTuneLimited)
-        .add_enum("fastest", kTuneFastest)
-        .describe("Whether to pick the convolution algorithm by running tests (cuDNN only).");
-    MXPLUG_DECLARE_FIELD(cudnn_off).set_default(false).describe("Turn off cuDNN for this layer.");
-    mxplug_nn::AddLayoutEnum(
-        MXPLUG_DECLARE_FIELD(layout)
-            .set_default(std::nullopt)
-            .describe("Data layout; only channels-first (NCW, NCHW, NCDHW) is computed on CPU."));
-  }
-
-  int axes() const { return kernel.ndim(); }
-};
-using ConvolutionParam = ConvParam<false>;
-using DeconvolutionParam = ConvParam<true>;
 MXPLUG_REGISTER_PARAMETER(ConvolutionParam);
 MXPLUG_REGISTER_PARAMETER(DeconvolutionParam);
-
-// The window of a call: for a convolution the image is the input and the positions are the
-// output; for a deconvolution the other way round. Sizes are checked here, at the call.
-template <bool kDeconv>
-Window MakeWindow(const ConvParam<kDeconv>& p, const TShape& data) {
-  const int n = p.axes();
-  Window w;
-  w.kernel.assign(p.kernel.begin(), p.kernel.end());
-  w.stride = mxplug_nn::PerAxis(p.stride, n, 1, "stride", 1);
-  w.dilate = mxplug_nn::PerAxis(p.dilate, n, 1, "dilate", 1);
-  w.pad = mxplug_nn::PerAxis(p.pad, n, 0, "pad", 0);
-  std::vector<int64_t> adj =
-      kDeconv ? mxplug_nn::PerAxis(p.adj, n, 0, "adj", 0) : std::vector<int64_t>(n, 0);
-  const std::vector<int64_t> target =
-      kDeconv && p.target_shape.ndim() > 0
-          ? mxplug_nn::PerAxis(p.target_shape, n, 0, "target_shape", 1)
-          : std::vector<int64_t>{};
-  for (int a = 0; a < n; ++a) {
-    const int64_t x = data[2 + a];
-    if constexpr (kDeconv) {
-      int64_t full = w.stride[a] * (x - 1) + w.Dilated(a);
-      if (!target.empty()) {  // MXNet's rule: split the excess over pad, the odd one into adj
-        if (target[a] > full)
-          throw std::invalid_argument("target_shape " + p.target_shape.ToString() +
-                                      " is larger than " + std::to_string(full) +
-                                      ", the most data " + data.ToString() + " gives on axis " +
-                                      std::to_string(a));
-        const int64_t excess = full - target[a];
-        adj[a] = excess % 2;
-        w.pad[a] = (excess + 1) / 2;
-      }
-      const int64_t out = full - 2 * w.pad[a] + adj[a];
-      if (out < 1)
-        throw std::invalid_argument("pad " + p.pad.ToString() + " leaves no output for data " +
-                                    data.ToString());
-      w.image.push_back(out);
-      w.positions.push_back(x);
-    } else {
-      const int64_t padded = x + 2 * w.pad[a];
-      if (w.Dilated(a) > padded)
-        throw std::invalid_argument(
-            "kernel " + p.kernel.ToString() + " (dilated to " + std::to_string(w.Dilated(a)) +
-            ") is larger than the padded data (" + std::to_string(padded) + ") on spatial axis " +
-            std::to_string(a) + " of data " + data.ToString());
-      w.image.push_back(x);
-      w.positions.push_back((padded - w.Dilated(a)) / w.stride[a] + 1);
-    }
-  }
-  return w;
-}
-
-// Batch, channel and group sizes of a call.
-struct Dims {
-  int64_t batch, in_channels, filters, groups;
-  int64_t in_per_group() const { return in_channels / groups; }
-  int64_t filters_per_group() const { return filters / groups; }
-};
-
-template <typename T>
-T Beta(OpReqType req) {
-  return req == mxplug::kAddTo ? T(1) : T(0);
-}
 
 // out[n][f][...] += bias[f]
 template <typename T>
@@ -172,231 +46,84 @@ void BiasGradient(const T* og, T* db, OpReqType req, int64_t batch, int64_t chan
   }
 }
 
-template <bool kDeconv>
-class ConvolutionOp : public mxplug::Operator {
- public:
-  explicit ConvolutionOp(const ConvParam<kDeconv>& p) : param_(p) {}
-
-  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    if (req[0] == mxplug::kNullOp) return;
-    const Window w = MakeWindow(param_, in[0].shape_);
-    const Dims d = GetDims(in[0].shape_);
-    if constexpr (!kDeconv) {
-      if (mxplug_nn::onednn::ConvolutionForward(ctx, OneDnnShape(w, d), in[0], in[1],
-                                                param_.no_bias ? nullptr : &in[2], out[0], req[0]))
-        return;
-    }
-    const std::vector<int64_t> map = mxplug_nn::TapMap(w);
-    const int64_t K = w.KernelSize(), P = w.PositionCount(), I = w.ImageSize();
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = in[0].dptr<T>();
-      const T* wt = in[1].dptr<T>();
-      T* y = out[0].dptr<T>();
-      if constexpr (!kDeconv) {  // y[g] = W[g] (Fg x Cg*K) * col[g] (Cg*K x P)
-        const int64_t Cg = d.in_per_group(), Fg = d.filters_per_group();
-        T* col = Columns<T>(ctx, w, d.in_channels);
-        for (int64_t n = 0; n < d.batch; ++n) {
-          const T* cols = Unroll(w, map, d.in_channels, x + n * d.in_channels * I, col);
-          for (int64_t g = 0; g < d.groups; ++g)
-            Gemm(false, false, Fg, P, Cg * K, wt + g * Fg * Cg * K, Cg * K, cols + g * Cg * K * P,
-                 P, Beta<T>(req[0]), y + (n * d.filters + g * Fg) * P, P);
-        }
-        if (!param_.no_bias) AddBias(y, in[2].dptr<T>(), d.batch, d.filters, P);
-      } else {  // col[g] = W[g]^T (Fg*K x Cg) * x[g] (Cg x P), folded back onto the output
-        const int64_t Cg = d.in_per_group(), Fg = d.filters_per_group();
-        if (req[0] != mxplug::kAddTo) std::memset(y, 0, sizeof(T) * d.batch * d.filters * I);
-        T* col = Columns<T>(ctx, w, d.filters);
-        for (int64_t n = 0; n < d.batch; ++n) {
-          for (int64_t g = 0; g < d.groups; ++g)
-            Gemm(true, false, Fg * K, P, Cg, wt + g * Cg * Fg * K, Fg * K,
-                 x + (n * d.in_channels + g * Cg) * P, P, T(0), col + g * Fg * K * P, P);
-          mxplug_nn::Col2ImAdd(w, map, d.filters, col, y + n * d.filters * I);
-        }
-        if (!param_.no_bias) AddBias(y, in[2].dptr<T>(), d.batch, d.filters, I);
-      }
-    });
-  }
-
-  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& out_grad,
-                const std::vector<TBlob>& in_data, const std::vector<TBlob>&,
-                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
-                const std::vector<TBlob>&) override {
-    const Window w = MakeWindow(param_, in_data[0].shape_);
-    const Dims d = GetDims(in_data[0].shape_);
-    if constexpr (!kDeconv) {
-      const mxplug_nn::onednn::LayerGrads grads{
-          &in_grad[0], &in_grad[1], param_.no_bias ? nullptr : &in_grad[2],
-          req[0],      req[1],      param_.no_bias ? mxplug::kNullOp : req[2]};
-      if (mxplug_nn::onednn::ConvolutionBackward(ctx, OneDnnShape(w, d), out_grad[0], in_data[0],
-                                                 in_data[1], grads))
-        return;
-    }
-    const std::vector<int64_t> map = mxplug_nn::TapMap(w);
-    const int64_t K = w.KernelSize(), P = w.PositionCount(), I = w.ImageSize();
-    const int64_t Cg = d.in_per_group(), Fg = d.filters_per_group();
-    mxplug::RealTypeSwitch(in_data[0].type_flag_, "", [&](auto zero) {
-      using T = decltype(zero);
-      const T* og = out_grad[0].dptr<T>();
-      const T* x = in_data[0].dptr<T>();
-      const T* wt = in_data[1].dptr<T>();
-      T* dx = in_grad[0].dptr<T>();
-      T* dw = in_grad[1].dptr<T>();
-      if constexpr (!kDeconv) {
-        if (req[0] == mxplug::kWriteTo || req[0] == mxplug::kWriteInplace)
-          std::memset(dx, 0, sizeof(T) * in_data[0].Size());
-        T* col = Columns<T>(ctx, w, d.in_channels);
-        for (int64_t n = 0; n < d.batch; ++n) {
-          const T* ogn = og + n * d.filters * P;
-          if (req[1] != mxplug::kNullOp) {  // dW[g] += og[g] (Fg x P) * col[g]^T (P x Cg*K)
-            const T* cols = Unroll(w, map, d.in_channels, x + n * d.in_channels * I, col);
-            for (int64_t g = 0; g < d.groups; ++g)
-              Gemm(false, true, Fg, Cg * K, P, ogn + g * Fg * P, P, cols + g * Cg * K * P, P,
-                   n == 0 ? Beta<T>(req[1]) : T(1), dw + g * Fg * Cg * K, Cg * K);
-          }
-          if (req[0] != mxplug::kNullOp) {  // dcol[g] = W[g]^T (Cg*K x Fg) * og[g] (Fg x P)
-            for (int64_t g = 0; g < d.groups; ++g)
-              Gemm(true, false, Cg * K, P, Fg, wt + g * Fg * Cg * K, Cg * K, ogn + g * Fg * P, P,
-                   T(0), col + g * Cg * K * P, P);
-            mxplug_nn::Col2ImAdd(w, map, d.in_channels, col, dx + n * d.in_channels * I);
-          }
-        }
-        if (!param_.no_bias) BiasGradient(og, in_grad[2].dptr<T>(), req[2], d.batch, d.filters, P);
-      } else {
-        T* col = Columns<T>(ctx, w, d.filters);
-        for (int64_t n = 0; n < d.batch; ++n) {
-          mxplug_nn::Im2Col(w, map, d.filters, og + n * d.filters * I, col);
-          for (int64_t g = 0; g < d.groups; ++g) {
-            const T* colg = col + g * Fg * K * P;
-            if (req[0] != mxplug::kNullOp)  // dx[g] = W[g] (Cg x Fg*K) * col[g] (Fg*K x P)
-              Gemm(false, false, Cg, P, Fg * K, wt + g * Cg * Fg * K, Fg * K, colg, P,
-                   Beta<T>(req[0]), dx + (n * d.in_channels + g * Cg) * P, P);
-            if (req[1] != mxplug::kNullOp)  // dW[g] += x[g] (Cg x P) * col[g]^T (P x Fg*K)
-              Gemm(false, true, Cg, Fg * K, P, x + (n * d.in_channels + g * Cg) * P, P, colg, P,
-                   n == 0 ? Beta<T>(req[1]) : T(1), dw + g * Cg * Fg * K, Fg * K);
-          }
-        }
-        if (!param_.no_bias) BiasGradient(og, in_grad[2].dptr<T>(), req[2], d.batch, d.filters, I);
-      }
-    });
-  }
-
- private:
-  Dims GetDims(const TShape& data) const {
-    return {data[0], data[1], param_.num_filter, param_.num_group};
-  }
-
-  mxplug_nn::onednn::ConvShape OneDnnShape(const Window& w, const Dims& d) const {
-    return {w, d.batch, d.in_channels, d.filters, d.groups, !param_.no_bias};
-  }
-
-  // Scratch for one image's columns: channels * kernel taps * positions.
+struct CpuSpatial {
+  // Every (tap, position)'s image element, computed once per call and shared by every image.
+  struct Plan {
+    const Window* w;
+    std::vector<int64_t> map;
+  };
   template <typename T>
-  static T* Columns(const mxplug::OpContext& ctx, const Window& w, int64_t channels) {
-    return ctx.requested[0].get_space_typed<T>(
-        static_cast<size_t>(channels * w.KernelSize() * w.PositionCount()));
+  static Plan MakePlan(const Window& w) {
+    return {&w, mxplug_nn::TapMap(w)};
   }
-
-  // A 1x1 window with unit stride and no padding needs no unrolling: the image is its columns.
   template <typename T>
-  static const T* Unroll(const Window& w, const std::vector<int64_t>& map, int64_t channels,
-                         const T* image, T* col) {
-    bool identity = w.KernelSize() == 1;
-    for (int a = 0; a < w.axes() && identity; ++a) identity = w.stride[a] == 1 && w.pad[a] == 0;
-    if (identity) return image;
-    mxplug_nn::Im2Col(w, map, channels, image, col);
-    return col;
+  static void Im2Col(const mxplug::OpContext&, const Plan& p, int64_t channels, const T* image,
+                     T* col) {
+    mxplug_nn::Im2Col(*p.w, p.map, channels, image, col);
   }
-
-  ConvParam<kDeconv> param_;
+  template <typename T>
+  static void Col2Im(const mxplug::OpContext&, const Plan& p, int64_t channels, const T* col,
+                     T* image, OpReqType req) {
+    if (req == mxplug::kNullOp) return;
+    if (req != mxplug::kAddTo) std::memset(image, 0, sizeof(T) * channels * p.w->ImageSize());
+    mxplug_nn::Col2ImAdd(*p.w, p.map, channels, col, image);
+  }
+  template <typename T>
+  static void AddChannelBias(const mxplug::OpContext&, T* out, const T* bias, int64_t batch,
+                             int64_t channels, int64_t size) {
+    AddBias(out, bias, batch, channels, size);
+  }
+  template <typename T>
+  static void ChannelBiasGradient(const mxplug::OpContext&, const T* og, T* db, OpReqType req,
+                                  int64_t batch, int64_t channels, int64_t size) {
+    BiasGradient(og, db, req, batch, channels, size);
+  }
+  // oneDNN computes float32 convolutions; it has no deconvolution here (MXNet's has one).
+  template <bool kDeconv>
+  static bool FusedForward(const mxplug::OpContext& ctx, const mxplug_nn::ConvShape& s,
+                           const TBlob& data, const TBlob& weight, const TBlob* bias,
+                           const TBlob& out, OpReqType req) {
+    return !kDeconv && mxplug_nn::onednn::ConvolutionForward(ctx, s, data, weight, bias, out, req);
+  }
+  template <bool kDeconv>
+  static bool FusedBackward(const mxplug::OpContext& ctx, const mxplug_nn::ConvShape& s,
+                            const TBlob& out_grad, const TBlob& data, const TBlob& weight,
+                            const mxplug_nn::LayerGrads& grads) {
+    return !kDeconv &&
+           mxplug_nn::onednn::ConvolutionBackward(ctx, s, out_grad, data, weight, grads);
+  }
 };
 
-template <bool kDeconv>
-class ConvolutionProp : public mxplug_nn::WeightedLayerProp {
- public:
-  void Init(const mxplug::KwArgs& kwargs) override {
-    param_.Init(kwargs);
-    if (param_.axes() < 1 || param_.axes() > 3)
-      throw std::invalid_argument("kernel " + param_.kernel.ToString() + " has " +
-                                  std::to_string(param_.axes()) + " axes; expected 1, 2 or 3");
-    for (int64_t k : param_.kernel)
-      if (k < 1)
-        throw std::invalid_argument("kernel " + param_.kernel.ToString() +
-                                    " must be >= 1 on every axis");
-    if (param_.num_filter % param_.num_group != 0)
-      throw std::invalid_argument("num_filter " + std::to_string(param_.num_filter) +
-                                  " is not a multiple of num_group " +
-                                  std::to_string(param_.num_group));
-    mxplug_nn::CheckLayout(param_.layout, param_.axes());
-  }
+[[maybe_unused]] const bool registered = [] {
+  mxplug::RegisterOpProperty<mxplug_nn::ConvolutionProp<false>>("Convolution")
+      .describe(
+          "Convolution over 1-d, 2-d or 3-d channels-first data: out[n, f] = bias[f] + sum over "
+          "the "
+          "channels c of its group of weight[f, c] correlated with data[n, c], with stride, "
+          "dilation "
+          "and "
+          "zero padding per axis.")
+      .add_argument("data", "NDArray-or-Symbol",
+                    "Input data: (batch, channel, [depth, height,] width).")
+      .add_argument("weight", "NDArray-or-Symbol",
+                    "Weight: (num_filter, channel / num_group, *kernel).")
+      .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
+      .add_arguments(ConvolutionParam::Fields());
 
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
-                  std::vector<TShape>*) const override {
-    const TShape& data = (*in)[0];
-    if (data.ndim() < 0) return false;
-    const int n = param_.axes();
-    if (data.ndim() != n + 2)
-      throw std::invalid_argument("data has shape " + data.ToString() + "; expected " +
-                                  std::to_string(n + 2) + " axes (batch, channel and " +
-                                  std::to_string(n) + " spatial) for kernel " +
-                                  param_.kernel.ToString());
-    if (!data.IsKnown()) return false;
-    const int64_t channels = data[1], groups = param_.num_group, filters = param_.num_filter;
-    if (channels % groups != 0)
-      throw std::invalid_argument("data has " + std::to_string(channels) +
-                                  " channels, not a multiple of num_group " +
-                                  std::to_string(groups));
-    const Window w = MakeWindow(param_, data);
-    std::vector<int64_t> wshape = kDeconv ? std::vector<int64_t>{channels, filters / groups}
-                                          : std::vector<int64_t>{filters, channels / groups};
-    wshape.insert(wshape.end(), w.kernel.begin(), w.kernel.end());
-    mxplug::InferParameterShape(&(*in)[1], TShape(wshape), "weight", data);
-    if (!param_.no_bias) mxplug::InferParameterShape(&(*in)[2], TShape{filters}, "bias", data);
-    std::vector<int64_t> oshape{data[0], filters};
-    const std::vector<int64_t>& spatial = kDeconv ? w.image : w.positions;
-    oshape.insert(oshape.end(), spatial.begin(), spatial.end());
-    (*out)[0] = TShape(oshape);
-    return true;
-  }
-
-  mxplug::Operator* CreateOperator(mxplug::Context) const override {
-    return new ConvolutionOp<kDeconv>(param_);
-  }
-
- private:
-  bool NoBias() const override { return param_.no_bias; }
-  ConvParam<kDeconv> param_;
-};
-using ConvolutionOpProp = ConvolutionProp<false>;
-using DeconvolutionOpProp = ConvolutionProp<true>;
+  mxplug::RegisterOpProperty<mxplug_nn::ConvolutionProp<true>>("Deconvolution")
+      .describe(
+          "Transposed convolution (the gradient of Convolution with respect to its data): each "
+          "input "
+          "position scatters weight-scaled copies of the kernel onto the output, which has size "
+          "stride * (in - 1) + dilate * (kernel - 1) + 1 - 2 * pad + adj per axis.")
+      .add_argument("data", "NDArray-or-Symbol",
+                    "Input data: (batch, channel, [depth, height,] width).")
+      .add_argument("weight", "NDArray-or-Symbol",
+                    "Weight: (channel, num_filter / num_group, *kernel).")
+      .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
+      .add_arguments(DeconvolutionParam::Fields());
+  mxplug_nn::RegisterConvolutionKernels<mxplug_nn::CpuBlas, CpuSpatial>(kDLCPU);
+  return true;
+}();
 
 }  // namespace
-
-MXPLUG_REGISTER_OP_PROPERTY(Convolution, ConvolutionOpProp)
-    .describe(
-        "Convolution over 1-d, 2-d or 3-d channels-first data: out[n, f] = bias[f] + sum over the "
-        "channels c of its group of weight[f, c] correlated with data[n, c], with stride, dilation "
-        "and "
-        "zero padding per axis.")
-    .add_argument("data", "NDArray-or-Symbol",
-                  "Input data: (batch, channel, [depth, height,] width).")
-    .add_argument("weight", "NDArray-or-Symbol",
-                  "Weight: (num_filter, channel / num_group, *kernel).")
-    .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
-    .add_arguments(ConvolutionParam::Fields())
-    .add_kernel(kDLCPU);
-
-MXPLUG_REGISTER_OP_PROPERTY(Deconvolution, DeconvolutionOpProp)
-    .describe(
-        "Transposed convolution (the gradient of Convolution with respect to its data): each input "
-        "position scatters weight-scaled copies of the kernel onto the output, which has size "
-        "stride * (in - 1) + dilate * (kernel - 1) + 1 - 2 * pad + adj per axis.")
-    .add_argument("data", "NDArray-or-Symbol",
-                  "Input data: (batch, channel, [depth, height,] width).")
-    .add_argument("weight", "NDArray-or-Symbol",
-                  "Weight: (channel, num_filter / num_group, *kernel).")
-    .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
-    .add_arguments(DeconvolutionParam::Fields())
-    .add_kernel(kDLCPU);

@@ -20,8 +20,12 @@ enum Layout { kNCW, kNCHW, kNCDHW, kNHWC, kNDHWC, kNWC };
 
 template <class Entry>
 void AddLayoutEnum(Entry& e) {
-  e.add_enum("NCW", kNCW).add_enum("NCHW", kNCHW).add_enum("NCDHW", kNCDHW).add_enum("NWC", kNWC)
-      .add_enum("NHWC", kNHWC).add_enum("NDHWC", kNDHWC);
+  e.add_enum("NCW", kNCW)
+      .add_enum("NCHW", kNCHW)
+      .add_enum("NCDHW", kNCDHW)
+      .add_enum("NWC", kNWC)
+      .add_enum("NHWC", kNHWC)
+      .add_enum("NDHWC", kNDHWC);
 }
 
 // Rejects channels-last layouts and a layout whose rank disagrees with the kernel's.
@@ -30,9 +34,9 @@ inline void CheckLayout(const std::optional<int>& layout, int spatial_axes) {
   static const char* const kNames[] = {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC", "NWC"};
   const int want = spatial_axes == 1 ? kNCW : spatial_axes == 2 ? kNCHW : kNCDHW;
   if (*layout != want)
-    throw std::invalid_argument(std::string("layout ") + kNames[*layout] + " is not supported with a " +
-                                std::to_string(spatial_axes) + "-d kernel on CPU; expected " +
-                                kNames[want]);
+    throw std::invalid_argument(std::string("layout ") + kNames[*layout] +
+                                " is not supported with a " + std::to_string(spatial_axes) +
+                                "-d kernel on CPU; expected " + kNames[want]);
 }
 
 // A parameter tuple (stride, dilate, pad) of one value per spatial axis, or empty for `fill`.
@@ -45,8 +49,8 @@ inline std::vector<int64_t> PerAxis(const mxplug::TShape& given, int axes, int64
                                 std::to_string(axes) + ", one per kernel axis");
   for (int64_t v : given)
     if (v < min)
-      throw std::invalid_argument(std::string(name) + " " + given.ToString() + " must be >= " +
-                                  std::to_string(min) + " on every axis");
+      throw std::invalid_argument(std::string(name) + " " + given.ToString() +
+                                  " must be >= " + std::to_string(min) + " on every axis");
   return std::vector<int64_t>(given.begin(), given.end());
 }
 
@@ -94,6 +98,14 @@ struct Window {
   }
 };
 
+// A convolution call's sizes; the window's image is the data's spatial shape (the input of a
+// convolution, the output of a deconvolution).
+struct ConvShape {
+  Window window;
+  int64_t batch, in_channels, filters, groups;
+  bool bias;
+};
+
 // For every (kernel tap t, position p), the image element at t * positions + p, or -1 in
 // padding: computed once per call and shared by every image and channel.
 inline std::vector<int64_t> TapMap(const Window& w) {
@@ -106,7 +118,8 @@ inline std::vector<int64_t> TapMap(const Window& w) {
 // Unrolls `channels` images of w.ImageSize() into col[channels * kernel][positions] (zeros in
 // padding), so that a convolution is weight[filters][channels * kernel] x col.
 template <typename T>
-void Im2Col(const Window& w, const std::vector<int64_t>& map, int64_t channels, const T* image, T* col) {
+void Im2Col(const Window& w, const std::vector<int64_t>& map, int64_t channels, const T* image,
+            T* col) {
   const int64_t n = static_cast<int64_t>(map.size()), ni = w.ImageSize();
   for (int64_t c = 0; c < channels; ++c) {
     const T* img = image + c * ni;
@@ -117,7 +130,8 @@ void Im2Col(const Window& w, const std::vector<int64_t>& map, int64_t channels, 
 
 // The adjoint of Im2Col: adds every column entry back onto the image element it came from.
 template <typename T>
-void Col2ImAdd(const Window& w, const std::vector<int64_t>& map, int64_t channels, const T* col, T* image) {
+void Col2ImAdd(const Window& w, const std::vector<int64_t>& map, int64_t channels, const T* col,
+               T* image) {
   const int64_t n = static_cast<int64_t>(map.size()), ni = w.ImageSize();
   for (int64_t c = 0; c < channels; ++c) {
     T* img = image + c * ni;

@@ -40,7 +40,8 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
                "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
                "MakeLoss", "make_loss", "Dropout", "Embedding"}
             | {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial"}
-            | {"pick", "one_hot", "where"})
+            | {"pick", "one_hot", "where"}
+            | {"Convolution", "Deconvolution"})
 
 
 def cuda_entry():

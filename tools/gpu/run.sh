@@ -154,7 +154,7 @@ for step in "${steps[@]}"; do
       step_row "op conformance ($device)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" "$(pytest_counts "$log")"
       if [[ "$device" == cuda ]]; then  # the ops with portable kernels again, on those (HIP's) kernels
         MXPLUG_CUDA_PORTABLE_KERNELS=1 MXPLUG_TEST_DEVICE=cuda pytest_run "$results/portable.log" \
-          "${xdist[@]}" tests/python/test_conformance.py -k "dot or FullyConnected"
+          "${xdist[@]}" tests/python/test_conformance.py -k "dot or FullyConnected or onvolution"
         code=$?
         cat "$results/portable.log" >> "$log" && rm "$results/portable.log"
         step_row "op conformance (cuda, portable kernels)" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \

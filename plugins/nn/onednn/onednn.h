@@ -15,12 +15,7 @@
 
 namespace mxplug_nn::onednn {
 
-// A convolution call's sizes; the window's image is the data's spatial shape.
-struct ConvShape {
-  Window window;
-  int64_t batch, in_channels, filters, groups;
-  bool bias;
-};
+using mxplug_nn::ConvShape;  // spatial.h
 
 // A FullyConnected call's sizes, and a layer's gradients (matmul.h).
 using InnerProductShape = LinearShape;
