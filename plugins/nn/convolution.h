@@ -321,7 +321,15 @@ class ConvolutionKernel : public mxplug::Operator {
   }
 
   ConvShape Shape(const Window& w, const ConvSizes& d) const {
-    return {w, d.batch, d.in_channels, d.filters, d.groups, !param_.no_bias};
+    return {w,
+            d.batch,
+            d.in_channels,
+            d.filters,
+            d.groups,
+            !param_.no_bias,
+            param_.cudnn_off,
+            param_.cudnn_tune.value_or(-1),
+            param_.workspace};
   }
 
   // Scratch for one image's columns: channels * kernel taps * positions.

@@ -104,6 +104,12 @@ struct ConvShape {
   Window window;
   int64_t batch, in_channels, filters, groups;
   bool bias;
+  // MXNet's cuDNN controls, for a device whose library takes them (oneDNN ignores them, as
+  // MXNet's MKLDNN path did): the op's cudnn_off, cudnn_tune (0 off, 1 limited_workspace,
+  // 2 fastest; -1 unset: MXNET_CUDNN_AUTOTUNE_DEFAULT decides) and workspace limit in MB.
+  bool cudnn_off = false;
+  int cudnn_tune = -1;
+  int64_t workspace_mb = 1024;
 };
 
 // For every (kernel tap t, position p), the image element at t * positions + p, or -1 in

@@ -17,7 +17,7 @@ PYTHON_PACKAGES = INSTALL / "lib" / "python3" / "dist-packages"
 
 
 def built_with(component):
-    """Whether CMake switched an optional component (cuda, hip, onednn, mpi, python) on."""
+    """Whether CMake switched an optional component (cuda, cudnn, hip, onednn, mpi, python) on."""
     return json.loads((BUILD / "components.json").read_text())[component]
 
 

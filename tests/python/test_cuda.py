@@ -3,9 +3,12 @@ and reports 0 devices with the runtime's reason where there is no GPU. Where the
 kernels are held to the CPU's by the conformance suites (test_conformance.py for every op,
 tests/cpp/test_device_conformance.cc for the backend), which run on gpu(0) wherever one exists."""
 
+import json
+
+import numpy as np
 import pytest
 
-from conftest import INSTALL, built_with, checked_plugin_libraries, run_cli, run_json
+from conftest import INSTALL, built_with, checked_plugin_libraries, run_cli, run_json, run_python
 
 pytestmark = pytest.mark.skipif(not built_with("cuda"),
                                 reason="built without the CUDA plugin (no CUDA toolkit with nvcc)")
@@ -61,10 +64,12 @@ def test_the_plugin_loads_and_says_how_many_devices_and_why():
         assert "compute capability" in entry["devices"][0]["description"]
 
 
-def test_it_is_a_well_formed_plugin_that_needs_only_the_driver_and_cublas():
+def test_it_is_a_well_formed_plugin_that_needs_only_the_driver_cublas_and_cudnn():
     ldd = checked_plugin_libraries(PLUGIN)
     assert "libcudart" not in ldd  # the runtime is linked statically
-    assert "libcublas.so" in ldd and "libcublas.so.13 => not found" not in ldd, ldd
+    assert "libcublas.so" in ldd and "not found" not in ldd, ldd
+    # cuDNN where configure found it with its convolution API (components.json's "cudnn").
+    assert ("libcudnn.so" in ldd) == built_with("cudnn"), ldd
 
 
 def test_the_ops_it_has_kernels_for_show_cuda_in_the_list():
@@ -84,3 +89,60 @@ def test_a_gpu_context_without_a_device_is_a_clear_error(mx):
     assert mx.context.num_gpus() == 0
     with pytest.raises(mx.base.MXNetError, match=r"cuda\(0\) does not exist: cuda has 0 device"):
         mx.nd.ones((2, 3), mx.gpu())
+
+
+# One process per tuning mode: the algorithm cache and its log lines belong to a process.
+CONV_SCRIPT = r"""
+import json, sys
+import numpy as np
+import mxplug as mx
+rng = np.random.default_rng(7)
+results = {}
+for name, op, data, kw in [
+        ("conv2d", "Convolution", (4, 6, 9, 8), dict(kernel=(3, 3), num_filter=8, pad=(1, 1), num_group=2)),
+        ("conv1d", "Convolution", (3, 4, 11), dict(kernel=(3,), num_filter=5, stride=(2,), dilate=(2,))),
+        ("conv3d", "Convolution", (2, 3, 5, 6, 5), dict(kernel=(2, 3, 2), num_filter=4)),
+        ("deconv2d", "Deconvolution", (2, 6, 5, 4), dict(kernel=(3, 3), num_filter=4, stride=(2, 2),
+                                                         pad=(1, 1), adj=(1, 0), num_group=2, no_bias=False))]:
+    for dtype in ("float32", "float64"):
+        for cudnn_off in (False, True):
+            x = mx.nd.array(rng.standard_normal(data), dtype=dtype, ctx=mx.gpu(0))
+            sym = getattr(mx.sym, op)(mx.sym.Variable("data"), name="c", cudnn_off=cudnn_off, **kw)
+            exe = sym.simple_bind(mx.gpu(0), data=data, type_dict={"data": dtype})
+            for key, arr in sorted(exe.arg_dict.items()):
+                if key != "data":
+                    arr[:] = mx.nd.array(np.random.default_rng(len(key)).standard_normal(arr.shape), dtype=dtype)
+            exe.arg_dict["data"][:] = x
+            for _ in range(2):  # the second pass finds its algorithms in the cache
+                out = exe.forward(is_train=True)[0]
+                exe.backward(mx.nd.ones(out.shape, dtype=dtype, ctx=mx.gpu(0)))
+            results["%s %s %s" % (name, dtype, cudnn_off)] = {
+                "out": out.asnumpy().astype(np.float64).ravel().tolist(),
+                **{k: v.asnumpy().astype(np.float64).ravel().tolist() for k, v in exe.grad_dict.items()}}
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.parametrize("mode", ["0", "1", "2"])
+def test_cudnn_convolutions_agree_with_the_unrolled_kernel_and_log_each_new_choice(mx, mode):
+    """MXNET_CUDNN_AUTOTUNE_DEFAULT's three modes (heuristics, search within the workspace, fastest)
+    give cuDNN's results, which agree with the unrolled kernel's (cudnn_off=True) in float32 and
+    float64; each new problem logs one line per direction, and the second pass logs nothing."""
+    if not built_with("cudnn"):
+        pytest.skip("built without cuDNN's convolution API")
+    if cuda_entry()["count"] == 0:
+        pytest.skip("no CUDA device: %s" % cuda_entry()["reason"])
+    p = run_python(CONV_SCRIPT, extra_env={"MXNET_CUDNN_AUTOTUNE_DEFAULT": mode})
+    assert p.returncode == 0, p.stderr
+    results = json.loads(p.stdout.strip().splitlines()[-1])
+    for key, on in results.items():
+        if key.endswith("True"):
+            continue
+        off = results[key[:-len("False")] + "True"]
+        tol = 1e-4 if "float32" in key else 1e-10
+        for name in on:
+            np.testing.assert_allclose(on[name], off[name], rtol=tol, atol=tol, err_msg=key + " " + name)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("[mxplug] cuDNN convolution")]
+    # 4 problems x 2 dtypes, each forward, backward data and backward filter, logged once.
+    assert len(lines) == 24 and len(set(lines)) == 24, "\n".join(lines)
+    assert all(("heuristics" in l) == (mode == "0") for l in lines), lines

@@ -80,12 +80,15 @@ if [[ "$(cat "$build/.pack" 2>/dev/null)" != "$stamp" ]]; then
 fi
 mkdir -p "$results"  # again: the default one is inside the build folder just replaced
 
-# The carried libraries, then CUDA's cuBLAS: the toolkit's, or the one PyTorch's wheels bring.
+# The carried libraries, then CUDA's cuBLAS and cuDNN: the toolkit's, or those PyTorch's wheels bring.
 cuda_libs="$("$python" - <<'EOF'
 import glob, os, sys
-dirs = [d for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib") if glob.glob(d + "/libcublas.so.*")]
-for p in sys.path:
-    dirs += sorted({os.path.dirname(f) for f in glob.glob(os.path.join(p, "nvidia", "**", "libcublas.so.*"), recursive=True)})
+dirs = []
+for lib in ("libcublas.so.*", "libcudnn.so.*"):
+    found = [d for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib") if glob.glob(os.path.join(d, lib))]
+    for p in sys.path:
+        found += sorted({os.path.dirname(f) for f in glob.glob(os.path.join(p, "nvidia", "**", lib), recursive=True)})
+    dirs += [d for d in found if d not in dirs]
 print(":".join(dirs))
 EOF
 )"

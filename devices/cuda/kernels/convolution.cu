@@ -1,7 +1,8 @@
 // GPU kernels of Convolution and Deconvolution: the unrolled kernel of their definition header
 // (plugins/nn/convolution.h, Note [One convolution kernel per device]) on the GPU's BLAS
 // (gpu_blas.cuh: cuBLAS, or the portable GEMM under HIP and with MXPLUG_CUDA_PORTABLE_KERNELS=1)
-// and the spatial primitives below. They are HIP's convolutions, and CUDA's until cuDNN's come.
+// and the spatial primitives below: HIP's convolutions, and CUDA's where cuDNN does not take the
+// call (cudnn_off, MXPLUG_CUDA_PORTABLE_KERNELS=1, what cuDNN does not support).
 //
 // im2col writes each column element from its one image element. Its adjoint, col2im, is a gather:
 // each image element sums the column entries of every (tap, position) whose window covers it,
@@ -10,6 +11,9 @@
 #include <stdexcept>
 #include <string>
 
+#if !defined(MXPLUG_HIP)
+#include "cudnn_convolution.h"
+#endif
 #include "gpu_blas.cuh"
 #include "launch.cuh"
 #include "nn/convolution.h"
@@ -140,16 +144,29 @@ struct GpuSpatial {
                     mxplug::ComputeType<T>(0), StreamOf(ctx), LoadElement<T>{og},
                     StoreReduced<T>{db, req});
   }
-  // cuDNN's convolutions are the next step (issue 24, item 1): until then the loops run.
+  // cuDNN's whole convolution on CUDA (cudnn_convolution.h), unless the portable kernels were
+  // chosen; HIP has no MIOpen on Debian 12.
   template <bool kDeconv>
-  static bool FusedForward(const OpContext&, const mxplug_nn::ConvShape&, const TBlob&,
-                           const TBlob&, const TBlob*, const TBlob&, OpReqType) {
+  static bool FusedForward(const OpContext& ctx, const mxplug_nn::ConvShape& s, const TBlob& data,
+                           const TBlob& weight, const TBlob* bias, const TBlob& out,
+                           OpReqType req) {
+#if defined(MXPLUG_HIP)
     return false;
+#else
+    return !UsePortableKernels() &&
+           CudnnConvolutionForward(kDeconv, ctx, s, data, weight, bias, out, req);
+#endif
   }
   template <bool kDeconv>
-  static bool FusedBackward(const OpContext&, const mxplug_nn::ConvShape&, const TBlob&,
-                            const TBlob&, const TBlob&, const mxplug_nn::LayerGrads&) {
+  static bool FusedBackward(const OpContext& ctx, const mxplug_nn::ConvShape& s,
+                            const TBlob& out_grad, const TBlob& data, const TBlob& weight,
+                            const mxplug_nn::LayerGrads& grads) {
+#if defined(MXPLUG_HIP)
     return false;
+#else
+    return !UsePortableKernels() &&
+           CudnnConvolutionBackward(kDeconv, ctx, s, out_grad, data, weight, grads);
+#endif
   }
 };
 
