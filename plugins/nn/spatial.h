@@ -112,6 +112,59 @@ struct ConvShape {
   int64_t workspace_mb = 1024;
 };
 
+// A window in fixed arrays, passed by value to device kernels (and run by the CPU through the same
+// functors). Taps t and positions q are numbered row-major over the kernel and the positions.
+constexpr int kMaxWindowAxes = 3;
+struct WindowGeometry {
+  int axes = 0;
+  int64_t image[kMaxWindowAxes] = {}, positions[kMaxWindowAxes] = {}, kernel[kMaxWindowAxes] = {};
+  int64_t stride[kMaxWindowAxes] = {}, dilate[kMaxWindowAxes] = {}, pad[kMaxWindowAxes] = {};
+  int64_t nimage = 1, npos = 1, taps = 1;  // the products of image, positions and kernel
+
+  /*! \brief The image element that tap t of position q reads, or -1 in padding. */
+  MXPLUG_XINLINE int64_t Source(int64_t t, int64_t q) const {
+    int64_t k[kMaxWindowAxes], pos[kMaxWindowAxes];
+    for (int a = axes - 1; a >= 0; --a) {
+      k[a] = t % kernel[a], t /= kernel[a];
+      pos[a] = q % positions[a], q /= positions[a];
+    }
+    int64_t idx = 0;
+    for (int a = 0; a < axes; ++a) {
+      const int64_t i = pos[a] * stride[a] - pad[a] + k[a] * dilate[a];
+      if (i < 0 || i >= image[a]) return -1;
+      idx = idx * image[a] + i;
+    }
+    return idx;
+  }
+  /*! \brief The position whose tap t reads image element i, or -1 (Source's inverse): solves
+   * position * stride - pad + tap * dilate = coordinate on every axis. */
+  MXPLUG_XINLINE int64_t Reader(int64_t i, int64_t t) const {
+    int64_t q = 0, scale = 1;
+    for (int a = axes - 1; a >= 0; --a) {
+      const int64_t num = i % image[a] + pad[a] - (t % kernel[a]) * dilate[a];
+      i /= image[a], t /= kernel[a];
+      const int64_t pos = num / stride[a];
+      if (num < 0 || pos * stride[a] != num || pos >= positions[a]) return -1;
+      q += pos * scale, scale *= positions[a];
+    }
+    return q;
+  }
+};
+
+inline WindowGeometry MakeWindowGeometry(const Window& w) {
+  if (w.axes() > kMaxWindowAxes)
+    throw std::invalid_argument("windows have up to " + std::to_string(kMaxWindowAxes) +
+                                " spatial axes, not " + std::to_string(w.axes()));
+  WindowGeometry g;
+  g.axes = w.axes();
+  for (int a = 0; a < g.axes; ++a) {
+    g.image[a] = w.image[a], g.positions[a] = w.positions[a], g.kernel[a] = w.kernel[a];
+    g.stride[a] = w.stride[a], g.dilate[a] = w.dilate[a], g.pad[a] = w.pad[a];
+  }
+  g.nimage = w.ImageSize(), g.npos = w.PositionCount(), g.taps = w.KernelSize();
+  return g;
+}
+
 // For every (kernel tap t, position p), the image element at t * positions + p, or -1 in
 // padding: computed once per call and shared by every image and channel.
 inline std::vector<int64_t> TapMap(const Window& w) {

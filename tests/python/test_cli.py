@@ -32,7 +32,8 @@ def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
     assert all(op["devices"] in (["cpu"], devices) for op in ops.values())
     code, text, _ = run_cli(["list"], cache_dir=cache_dir)
     assert code == 0
-    assert re.search(r"^Pooling +nn +cpu$", text, re.M), text
+    assert re.search(r"^LRN +nn +cpu$", text, re.M), text
+    assert re.search(r"^Pooling +nn +%s$" % ", ".join(devices), text, re.M), text
     # cpu, nn, optimizer, random, tensor, and cuda, hip and mpi where they are built
     plugins = 4 + len(devices) + built_with("mpi")
     assert "%d operators from %d plugins" % (len(ops), plugins) in text

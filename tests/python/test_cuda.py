@@ -44,7 +44,7 @@ CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s 
                "MakeLoss", "make_loss", "Dropout", "Embedding"}
             | {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial"}
             | {"pick", "one_hot", "where"}
-            | {"Convolution", "Deconvolution"})
+            | {"Convolution", "Deconvolution", "Pooling"})
 
 
 def cuda_entry():

@@ -28,35 +28,11 @@ using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug_nn::Window;
 
-constexpr int kMaxConvAxes = 3;
-
-/*! \brief A call's window, passed to kernels by value. */
-struct ConvGeometry {
-  int axes = 0;
-  int64_t image[kMaxConvAxes] = {}, positions[kMaxConvAxes] = {}, kernel[kMaxConvAxes] = {};
-  int64_t stride[kMaxConvAxes] = {}, dilate[kMaxConvAxes] = {}, pad[kMaxConvAxes] = {};
-  int64_t taps = 1, npos = 1, nimage = 1;  // K, P and I of the window
-
-  /*! \brief The image element tap t of position p reads, or -1 in padding. */
-  __device__ int64_t Source(int64_t t, int64_t p) const {
-    int64_t k[kMaxConvAxes], q[kMaxConvAxes];
-    for (int a = axes - 1; a >= 0; --a) {
-      k[a] = t % kernel[a], t /= kernel[a];
-      q[a] = p % positions[a], p /= positions[a];
-    }
-    int64_t idx = 0;
-    for (int a = 0; a < axes; ++a) {
-      const int64_t i = q[a] * stride[a] - pad[a] + k[a] * dilate[a];
-      if (i < 0 || i >= image[a]) return -1;
-      idx = idx * image[a] + i;
-    }
-    return idx;
-  }
-};
+using mxplug_nn::WindowGeometry;
 
 template <class T>
 struct Im2ColElements {
-  ConvGeometry g;
+  WindowGeometry g;
   const T* image;
   T* col;
   __device__ void operator()(int64_t e) const {  // e = (c * K + t) * P + p
@@ -68,27 +44,16 @@ struct Im2ColElements {
 
 template <class T>
 struct Col2ImElements {
-  ConvGeometry g;
+  WindowGeometry g;
   const T* col;
   T* image;
   int req;
   __device__ void operator()(int64_t e) const {  // e = c * I + i
-    const int64_t c = e / g.nimage;
-    int64_t x[kMaxConvAxes], rest = e % g.nimage;
-    for (int a = g.axes - 1; a >= 0; --a) x[a] = rest % g.image[a], rest /= g.image[a];
+    const int64_t c = e / g.nimage, i = e % g.nimage;
     mxplug::ComputeType<T> sum = 0;
     for (int64_t t = 0; t < g.taps; ++t) {
-      int64_t k = t, p = 0, scale = 1;
-      bool inside = true;
-      for (int a = g.axes - 1; a >= 0 && inside; --a) {
-        const int64_t ka = k % g.kernel[a];
-        k /= g.kernel[a];
-        const int64_t num = x[a] + g.pad[a] - ka * g.dilate[a];
-        const int64_t q = num / g.stride[a];
-        inside = num >= 0 && q * g.stride[a] == num && q < g.positions[a];
-        p += q * scale, scale *= g.positions[a];
-      }
-      if (inside) sum += static_cast<mxplug::ComputeType<T>>(col[(c * g.taps + t) * g.npos + p]);
+      const int64_t q = g.Reader(i, t);
+      if (q >= 0) sum += static_cast<mxplug::ComputeType<T>>(col[(c * g.taps + t) * g.npos + q]);
     }
     mxplug::StoreAs<mxplug::ComputeType<T>>(image[e], req, sum);
   }
@@ -104,27 +69,16 @@ struct AddChannelBiasElements {
 
 struct GpuSpatial {
   template <typename T>
-  static ConvGeometry MakePlan(const Window& w) {
-    if (w.axes() > kMaxConvAxes)
-      throw std::invalid_argument(std::string("convolutions on ") + kGpuName + " have up to " +
-                                  std::to_string(kMaxConvAxes) + " spatial axes, not " +
-                                  std::to_string(w.axes()));
-    ConvGeometry g;
-    g.axes = w.axes();
-    for (int a = 0; a < g.axes; ++a) {
-      g.image[a] = w.image[a], g.positions[a] = w.positions[a], g.kernel[a] = w.kernel[a];
-      g.stride[a] = w.stride[a], g.dilate[a] = w.dilate[a], g.pad[a] = w.pad[a];
-    }
-    g.taps = w.KernelSize(), g.npos = w.PositionCount(), g.nimage = w.ImageSize();
-    return g;
+  static WindowGeometry MakePlan(const Window& w) {
+    return mxplug_nn::MakeWindowGeometry(w);
   }
   template <typename T>
-  static void Im2Col(const OpContext& ctx, const ConvGeometry& g, int64_t channels, const T* image,
-                     T* col) {
+  static void Im2Col(const OpContext& ctx, const WindowGeometry& g, int64_t channels,
+                     const T* image, T* col) {
     ForEach(channels * g.taps * g.npos, StreamOf(ctx), Im2ColElements<T>{g, image, col});
   }
   template <typename T>
-  static void Col2Im(const OpContext& ctx, const ConvGeometry& g, int64_t channels, const T* col,
+  static void Col2Im(const OpContext& ctx, const WindowGeometry& g, int64_t channels, const T* col,
                      T* image, OpReqType req) {
     if (req == mxplug::kNullOp) return;
     ForEach(channels * g.nimage, StreamOf(ctx), Col2ImElements<T>{g, col, image, req});
