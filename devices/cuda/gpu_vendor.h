@@ -50,6 +50,7 @@
 #define cudaMemcpyAsync hipMemcpyAsync
 #define cudaMemcpyDefault hipMemcpyDefault
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define cudaMemcpyHostToDevice hipMemcpyHostToDevice
 #define cudaMemset hipMemset
 #define cudaMemsetAsync hipMemsetAsync
 // Streams and events

@@ -3,8 +3,8 @@
 // the kRandom resource, so the engine orders it with every other user of the stream and with
 // mx.random.seed. Element i uses draws at fixed places in the call's range (PhiloxDraw), the
 // places RandomStream's sequential draws would take: the same seed gives the same numbers on every
-// engine and every device. sample.cc registers the definitions and the CPU kernels,
-// devices/cuda/kernels/sample.cu the CUDA kernels.
+// engine and every device. And _shuffle's, below. sample.cc registers the definitions and the CPU
+// kernels, devices/cuda/kernels/sample.cu the GPU kernels.
 #ifndef MXPLUG_PLUGINS_RANDOM_SAMPLE_H_
 #define MXPLUG_PLUGINS_RANDOM_SAMPLE_H_
 
@@ -334,6 +334,88 @@ struct SamplerKernels {
     mxplug::sdk::RegisterKernel<MultinomialKernel<Loop>>(name, device);
   }
 };
+
+// ---- _shuffle: a random permutation of the first axis ----
+// Fisher-Yates is sequential, so the permutation is drawn on the host from the call's random
+// stream on every device (the same seed gives the same permutation everywhere); the rows then
+// move on the device, one element per thread. Upload puts the permutation where the device reads
+// it: HostPermutation on the CPU, the op's temp space on a GPU.
+
+class ShuffleProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    return mxplug::InferSameShape(in, out);
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kRandom, mxplug::ResourceRequest::kTempSpace};
+  }
+
+ private:
+  struct NoParam : mxplug::Parameter<NoParam> {
+    MXPLUG_DECLARE_PARAMETER(NoParam) {}
+  } param_;
+};
+
+inline std::vector<int64_t> ShufflePermutation(const mxplug::OpContext& ctx, int64_t rows) {
+  std::vector<int64_t> perm(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) perm[i] = i;
+  mxplug::RandomStream r = ctx.resource(mxplug::ResourceRequest::kRandom)
+                               .get_random(2 * static_cast<uint64_t>(rows) + 4);
+  for (int64_t i = rows - 1; i > 0; --i) {
+    const int64_t j = static_cast<int64_t>(r.Below(static_cast<uint64_t>(i + 1)));
+    const int64_t t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  return perm;
+}
+
+template <class T>
+struct ShuffleRows {
+  const int64_t* perm;
+  int64_t row;
+  const T* x;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t e) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(out[e], req, static_cast<C>(x[perm[e / row] * row + e % row]));
+  }
+};
+
+struct HostPermutation {
+  static const int64_t* Upload(const mxplug::OpContext&, const std::vector<int64_t>& perm) {
+    return perm.data();
+  }
+};
+
+template <class Loop, class Upload>
+class ShuffleKernel : public mxplug::Operator {
+ public:
+  ShuffleKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    if (in[0].dptr_ == out[0].dptr_ && in[0].Size() > 0)
+      throw std::invalid_argument("_shuffle cannot write over its input");
+    const int64_t rows = in[0].ndim() > 0 ? in[0].shape_[0] : 1;
+    const int64_t row = rows ? static_cast<int64_t>(in[0].Size()) / rows : 0;
+    const std::vector<int64_t> perm = ShufflePermutation(ctx, rows);
+    if (rows == 0 || row == 0) return;
+    const int64_t* p = Upload::Upload(ctx, perm);
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      Loop::Run(ctx, rows * row, ShuffleRows<T>{p, row, in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
+    });
+  }
+};
+
+template <class Loop, class Upload>
+void RegisterShuffleKernel(DLDeviceType device) {
+  mxplug::sdk::RegisterKernel<ShuffleKernel<Loop, Upload>>("_shuffle", device);
+}
 
 }  // namespace mxplug_random
 

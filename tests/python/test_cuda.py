@@ -2,7 +2,6 @@
 and reports 0 devices with the runtime's reason where there is no GPU. Where there is one, its
 kernels are held to the CPU's by the conformance suites (test_conformance.py for every op,
 tests/cpp/test_device_conformance.cc for the backend), which run on gpu(0) wherever one exists."""
-
 import json
 
 import numpy as np
@@ -14,37 +13,6 @@ pytestmark = pytest.mark.skipif(not built_with("cuda"),
                                 reason="built without the CUDA plugin (no CUDA toolkit with nvcc)")
 
 PLUGIN = INSTALL / "lib" / "mxplug" / "plugins" / "libmxplug_cuda.so"
-
-UNARY = ["negative", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
-         "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-         "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "round", "rint", "floor", "ceil",
-         "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "BlockGrad", "stop_gradient", "clip"]
-BINARY = ["add", "sub", "mul", "div", "mod", "power", "maximum", "minimum", "hypot", "equal",
-          "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
-          "logical_or", "logical_xor"]
-SCALAR = {"plus" if b == "add" else "minus" if b == "sub" else b for b in BINARY}
-REVERSED_SCALAR = ["_rminus_scalar", "_rdiv_scalar", "_rmod_scalar", "_rpower_scalar"]
-# The ops of issue 22's list that have CUDA kernels so far; the list grows with the kernels.
-CUDA_OPS = (set(UNARY) | {"broadcast_" + b for b in BINARY} | {"_%s_scalar" % s for s in SCALAR}
-            | set(REVERSED_SCALAR) | {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
-                                      "broadcast_plus", "broadcast_minus"}
-            | {"sum", "mean", "prod", "max", "min", "nansum", "nanprod", "sum_axis", "norm",
-               "argmax", "argmin"}
-            | {"_zeros", "_ones", "_full", "_arange", "_eye", "zeros_like", "ones_like", "Cast",
-               "cast"}
-            | {"Reshape", "reshape", "Flatten", "flatten", "expand_dims", "transpose", "slice", "crop",
-               "_slice_assign", "_slice_assign_scalar", "take", "broadcast_to", "broadcast_like"}
-            | {"Concat", "concat", "stack", "SliceChannel", "split", "ElementWiseSum", "add_n",
-               "slice_axis", "tile", "repeat", "flip", "reverse", "squeeze"}
-            | {"dot", "batch_dot", "FullyConnected"}
-            | {"sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
-               "rmspropalex_update", "adagrad_update"}
-            | {"Activation", "LeakyReLU", "softmax", "log_softmax", "SoftmaxOutput", "Softmax",
-               "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
-               "MakeLoss", "make_loss", "Dropout", "Embedding"}
-            | {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial"}
-            | {"pick", "one_hot", "where"}
-            | {"Convolution", "Deconvolution", "Pooling"})
 
 
 def cuda_entry():
@@ -72,12 +40,11 @@ def test_it_is_a_well_formed_plugin_that_needs_only_the_driver_cublas_and_cudnn(
     assert ("libcudnn.so" in ldd) == built_with("cudnn"), ldd
 
 
-def test_the_ops_it_has_kernels_for_show_cuda_in_the_list():
+def test_every_op_has_a_cuda_kernel_and_the_list_says_so():
     code, out, err = run_json(["list"])
     assert code == 0, err
-    devices = {op["name"]: op["devices"] for op in out["operators"]}
-    missing = sorted(name for name in CUDA_OPS if "cuda" not in devices.get(name, []))
-    assert not missing, missing
+    missing = sorted(op["name"] for op in out["operators"] if "cuda" not in op["devices"])
+    assert len(out["operators"]) > 200 and not missing, missing
     code, text, _ = run_cli(["list"])
     assert "broadcast_add             tensor     cpu, cuda" in text
 

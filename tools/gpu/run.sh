@@ -7,7 +7,8 @@
 #   ops        the op conformance suite (tests/python/test_conformance.py) and the CUDA plugin tests
 #   python     the NDArray, executor, Module and kvstore tests with mx.gpu(0) as the default context,
 #              and DLPack with PyTorch's CUDA tensors
-#   sanitizer  compute-sanitizer memcheck over the backend suite and a representative op subset
+#   sanitizer  compute-sanitizer memcheck over the backend suite and a representative op subset,
+#              racecheck over the kernels that share memory
 #   bench      the GPU benchmarks against PyTorch on the same GPU (tools/bench/gpu_bench.py)
 # then writes summary.md, build.log and each step's log (at most 8 files, as the device tool
 # returns) to $OUT if set, else build-gpu/gpu-run. It exits 0
@@ -133,11 +134,11 @@ pytest_run() {  # log, pytest arguments...
   shift
   "$python" -m pytest -q -p no:cacheprovider "$@" > "$log" 2>&1
 }
-# A representative subset for slow runs: the MLP's ops, a gather, a reduction, the updates, the
-# random ops; each in float32 on the device.
+# A representative subset for slow runs: the MLP's ops, the convolutional network's, a gather, a
+# reduction, the updates, the random ops; each in float32 on the device.
 subset='gpu and (FullyConnected or dot or softmax or SoftmaxOutput or Activation or broadcast_add
   or sum or argmax or take or Embedding or Concat or slice or transpose or Cast or update or Dropout
-  or samplers)'
+  or samplers or Convolution or Pooling or BatchNorm)'
 subset="${subset//$'\n'/ }"
 
 for step in "${steps[@]}"; do
@@ -182,7 +183,7 @@ for step in "${steps[@]}"; do
       ;;
     sanitizer)
       if [[ "$device" != cuda ]] || ! command -v compute-sanitizer > /dev/null; then
-        step_row "compute-sanitizer memcheck" "skipped" "needs CUDA and compute-sanitizer"
+        step_row "compute-sanitizer memcheck and racecheck" "skipped" "needs CUDA and compute-sanitizer"
         continue
       fi
       sanitize=(compute-sanitizer --tool memcheck --error-exitcode 97 --print-limit 20)
@@ -191,8 +192,17 @@ for step in "${steps[@]}"; do
       "${sanitize[@]}" "$python" -m pytest -q -p no:cacheprovider tests/python/test_conformance.py \
         -k "$subset and float32 or gpu and (update or samplers or Dropout)" >> "$log" 2>&1
       code2=$?
+      # racecheck: the kernels that share memory within a block (the reductions, BatchNorm's
+      # statistics, the portable GEMM under the matrix products and the convolutions).
+      racecheck=(compute-sanitizer --tool racecheck --error-exitcode 97 --print-limit 20)
+      MXPLUG_CUDA_PORTABLE_KERNELS=1 "${racecheck[@]}" "$python" -m pytest -q -p no:cacheprovider \
+        tests/python/test_conformance.py \
+        -k "gpu and float32 and (sum or mean or norm or dot or FullyConnected or Convolution or BatchNorm)" \
+        >> "$log" 2>&1
+      code3=$?
       errors="$(grep -oE "ERROR SUMMARY: [0-9]+" "$log" | awk '{n += $3} END {print n + 0}')"
-      step_row "compute-sanitizer memcheck" "$([[ $code1 == 0 && $code2 == 0 ]] && echo passed || echo FAILED)" \
+      step_row "compute-sanitizer memcheck and racecheck" \
+        "$([[ $code1 == 0 && $code2 == 0 && $code3 == 0 ]] && echo passed || echo FAILED)" \
         "$errors errors over the backend suite and op tests ($(pytest_counts "$log"))"
       ;;
     bench)

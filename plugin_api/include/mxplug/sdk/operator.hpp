@@ -86,6 +86,16 @@ struct OpContext {
   bool is_train = false;
   RunContext run_ctx;
   std::vector<Resource> requested;
+
+  /*! \brief The requested resource of `type`. An op that asks for several kinds finds them here:
+   * the host grants each kind once and in its own order, not the order ForwardResource listed. */
+  const Resource& resource(ResourceRequest::Type type) const {
+    for (const Resource& r : requested)
+      if (r.type == type) return r;
+    throw std::logic_error(std::string("the op did not request a ") +
+                           (type == ResourceRequest::kRandom ? "random" : "temp space") +
+                           " resource");
+  }
 };
 
 #if defined(__CUDACC__) || defined(__HIPCC__)

@@ -1,0 +1,267 @@
+// GPU kernels of BatchNorm: the math of its definition header (plugins/nn/batch_norm.h), the
+// per-channel sums on the device's reductions (reduce.cuh: a block per channel, merged in a fixed
+// tree, so results repeat from run to run) and the per-element work one thread per element.
+// Statistics are kept in the compute type (float for float16 data, as MXNet keeps them) in the
+// op's temp space: mean, inverse standard deviation, and in backward the sums of dy and dy * xhat.
+#include <vector>
+
+#include "launch.cuh"
+#include "nn/batch_norm.h"
+#include "reduce.cuh"
+#include "tensor/reduce.h"
+
+namespace mxplug_cuda {
+namespace {
+
+using mxplug::OpContext;
+using mxplug::OpReqType;
+using mxplug::TBlob;
+using namespace mxplug_nn::batch_norm;  // NOLINT: the op's names (kData, Split, BatchNormParam)
+using Sum = mxplug_tensor::Reducer<mxplug_tensor::ReduceKind::kSum>;
+
+/*! \brief Where element i's channel is: data seen as (outer, channels, inner). */
+struct ChannelIndex {
+  int64_t channels, inner;
+  __device__ int64_t operator()(int64_t i) const { return (i / inner) % channels; }
+};
+
+// Loads for the per-channel sums; j is the channel.
+template <class T>
+struct LoadCentredSquare {  // (x - mean)^2
+  const T* x;
+  const mxplug::ComputeType<T>* mean;
+  __device__ mxplug::ComputeType<T> operator()(int64_t j, int64_t i) const {
+    const auto d = static_cast<mxplug::ComputeType<T>>(x[i]) - mean[j];
+    return d * d;
+  }
+};
+template <class T>
+struct LoadGradTimesXhat {  // dy * (x - mean) * invstd
+  const T *x, *dy;
+  const mxplug::ComputeType<T>*mean, *invstd;
+  __device__ mxplug::ComputeType<T> operator()(int64_t j, int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    return static_cast<C>(dy[i]) * (static_cast<C>(x[i]) - mean[j]) * invstd[j];
+  }
+};
+// Stores of the per-channel sums.
+template <class C>
+struct StoreMean {
+  C* mean;
+  C m;
+  __device__ void operator()(int64_t j, C sum) const { mean[j] = sum / m; }
+};
+template <class C>
+struct StoreInvStd {
+  C* invstd;
+  C m;
+  double eps;
+  __device__ void operator()(int64_t j, C sum) const { invstd[j] = InvStd(sum / m, eps); }
+};
+template <class C>
+struct StoreSum {
+  C* out;
+  __device__ void operator()(int64_t j, C sum) const { out[j] = sum; }
+};
+
+// Per channel: the statistics from the moving ones, or from the saved outputs.
+template <class T>
+struct StatsFrom {
+  const T *mean_in, *var_or_invstd;
+  bool is_var;  // moving_var (then eps applies) or a saved inverse standard deviation
+  double eps;
+  mxplug::ComputeType<T>*mean, *invstd;
+  __device__ void operator()(int64_t c) const {
+    using C = mxplug::ComputeType<T>;
+    mean[c] = static_cast<C>(mean_in[c]);
+    const C v = static_cast<C>(var_or_invstd[c]);
+    invstd[c] = is_var ? InvStd(v, eps) : v;
+  }
+};
+
+template <class T>
+struct NormalizeElements {
+  ChannelIndex ch;
+  const T *x, *gamma, *beta;
+  const mxplug::ComputeType<T>*mean, *invstd;
+  bool fix_gamma;
+  T* y;
+  int req;
+  __device__ void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    const int64_t c = ch(i);
+    const C scale = (fix_gamma ? C(1) : static_cast<C>(gamma[c])) * invstd[c];
+    const C shift = static_cast<C>(beta[c]) - mean[c] * scale;
+    mxplug::StoreAs<C>(y[i], req, static_cast<C>(x[i]) * scale + shift);
+  }
+};
+
+template <class T>
+struct WriteStats {
+  const mxplug::ComputeType<T>*mean, *invstd;
+  T *out_mean, *out_invstd;
+  int mean_req, invstd_req;
+  __device__ void operator()(int64_t c) const {
+    mxplug::StoreAs<mxplug::ComputeType<T>>(out_mean[c], mean_req, mean[c]);
+    mxplug::StoreAs<mxplug::ComputeType<T>>(out_invstd[c], invstd_req, invstd[c]);
+  }
+};
+
+template <class T>
+struct UpdateMoving {
+  const T *mean, *invstd;
+  T *moving_mean, *moving_var;
+  float momentum;
+  double eps;
+  __device__ void operator()(int64_t c) const {
+    using C = mxplug::ComputeType<T>;
+    moving_mean[c] = static_cast<T>(
+        MovingAverage(static_cast<C>(moving_mean[c]), static_cast<C>(mean[c]), momentum));
+    moving_var[c] = static_cast<T>(MovingAverage(
+        static_cast<C>(moving_var[c]), VarianceOf(static_cast<C>(invstd[c]), eps), momentum));
+  }
+};
+
+template <class T>
+struct DataGradElements {
+  ChannelIndex ch;
+  const T *x, *dy, *gamma;
+  const mxplug::ComputeType<T>*mean, *invstd, *sum_dy, *sum_dy_xhat;
+  mxplug::ComputeType<T> m;
+  bool batch_stats, fix_gamma;
+  T* dx;
+  int req;
+  __device__ void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    const int64_t c = ch(i);
+    const C xhat = (static_cast<C>(x[i]) - mean[c]) * invstd[c];
+    const C g = fix_gamma ? C(1) : static_cast<C>(gamma[c]);
+    mxplug::StoreAs<C>(dx[i], req,
+                       DataGradient(static_cast<C>(dy[i]), xhat, sum_dy[c], sum_dy_xhat[c], m,
+                                    batch_stats, g, invstd[c]));
+  }
+};
+
+template <class T>
+struct ParamGrads {
+  const mxplug::ComputeType<T>*sum_dy, *sum_dy_xhat;
+  bool fix_gamma;
+  T *dgamma, *dbeta;
+  int gamma_req, beta_req;
+  __device__ void operator()(int64_t c) const {
+    using C = mxplug::ComputeType<T>;
+    if (gamma_req != mxplug::kNullOp)  // fix_gamma: gamma's gradient is 0, as in MXNet
+      mxplug::StoreAs<C>(dgamma[c], gamma_req, fix_gamma ? C(0) : sum_dy_xhat[c]);
+    if (beta_req != mxplug::kNullOp) mxplug::StoreAs<C>(dbeta[c], beta_req, sum_dy[c]);
+  }
+};
+
+class BatchNormGpu : public mxplug::Operator {
+ public:
+  BatchNormGpu(const mxplug::KwArgs& kwargs, mxplug::Context) { param_.Init(kwargs); }
+
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>& aux) override {
+    const TBlob& data = in[kData];
+    const Split s(data.shape_, Axis(data.shape_));
+    const bool batch_stats = ctx.is_train && !param_.use_global_stats;
+    const cudaStream_t stream = StreamOf(ctx);
+    mxplug::RealTypeSwitch(data.type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;
+      C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(2 * s.channels));
+      C* invstd = mean + s.channels;
+      const T* x = data.dptr<T>();
+      if (batch_stats) {
+        const ReduceIndex ix = PerChannel(s);
+        const C m = static_cast<C>(s.count());
+        ReduceEach<Sum>(ix, C(0), stream, LoadElement<T>{x}, StoreMean<C>{mean, m});
+        ReduceEach<Sum>(ix, C(0), stream, LoadCentredSquare<T>{x, mean},
+                        StoreInvStd<C>{invstd, m, param_.eps});
+      } else {
+        ForEach(s.channels, stream,
+                StatsFrom<T>{aux[kMovingMean].dptr<T>(), aux[kMovingVar].dptr<T>(), true,
+                             param_.eps, mean, invstd});
+      }
+      if (req[kOut] != mxplug::kNullOp)
+        ForEach(
+            data.Size(), stream,
+            NormalizeElements<T>{Channels(s), x, in[kGamma].dptr<T>(), in[kBeta].dptr<T>(), mean,
+                                 invstd, param_.fix_gamma, out[kOut].dptr<T>(), req[kOut]});
+      ForEach(s.channels, stream,
+              WriteStats<T>{mean, invstd, Written<T>(out[kMean], req[kMean]),
+                            Written<T>(out[kInvStd], req[kInvStd]), req[kMean], req[kInvStd]});
+    });
+  }
+
+  void Backward(const OpContext& ctx, const std::vector<TBlob>& out_grad,
+                const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                const std::vector<TBlob>& aux) override {
+    const TBlob& data = in_data[kData];
+    const Split s(data.shape_, Axis(data.shape_));
+    const bool batch_stats = ctx.is_train && !param_.use_global_stats;
+    const cudaStream_t stream = StreamOf(ctx);
+    mxplug::RealTypeSwitch(data.type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;
+      C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(4 * s.channels));
+      C *invstd = mean + s.channels, *sum_dy = invstd + s.channels,
+        *sum_dy_xhat = sum_dy + s.channels;
+      if (batch_stats) {  // the moving statistics follow the batch's, then its gradient
+        ForEach(s.channels, stream,
+                UpdateMoving<T>{out_data[kMean].dptr<T>(), out_data[kInvStd].dptr<T>(),
+                                aux[kMovingMean].dptr<T>(), aux[kMovingVar].dptr<T>(),
+                                param_.momentum, param_.eps});
+        ForEach(s.channels, stream,
+                StatsFrom<T>{out_data[kMean].dptr<T>(), out_data[kInvStd].dptr<T>(), false,
+                             param_.eps, mean, invstd});
+      } else {
+        ForEach(s.channels, stream,
+                StatsFrom<T>{aux[kMovingMean].dptr<T>(), aux[kMovingVar].dptr<T>(), true,
+                             param_.eps, mean, invstd});
+      }
+      const T* x = data.dptr<T>();
+      const T* dy = out_grad[kOut].dptr<T>();
+      const ReduceIndex ix = PerChannel(s);
+      ReduceEach<Sum>(ix, C(0), stream, LoadElement<T>{dy}, StoreSum<C>{sum_dy});
+      ReduceEach<Sum>(ix, C(0), stream, LoadGradTimesXhat<T>{x, dy, mean, invstd},
+                      StoreSum<C>{sum_dy_xhat});
+      if (req[kData] != mxplug::kNullOp)
+        ForEach(data.Size(), stream,
+                DataGradElements<T>{Channels(s), x, dy, in_data[kGamma].dptr<T>(), mean, invstd,
+                                    sum_dy, sum_dy_xhat, static_cast<C>(s.count()), batch_stats,
+                                    param_.fix_gamma, in_grad[kData].dptr<T>(), req[kData]});
+      ForEach(s.channels, stream,
+              ParamGrads<T>{sum_dy, sum_dy_xhat, param_.fix_gamma,
+                            Written<T>(in_grad[kGamma], req[kGamma]),
+                            Written<T>(in_grad[kBeta], req[kBeta]), req[kGamma], req[kBeta]});
+    });
+  }
+
+ private:
+  // An output's memory, or null where it is not written (its blob may be empty).
+  template <class T>
+  static T* Written(const TBlob& blob, OpReqType req) {
+    return req == mxplug::kNullOp ? nullptr : blob.dptr<T>();
+  }
+  int Axis(const mxplug::TShape& s) const {
+    return param_.axis < 0 ? param_.axis + s.ndim() : param_.axis;
+  }
+  static ChannelIndex Channels(const Split& s) { return {s.channels, s.inner}; }
+  // Every element of a channel reduces into it: (outer, channels, inner) reduced on 0 and 2.
+  static ReduceIndex PerChannel(const Split& s) {
+    return MakeReduceIndex(mxplug::TShape{s.outer, s.channels, s.inner}, {true, false, true});
+  }
+
+  BatchNormParam param_;
+};
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug::sdk::RegisterKernel<BatchNormGpu>("BatchNorm", kGpuDevice);
+  return true;
+}();
+
+}  // namespace
+}  // namespace mxplug_cuda

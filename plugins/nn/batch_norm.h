@@ -1,0 +1,163 @@
+// BatchNorm with MXNet 1.x's parameters and its observable behaviour (checked against MXNet
+// 1.9.1): the mean and var outputs hold the batch mean and the inverse standard deviation
+// 1 / sqrt(var + eps); fix_gamma uses gamma = 1 and gives gamma a zero gradient; the moving
+// statistics are updated in backward of a training pass, from the saved batch statistics. The
+// definitions and the math every device's kernel uses: the CPU's in batch_norm.cc (behind oneDNN),
+// the GPUs' in devices/cuda/kernels/batch_norm.cu.
+#ifndef MXPLUG_PLUGINS_NN_BATCH_NORM_H_
+#define MXPLUG_PLUGINS_NN_BATCH_NORM_H_
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mxplug/plugin.hpp"
+
+namespace mxplug_nn {
+namespace batch_norm {
+
+using mxplug::OpReqType;
+using mxplug::TBlob;
+using mxplug::TShape;
+
+struct BatchNormParam : mxplug::Parameter<BatchNormParam> {
+  double eps;
+  float momentum;
+  bool fix_gamma;
+  bool use_global_stats;
+  bool output_mean_var;
+  int axis;
+  bool cudnn_off;
+  std::optional<float> min_calib_range;
+  std::optional<float> max_calib_range;
+  MXPLUG_DECLARE_PARAMETER(BatchNormParam) {
+    MXPLUG_DECLARE_FIELD(eps).set_default(1e-3).set_lower_bound(0).describe(
+        "Epsilon added to the variance before the square root.");
+    MXPLUG_DECLARE_FIELD(momentum).set_default(0.9f).set_range(0, 1).describe(
+        "Momentum of the moving average: moving = moving * momentum + batch * (1 - momentum).");
+    MXPLUG_DECLARE_FIELD(fix_gamma).set_default(true).describe("Fix gamma to 1 while training.");
+    MXPLUG_DECLARE_FIELD(use_global_stats)
+        .set_default(false)
+        .describe(
+            "Normalize with the moving statistics instead of the batch's, also while training.");
+    MXPLUG_DECLARE_FIELD(output_mean_var)
+        .set_default(false)
+        .describe("Also output the mean and the inverse standard deviation.");
+    MXPLUG_DECLARE_FIELD(axis).set_default(1).describe("The channel axis.");
+    MXPLUG_DECLARE_FIELD(cudnn_off).set_default(false).describe(
+        "Do not select cuDNN (accepted on CPU).");
+    MXPLUG_DECLARE_FIELD(min_calib_range)
+        .set_default(std::nullopt)
+        .describe("Quantization calibration minimum (accepted for compatibility).");
+    MXPLUG_DECLARE_FIELD(max_calib_range)
+        .set_default(std::nullopt)
+        .describe("Quantization calibration maximum (accepted for compatibility).");
+  }
+};
+enum Inputs { kData, kGamma, kBeta };
+enum Aux { kMovingMean, kMovingVar };
+enum Outputs { kOut, kMean, kInvStd };
+
+// The data seen as (outer, channels, inner) around the channel axis.
+struct Split {
+  int64_t outer = 1, channels = 1, inner = 1;
+  Split(const TShape& s, int axis) {
+    for (int i = 0; i < s.ndim(); ++i) (i < axis ? outer : i == axis ? channels : inner) *= s[i];
+  }
+  int64_t count() const { return outer * inner; }
+  // Calls f(index) for every element of channel c.
+  template <class F>
+  void ForChannel(int64_t c, F&& f) const {
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t base = (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) f(base + i);
+    }
+  }
+};
+
+class BatchNormProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"data", "gamma", "beta"}; }
+  std::vector<std::string> ListOutputs() const override { return {"output", "mean", "var"}; }
+  std::vector<std::string> ListAuxiliaryStates() const override {
+    return {"moving_mean", "moving_var"};
+  }
+  int NumVisibleOutputs() const override { return param_.output_mean_var ? 3 : 1; }
+
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>* aux) const override {
+    const TShape& data = (*in)[kData];
+    if (data.ndim() < 0) return false;
+    const int axis = mxplug::NormalizeAxis(param_.axis, data.ndim(), "axis");
+    if (!data.IsKnown()) return false;
+    const TShape channels{data[axis]};
+    mxplug::InferParameterShape(&(*in)[kGamma], channels, "gamma", data);
+    mxplug::InferParameterShape(&(*in)[kBeta], channels, "beta", data);
+    mxplug::InferParameterShape(&(*aux)[kMovingMean], channels, "moving_mean", data);
+    mxplug::InferParameterShape(&(*aux)[kMovingVar], channels, "moving_var", data);
+    (*out)[kOut] = data;
+    (*out)[kMean] = (*out)[kInvStd] = channels;
+    return true;
+  }
+
+  bool InferType(std::vector<int>* in, std::vector<int>* out,
+                 std::vector<int>* aux) const override {
+    if ((*in)[kData] == kMXPUnknownDType) return false;
+    for (int t : *aux)
+      if (t != kMXPUnknownDType && t != (*in)[kData])
+        throw std::invalid_argument("moving_mean and moving_var must have the data's dtype " +
+                                    mxplug::DTypeName((*in)[kData]) + "; got " +
+                                    mxplug::DTypeName(t));
+    return OperatorProperty::InferType(in, out, aux);
+  }
+
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>& out_data) const override {
+    return {out_grad[kOut], in_data[kData],  in_data[kGamma],
+            in_data[kBeta], out_data[kMean], out_data[kInvStd]};
+  }
+  // Scratch for oneDNN on the CPU and for the per-channel statistics on a GPU.
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
+  }
+
+ private:
+  BatchNormParam param_;
+};
+
+// ---- The math, written once for every device (C: the type computed in) ----
+
+template <class C>
+MXPLUG_XINLINE C InvStd(C var, double eps) {
+  return C(1) / std::sqrt(var + static_cast<C>(eps));
+}
+// The batch variance recovered from the saved inverse standard deviation.
+template <class C>
+MXPLUG_XINLINE C VarianceOf(C invstd, double eps) {
+  return C(1) / (invstd * invstd) - static_cast<C>(eps);
+}
+// moving = moving * momentum + batch * (1 - momentum)
+template <class C>
+MXPLUG_XINLINE C MovingAverage(C moving, C batch, float momentum) {
+  return moving * static_cast<C>(momentum) + batch * (C(1) - static_cast<C>(momentum));
+}
+// The data gradient of one element: with the batch's statistics the mean and variance depend on
+// every element of the channel (m of them), whose sums of dy and dy * xhat bring that in.
+template <class C>
+MXPLUG_XINLINE C DataGradient(C dy, C xhat, C sum_dy, C sum_dy_xhat, C m, bool batch_stats, C gamma,
+                              C invstd) {
+  const C g = batch_stats ? dy - (sum_dy + xhat * sum_dy_xhat) / m : dy;
+  return g * gamma * invstd;
+}
+
+}  // namespace batch_norm
+}  // namespace mxplug_nn
+
+#endif  // MXPLUG_PLUGINS_NN_BATCH_NORM_H_
