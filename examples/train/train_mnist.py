@@ -103,7 +103,9 @@ def train(name, args, data_dir, goal):
     batch_size = args.batch_size or spec["batch_size"]
     num_epochs = args.num_epochs or spec["num_epochs"]
     train_iter, test_iter = iterators(data_dir, batch_size, flat=(name == "mlp"), seed=args.seed, kv=kv)
-    contexts = [mx.cpu(i) for i in range(args.contexts)]
+    gpus = "0" if args.gpu and not args.gpus else args.gpus
+    contexts = ([mx.gpu(int(i)) for i in gpus.split(",")] if gpus
+                else [mx.cpu(i) for i in range(args.contexts)])
     os.makedirs(args.checkpoint_dir, exist_ok=True)
     prefix = os.path.join(args.checkpoint_dir, name)
     worker = "" if kv.num_workers == 1 else "worker %d: " % kv.rank
@@ -170,6 +172,8 @@ def main():
                         help="Adam's learning rate (default: mlp 0.002, lenet 0.001)")
     parser.add_argument("--contexts", type=int, default=1,
                         help="train data-parallel over cpu(0)..cpu(N-1)")
+    parser.add_argument("--gpus", help="train on these GPUs instead, MXNet's syntax: 0 or 0,1")
+    parser.add_argument("--gpu", action="store_true", help="train on gpu(0): --gpus 0")
     parser.add_argument("--kv-store", default="local",
                         help="the kvstore: local, device, or dist_sync, dist_device_sync, dist_async "
                              "in a job started by tools/launch.py (default: %(default)s)")

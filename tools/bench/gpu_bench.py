@@ -13,6 +13,12 @@ of this interpreter, measured in the same run (issue 22's goals in brackets):
                    momentum over an NDArrayIter at batch B, accuracy read every batch, vs a plain
                    PyTorch loop doing the same (batches copied from host memory each step), samples/s
                    (>= 1.0x)
+  ResNet-D train   ResNet-18 and ResNet-50 (tools/bench/resnet.py, the same layers on both sides)
+                   trained through Module (forward_backward + update, SGD with momentum) on one
+                   synthetic 224x224 batch of 128 kept on the device, images/s (>= 1.0x); inference
+                   images/s; the first step's seconds (cuDNN's algorithm searches and memory
+                   planning on our side, cudnn.benchmark's on PyTorch's; ResNet-50 <= 10 s).
+                   Both sides in strict float32: no TF32 (PyTorch's cuDNN default allows it)
   peak memory      device memory in use at the end of all the above beyond what the process held
                    after creating its CUDA context (cudaMemGetInfo on both sides: what each caching
                    pool kept, cuBLAS workspaces, everything), MiB, lower is better
@@ -36,6 +42,7 @@ import time
 
 import numpy as np
 
+import resnet
 from peers import REPO, import_mxplug, torch_training_loop
 
 BUILD = REPO / os.environ.get("MXPLUG_BUILD_DIR", "build")
@@ -44,7 +51,9 @@ WARMUP = 5  # batches of each fit before the measured ones
 
 
 def sizes(quick):
-    return dict(gemm=[1024, 4096] if quick else [2048, 4096, 8192],
+    return dict(resnet=dict(depths=[18], batch=4, size=64, steps=2) if quick
+                else dict(depths=[18, 50], batch=128, size=224, steps=20),
+                gemm=[1024, 4096] if quick else [2048, 4096, 8192],
                 fc=[(1024, 1024, 1024)] if quick else [(1024, 1024, 1024), (4096, 4096, 4096)],
                 batches={128: 40, 1024: 10} if quick else {128: 400, 1024: 60},
                 overhead_reps=300 if quick else 5000)
@@ -123,9 +132,19 @@ def measure_mxplug(device, quick):
         mod.fit(mx.io.ResizeIter(it, n), num_epoch=1, **kw)
         mx.nd.waitall()
         out["MLP fit b%d" % batch] = n * batch / (time.perf_counter() - t)
+    r = s["resnet"]
+    for depth in r["depths"]:
+        got = resnet.measure_mxplug(mx, ctx, depth, r["batch"], r["size"], r["steps"], mx.nd.waitall)
+        out.update(resnet_rows(depth, r["batch"], got))
     free, total = mx.context.gpu_memory_info(0)
     out["peak memory"] = (total - free - baseline) / MIB
     return out
+
+
+def resnet_rows(depth, batch, got):
+    return {"ResNet-%d train b%d" % (depth, batch): got["train"],
+            "ResNet-%d inference b%d" % (depth, batch): got["inference"],
+            "ResNet-%d first step" % depth: got["first step"]}
 
 
 def measure_torch(device, quick):
@@ -168,6 +187,14 @@ def measure_torch(device, quick):
         train(WARMUP, n)
         drain()
         out["MLP fit b%d" % batch] = n * batch / (time.perf_counter() - t)
+    if cuda:  # strict float32 as ours, and cuDNN's autotuning as our MXNET_CUDNN_AUTOTUNE_DEFAULT=1
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+    r = s["resnet"]
+    for depth in r["depths"]:
+        got = resnet.measure_torch(torch, dev, depth, r["batch"], r["size"], r["steps"], drain)
+        out.update(resnet_rows(depth, r["batch"], got))
     if cuda:
         free, total = torch.cuda.mem_get_info()
         out["peak memory"] = (total - free - baseline) / MIB
@@ -220,12 +247,17 @@ def main():
             runs[system].append(run_child(system, args.device, args.quick))
     metrics = [m for m in runs["mxplug"][0] if all(m in run for run in runs["torch"])]
     median = {s: {m: statistics.median(run[m] for run in runs[s]) for m in metrics} for s in systems}
-    lower_is_better = {"op overhead", "peak memory"}
+    lower_is_better = {"op overhead", "peak memory"} | {m for m in metrics if m.endswith("first step")}
     units = {"op overhead": "us", "peak memory": "MiB"}
     goals = {"op overhead": "<= 1.5", "peak memory": ""}
+    for m in metrics:
+        if m.startswith("ResNet"):
+            units[m] = "s" if m.endswith("first step") else "images/s"
+            goals[m] = (">= 1.0" if " train " in m else "" if " inference " in m
+                        else "<= 10 s" if m.startswith("ResNet-50") else "")
     rows = []
     print("== table")
-    print("GPU: %s; %d rounds%s, median (range)" % (gpu_description(args.device), args.rounds,
+    print("GPU: %s; float32 without TF32 on both sides; %d rounds%s, median (range)" % (gpu_description(args.device), args.rounds,
                                                       ", --quick" if args.quick else ""))
     print("| case | unit | mxplug | PyTorch | ours/PyTorch | goal |")
     print("| --- | --- | ---: | ---: | ---: | --- |")
