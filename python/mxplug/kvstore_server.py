@@ -20,8 +20,11 @@ class KVStoreServer(object):
         if head == 0:  # kController: a pickled optimizer, sent by set_optimizer
             self.updater = opt.get_updater(pickle.loads(body))
         else:  # MXNet's words for a command it does not know
-            print("server %d, unknown command (%d, %s)" % (rank, head, body.decode(errors="replace")),
-                  flush=True)
+            # One write of the whole line: print's separate write of the newline let another
+            # server's line come between them in the job's merged output.
+            sys.stdout.write("server %d, unknown command (%d, %s)\n"
+                             % (rank, head, body.decode(errors="replace")))
+            sys.stdout.flush()
 
     def _update(self, key, recv, stored):
         if self.updater is None:  # no optimizer: the push replaces the value
