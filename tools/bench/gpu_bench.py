@@ -19,6 +19,9 @@ of this interpreter, measured in the same run (issue 22's goals in brackets):
                    images/s; the first step's seconds (cuDNN's algorithm searches and memory
                    planning on our side, cudnn.benchmark's on PyTorch's; ResNet-50 <= 10 s).
                    Both sides in strict float32: no TF32 (PyTorch's cuDNN default allows it)
+  portable         the project's portable GEMM and unrolled convolution (HIP's kernels; on CUDA with
+                   MXPLUG_CUDA_PORTABLE_KERNELS=1) against cuBLAS and cuDNN in the same run: sgemm
+                   and a ResNet 3x3 convolution's forward and backward, TFLOP/s, reported (no goal)
   peak memory      device memory in use at the end of all the above beyond what the process held
                    after creating its CUDA context (cudaMemGetInfo on both sides: what each caching
                    pool kept, cuBLAS workspaces, everything), MiB, lower is better
@@ -87,12 +90,39 @@ def synthetic_mnist(n):
 
 # ---- one system per process ----
 
-def measure_mxplug(device, quick):
+def mxplug_gpu(device):
     mx = import_mxplug()
     if device == "testdev":
         os.environ["MXPLUG_GPU_BACKEND"] = "testdev"
         mx.library.load(str(BUILD / "tests" / "plugins" / "devices" / "libtest_device.so"))
-    ctx = mx.gpu(0)
+    return mx, mx.gpu(0)
+
+
+def measure_kernels(device, quick):
+    """The GEMM and a convolution on whichever kernels this process's CUDA plugin registered
+    (MXPLUG_CUDA_PORTABLE_KERNELS, read when it loads): TFLOP/s."""
+    mx, ctx = mxplug_gpu(device)
+    n = 1024 if quick else 4096
+    a, b, c = mx.nd.ones((n, n), ctx=ctx), mx.nd.ones((n, n), ctx=ctx), mx.nd.empty((n, n), ctx=ctx)
+    out = {"sgemm %d" % n: 2 * n ** 3 / timed(lambda: mx.nd.dot(a, b, out=c), 10, mx.nd.waitall) / 1e12}
+    batch, channels, size = (8, 64, 28) if quick else (64, 128, 28)  # a ResNet stage's 3x3 layer
+    net = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1), num_filter=channels,
+                             no_bias=True, name="conv")
+    ex = net.simple_bind(ctx, data=(batch, channels, size, size))
+    for arr in ex.arg_dict.values():
+        arr[:] = 0.01
+    grad = mx.nd.ones(ex.outputs[0].shape, ctx=ctx)
+
+    def step():
+        ex.forward(is_train=True)
+        ex.backward(grad)
+    flops = 3 * 2 * batch * channels * channels * 9 * size * size  # forward, data and weight gradients
+    out["conv 3x3 %dx%dx%d fwd+bwd" % (batch, channels, size)] = flops / timed(step, 10, mx.nd.waitall) / 1e12
+    return out
+
+
+def measure_mxplug(device, quick):
+    mx, ctx = mxplug_gpu(device)
     mx.nd.zeros((1,), ctx=ctx).wait_to_read()  # the context, before the baseline
     free, total = mx.context.gpu_memory_info(0)
     baseline = total - free
@@ -203,9 +233,9 @@ def measure_torch(device, quick):
 
 # ---- driver ----
 
-def run_child(system, device, quick):
+def run_child(system, device, quick, env=None):
     args = [sys.executable, __file__, "--system=" + system, "--device=" + device] + (["--quick"] if quick else [])
-    p = subprocess.run(args, capture_output=True, text=True)
+    p = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if p.returncode != 0:
         sys.exit("%s benchmark failed:\n%s" % (system, p.stderr[-5000:]))
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -276,6 +306,17 @@ def main():
         rows.append(dict(metric=m, ours=ours, peer=peer, peer_name="torch", ratio=ratio,
                          better="lower" if m in lower_is_better else "higher", unit=unit))
     print("\nratios are ours/PyTorch of the medians: for time and memory below 1 is better, else above 1")
+    # The portable kernels against the vendor's, one process each (reported, no goal).
+    kernels = {name: run_child("kernels", args.device, args.quick, {"MXPLUG_CUDA_PORTABLE_KERNELS": flag})
+               for name, flag in (("vendor", "0"), ("portable", "1"))}
+    print("\n== portable kernels (HIP's; MXPLUG_CUDA_PORTABLE_KERNELS=1) against cuBLAS and cuDNN")
+    print("| case | unit | portable | cuBLAS/cuDNN | portable/vendor |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for m, vendor in kernels["vendor"].items():
+        portable = kernels["portable"][m]
+        print("| %s | TFLOP/s | %.3g | %.3g | %.2f |" % (m, portable, vendor, portable / vendor))
+        rows.append(dict(metric="portable " + m, ours=portable, peer=vendor, peer_name="vendor",
+                         ratio=portable / vendor, better="higher", unit="TFLOP/s"))
     pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 
