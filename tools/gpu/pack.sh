@@ -85,3 +85,18 @@ if (( size_mib > limit_mib )); then
        "checkout; configure $build with -DMXPLUG_WITH_ONEDNN=OFF or fewer CUDA architectures" >&2
   exit 1
 fi
+
+# Fashion-MNIST (Debian's dataset-fashion-mnist, 30 MiB of gzip files) for the LeNet that
+# tools/gpu/run.sh trains on gpu(0), where it still fits beside the pack.
+fashion=/usr/share/datasets/fashion-mnist
+rm -rf "$out/fashion-mnist"
+if [[ -d "$fashion" ]]; then
+  data_mib=$(( $(du -cb "$fashion"/*.gz | tail -1 | cut -f1) >> 20 ))
+  if (( size_mib + data_mib <= limit_mib )); then
+    mkdir -p "$out/fashion-mnist" && cp "$fashion"/*.gz "$out/fashion-mnist/"
+    echo "$out/fashion-mnist: $data_mib MiB (the LeNet's training data)"
+  else
+    echo "tools/gpu/pack.sh: Fashion-MNIST ($data_mib MiB) does not fit beside the pack ($size_mib MiB of" \
+         "$limit_mib); the GPU run will skip the LeNet's training"
+  fi
+fi

@@ -179,6 +179,19 @@ for step in "${steps[@]}"; do
         cat "$results/dlpack.log" >> "$log" && rm "$results/dlpack.log"
         step_row "DLPack with PyTorch CUDA tensors and pinned memory" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
           "$(pytest_counts "$log")"
+        # The LeNet of examples/train on gpu(0), to its goal, on the Fashion-MNIST the pack carries.
+        if [[ -d gpu-pack/fashion-mnist ]]; then
+          PYTHONPATH="$repo/$build/install/lib/python3/dist-packages" "$python" examples/train/train_mnist.py \
+            --network lenet --gpu --data-dir gpu-pack/fashion-mnist --check --no-progress \
+            --checkpoint-dir "$build/checkpoints" > "$results/train.log" 2>&1
+          code=$?
+          accuracy="$(grep -oE "test accuracy [0-9.]+ \(goal [0-9.]+[^)]*\)" "$results/train.log" | tail -1)"
+          cat "$results/train.log" >> "$log" && rm "$results/train.log"
+          step_row "LeNet on Fashion-MNIST, train_mnist.py --gpu" "$([[ $code == 0 ]] && echo passed || echo FAILED)" \
+            "${accuracy:-no accuracy printed}"
+        else
+          step_row "LeNet on Fashion-MNIST, train_mnist.py --gpu" "skipped" "the pack carries no Fashion-MNIST"
+        fi
       fi
       ;;
     sanitizer)
