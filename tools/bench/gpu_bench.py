@@ -22,6 +22,9 @@ of this interpreter, measured in the same run (issue 22's goals in brackets):
   portable         the project's portable GEMM and unrolled convolution (HIP's kernels; on CUDA with
                    MXPLUG_CUDA_PORTABLE_KERNELS=1) against cuBLAS and cuDNN in the same run: sgemm
                    and a ResNet 3x3 convolution's forward and backward, TFLOP/s, reported (no goal)
+  memory           device memory beyond the context while ResNet-50 trains 200 steps on batches of
+                   128 and 96 alternately: at step 10 and the most after (<= 1.1x PyTorch's, and
+                   flat), with PyTorch's reserved memory shown
   peak memory      device memory in use at the end of all the above beyond what the process held
                    after creating its CUDA context (cudaMemGetInfo on both sides: what each caching
                    pool kept, cuBLAS workspaces, everything), MiB, lower is better
@@ -121,6 +124,51 @@ def measure_kernels(device, quick):
     return out
 
 
+def memory_sizes(quick):
+    return (dict(depth=18, batches=[4, 3], size=64, steps=12) if quick
+            else dict(depth=50, batches=[128, 96], size=224, steps=200))
+
+
+def measure_memory_mxplug(device, quick):
+    """Device memory beyond the context while ResNet trains with alternating batch sizes."""
+    mx, ctx = mxplug_gpu(device)
+    mx.nd.zeros((1,), ctx=ctx).wait_to_read()
+    free, total = mx.context.gpu_memory_info(0)
+    baseline = total - free
+
+    def used():
+        mx.nd.waitall()
+        free, total = mx.context.gpu_memory_info(0)
+        return (total - free - baseline) / MIB
+    m = memory_sizes(quick)
+    train, _ = resnet.mxplug_steps(mx, ctx, m["depth"], max(m["batches"]), m["size"])
+    return resnet.memory_profile(train, m["batches"], used, m["steps"])
+
+
+def measure_memory_torch(device, quick):
+    import torch
+    cuda = device == "cuda"
+    dev = torch.device("cuda" if cuda else "cpu")
+    if cuda:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True
+        torch.zeros(1, device=dev)
+        free, total = torch.cuda.mem_get_info()
+        baseline = total - free
+
+    def used():  # on the CPU (a rehearsal) there is nothing to read
+        if not cuda:
+            return 0.0
+        torch.cuda.synchronize()
+        free, total = torch.cuda.mem_get_info()
+        return (total - free - baseline) / MIB
+    m = memory_sizes(quick)
+    train, _ = resnet.torch_steps(torch, dev, m["depth"], max(m["batches"]), m["size"])
+    out = resnet.memory_profile(train, m["batches"], used, m["steps"])
+    out["reserved by PyTorch's allocator"] = torch.cuda.memory_reserved() / MIB if cuda else 0.0
+    return out
+
+
 def measure_mxplug(device, quick):
     mx, ctx = mxplug_gpu(device)
     mx.nd.zeros((1,), ctx=ctx).wait_to_read()  # the context, before the baseline
@@ -164,7 +212,8 @@ def measure_mxplug(device, quick):
         out["MLP fit b%d" % batch] = n * batch / (time.perf_counter() - t)
     r = s["resnet"]
     for depth in r["depths"]:
-        got = resnet.measure_mxplug(mx, ctx, depth, r["batch"], r["size"], r["steps"], mx.nd.waitall)
+        got = resnet.measure(*resnet.mxplug_steps(mx, ctx, depth, r["batch"], r["size"]), r["batch"], r["steps"],
+                             mx.nd.waitall)
         out.update(resnet_rows(depth, r["batch"], got))
     free, total = mx.context.gpu_memory_info(0)
     out["peak memory"] = (total - free - baseline) / MIB
@@ -223,7 +272,8 @@ def measure_torch(device, quick):
         torch.backends.cudnn.benchmark = True
     r = s["resnet"]
     for depth in r["depths"]:
-        got = resnet.measure_torch(torch, dev, depth, r["batch"], r["size"], r["steps"], drain)
+        got = resnet.measure(*resnet.torch_steps(torch, dev, depth, r["batch"], r["size"]), r["batch"], r["steps"],
+                             drain)
         out.update(resnet_rows(depth, r["batch"], got))
     if cuda:
         free, total = torch.cuda.mem_get_info()
@@ -317,6 +367,22 @@ def main():
         print("| %s | TFLOP/s | %.3g | %.3g | %.2f |" % (m, portable, vendor, portable / vendor))
         rows.append(dict(metric="portable " + m, ours=portable, peer=vendor, peer_name="vendor",
                          ratio=portable / vendor, better="higher", unit="TFLOP/s"))
+    # Memory while batch sizes alternate, once per system: flat from step 10 on, and against PyTorch.
+    m = memory_sizes(args.quick)
+    memory = {system: run_child("memory_" + system, args.device, args.quick) for system in systems}
+    print("\n== memory while ResNet-%d trains on batches of %s alternately (%d steps), MiB beyond the context"
+          % (m["depth"], " and ".join(map(str, m["batches"])), m["steps"]))
+    print("| case | mxplug | PyTorch | ours/PyTorch | goal |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for key in ("memory at step 10", "memory peak from step 10"):
+        ours, peer = memory["mxplug"][key], memory["torch"][key]
+        ratio = ours / peer if peer else float("nan")
+        print("| %s | %.0f | %.0f | %.2f | <= 1.1 |" % (key, ours, peer, ratio))
+        rows.append(dict(metric="ResNet-%d %s" % (m["depth"], key), ours=ours, peer=peer, peer_name="torch",
+                         ratio=ratio, better="lower", unit="MiB"))
+    growth = {sys_: memory[sys_]["memory peak from step 10"] - memory[sys_]["memory at step 10"] for sys_ in systems}
+    print("| growth from step 10 | %.0f | %.0f | | 0 (flat) |" % (growth["mxplug"], growth["torch"]))
+    print("| reserved by PyTorch's allocator | | %.0f | | |" % memory["torch"]["reserved by PyTorch's allocator"])
     pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 

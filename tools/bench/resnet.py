@@ -98,27 +98,48 @@ def measure(train, infer, batch, steps, drain):
     return out
 
 
-def measure_mxplug(mx, ctx, depth, batch, size, steps, drain):
-    """measure() for mxplug's Module on ctx."""
+def memory_profile(train, batches, used, steps):
+    """Device memory in use (used(), MiB) after each of `steps` training steps whose batch size
+    alternates over `batches`: {at step 10, the most from step 10 on}."""
+    train(batches[0])
+    seen = []
+    for i in range(steps):
+        train(batches[i % len(batches)])
+        if i + 1 >= 10:
+            seen.append(used())
+    return {"memory at step 10": seen[0], "memory peak from step 10": max(seen)}
+
+
+def mxplug_steps(mx, ctx, depth, batch, size):
+    """(train(n), infer()) for mxplug's Module on ctx: a training step (forward_backward and update)
+    on a synthetic batch of n (Module re-binds when n changes, as MXNet's does), and inference on
+    the batch of `batch`."""
     import numpy as np
     rng = np.random.default_rng(0)
-    data = mx.nd.array(rng.standard_normal((batch, 3, size, size), dtype=np.float32), ctx=ctx)
-    label = mx.nd.array(rng.integers(0, 1000, batch).astype(np.float32), ctx=ctx)
-    batch_obj = mx.io.DataBatch(data=[data], label=[label])
+    batches = {}
+
+    def batch_of(n):
+        if n not in batches:
+            data = mx.nd.array(rng.standard_normal((n, 3, size, size), dtype=np.float32), ctx=ctx)
+            label = mx.nd.array(rng.integers(0, 1000, n).astype(np.float32), ctx=ctx)
+            batches[n] = mx.io.DataBatch(data=[data], label=[label])
+        return batches[n]
+
     mod = mx.mod.Module(mxplug_resnet(mx, depth), context=ctx)
-    mod.bind(data_shapes=[("data", data.shape)], label_shapes=[("softmax_label", label.shape)])
+    first = batch_of(batch)
+    mod.bind(data_shapes=[("data", first.data[0].shape)], label_shapes=[("softmax_label", first.label[0].shape)])
     mod.init_params(mx.init.Xavier(magnitude=2.0))
     mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.01, "momentum": 0.9, "wd": 1e-4})
 
-    def train():
-        mod.forward_backward(batch_obj)
+    def train(n=batch):
+        mod.forward_backward(batch_of(n))
         mod.update()
 
-    return measure(train, lambda: mod.forward(batch_obj, is_train=False), batch, steps, drain)
+    return train, lambda: mod.forward(first, is_train=False)
 
 
-def measure_torch(torch, dev, depth, batch, size, steps, drain):
-    """measure() for a PyTorch eager loop on dev."""
+def torch_steps(torch, dev, depth, batch, size):
+    """The same for a PyTorch eager loop on dev (batches of n are the first n images)."""
     torch.manual_seed(0)
     net = torch_resnet(torch, depth).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
@@ -126,10 +147,10 @@ def measure_torch(torch, dev, depth, batch, size, steps, drain):
     label = torch.randint(0, 1000, (batch,), device=dev)
     loss_fn = torch.nn.CrossEntropyLoss()
 
-    def train():
+    def train(n=batch):
         net.train()
         opt.zero_grad(set_to_none=True)
-        loss_fn(net(data), label).backward()
+        loss_fn(net(data[:n]), label[:n]).backward()
         opt.step()
 
     def infer():
@@ -137,4 +158,4 @@ def measure_torch(torch, dev, depth, batch, size, steps, drain):
         with torch.no_grad():
             net(data)
 
-    return measure(train, infer, batch, steps, drain)
+    return train, infer
