@@ -133,9 +133,11 @@ struct Problem {
     }
     const mxplug_nn::Window& win = s.window;
     // X's channels and Y's: a Convolution's data and filters, a Deconvolution's filters and data.
+    // The bias has num_filter channels either way: on Y for a Convolution, on X for a
+    // Deconvolution.
     const int64_t xc = deconv ? s.filters : s.in_channels, yc = deconv ? s.in_channels : s.filters;
     std::vector<int> xd{Int(s.batch), Int(xc)}, yd{Int(s.batch), Int(yc)},
-        wd{Int(yc), Int(xc / s.groups)}, bd{1, Int(xc)}, pad, stride, dilate;
+        wd{Int(yc), Int(xc / s.groups)}, bd{1, Int(s.filters)}, pad, stride, dilate;
     if (win.axes() == 1) {  // a height of 1
       xd.push_back(1), yd.push_back(1), wd.push_back(1);
       pad.push_back(0), stride.push_back(1), dilate.push_back(1);
