@@ -279,7 +279,17 @@ Choice Choose(cudnnHandle_t h, const Problem& p, Direction d, const mxplug_nn::C
     if (it != cache.end()) return it->second;
   }
   // Chosen outside the lock: a search takes long, and two threads that race only choose twice.
-  const std::vector<Candidate> found = Search(h, p, d, mode != 0);
+  // cuDNN's search allocates its own buffers beside the memory pool's blocks: where they do not
+  // fit, the heuristics choose, as with MXNET_CUDNN_AUTOTUNE_DEFAULT=0.
+  bool measured = mode != 0;
+  std::vector<Candidate> found;
+  try {
+    found = Search(h, p, d, measured);
+  } catch (const std::bad_alloc&) {
+    if (!measured) throw;
+    measured = false;
+    found = Search(h, p, d, false);
+  }
   const Candidate* best = nullptr;
   for (const Candidate& c : found)
     if (c.status == CUDNN_STATUS_SUCCESS && (mode == 2 || c.memory <= limit)) {
@@ -288,10 +298,10 @@ Choice Choose(cudnnHandle_t h, const Problem& p, Direction d, const mxplug_nn::C
     }
   if (!best) throw NotSupported{};
   const Choice choice{best->algo, best->memory};
-  std::fprintf(
-      stderr, "[mxplug] cuDNN convolution %s: algorithm %d, %.1f MB workspace%s\n", key.c_str(),
-      choice.algo, static_cast<double>(choice.workspace) / (1 << 20),
-      mode == 0 ? " (heuristics)" : (" (" + std::to_string(best->time) + " ms measured)").c_str());
+  std::fprintf(stderr, "[mxplug] cuDNN convolution %s: algorithm %d, %.1f MB workspace%s\n",
+               key.c_str(), choice.algo, static_cast<double>(choice.workspace) / (1 << 20),
+               !measured ? (mode == 0 ? " (heuristics)" : " (heuristics: no memory to measure in)")
+                         : (" (" + std::to_string(best->time) + " ms measured)").c_str());
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, choice);
   return choice;
