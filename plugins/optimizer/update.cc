@@ -24,11 +24,25 @@ struct DefineUpdate {
                        "Optimizer state, updated in place (auxiliary state).");
     reg.add_arguments(Rule::Param::Fields());
   }
+  template <typename Rule>
+  void MPOp(const char* name, const char* doc) const {
+    mxplug::OpRegistration& reg =
+        mxplug::RegisterOpProperty<MPUpdateProp<Rule>>(name).describe(doc);
+    reg.add_argument("weight", "NDArray-or-Symbol", "Weight")
+        .add_argument("grad", "NDArray-or-Symbol", "Gradient");
+    for (const char* state : Rule::kStates)
+      reg.add_argument(state, "NDArray-or-Symbol",
+                       "Optimizer state in float32, updated in place (auxiliary state).");
+    reg.add_argument("weight32", "NDArray-or-Symbol",
+                     "The weight's float32 master copy, updated in place (auxiliary state).");
+    reg.add_arguments(Rule::Param::Fields());
+  }
 };
 
 [[maybe_unused]] const bool registered = [] {
   ForEachUpdateOp(DefineUpdate{});
-  ForEachUpdateOp(UpdateKernels<mxplug::CpuLoop>{kDLCPU});
+  ForEachMPUpdateOp(DefineUpdate{});
+  UpdateKernels<mxplug::CpuLoop>{kDLCPU}.RegisterAll();
   return true;
 }();
 

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -174,16 +175,21 @@ struct SGDMomentum {
   }
 };
 
-// The momentum holds lr-scaled steps, as in sgd_mom_update (MXNet's state convention).
+// The momentum holds lr-scaled steps, as in sgd_mom_update (MXNet's state convention). MXNet 1.x
+// writes the new weight before it updates the momentum, whose decay term then reads the weight
+// again: called in place (out=weight, as its optimizer calls it) and in mp_nag_mom_update, that
+// is the new weight, and so it is here (with out elsewhere MXNet's reads the old one).
 struct NAGMomentum {
   using Param = MomentumParam;
   static constexpr std::array<const char*, 1> kStates{"mom"};
   template <typename C, typename S>
   MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S& s) {
     C& mom = s[0];
-    const C step = C(p.lr) * (p.Scaled(g) + C(p.wd) * w);
-    mom = C(p.momentum) * mom - step;
-    return w + C(p.momentum) * mom - step;
+    const C decayed = C(p.momentum) * mom;
+    const C next =
+        w - decayed + (C(p.momentum) + C(1)) * (decayed - C(p.lr) * (p.Scaled(g) + C(p.wd) * w));
+    mom = decayed - C(p.lr) * (p.Scaled(g) + C(p.wd) * next);
+    return next;
   }
 };
 
@@ -263,7 +269,8 @@ class UpdateProp : public mxplug::OperatorProperty {
                                     ", expected the weight's shape " + w.ToString());
     };
     like_weight(&(*in)[1], "grad");
-    for (size_t k = 0; k < aux->size(); ++k) like_weight(&(*aux)[k], Rule::kStates[k]);
+    const std::vector<std::string> names = ListAuxiliaryStates();
+    for (size_t k = 0; k < aux->size(); ++k) like_weight(&(*aux)[k], names[k].c_str());
     (*out)[0] = w;
     return w.IsKnown();
   }
@@ -300,31 +307,134 @@ struct UpdateElements {
   }
 };
 
-/*! \brief Rule's update on a device whose element loop is Loop (mxplug::CpuLoop, the CUDA
- * plugin's CudaLoop). */
-template <typename Rule, typename Loop>
-class UpdateKernel : public mxplug::Operator {
+/*! \brief What every update's kernel shares: its parameters, and no gradient. */
+template <typename Rule>
+class UpdateKernelBase : public mxplug::Operator {
  public:
-  UpdateKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
-  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>& aux) override {
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
-      using T = decltype(zero);
-      UpdateElements<Rule, T> f{p_, in[0].dptr<T>(), in[1].dptr<T>(), {}, out[0].dptr<T>(), req[0]};
-      for (int k = 0; k < f.kN; ++k) f.states[k] = aux[k].dptr<T>();
-      Loop::Run(ctx, in[0].Size(), f);
-    });
-  }
+  UpdateKernelBase(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
   void Backward(const mxplug::OpContext&, const std::vector<TBlob>&, const std::vector<TBlob>&,
                 const std::vector<TBlob>&, const std::vector<OpReqType>&, const std::vector<TBlob>&,
                 const std::vector<TBlob>&) override {
     throw std::logic_error("an optimizer update has no gradient");
   }
 
- private:
+ protected:
   typename Rule::Param p_;
 };
+
+/*! \brief Rule's update on a device whose element loop is Loop (mxplug::CpuLoop, the CUDA
+ * plugin's CudaLoop). */
+template <typename Rule, typename Loop>
+class UpdateKernel : public UpdateKernelBase<Rule> {
+ public:
+  using UpdateKernelBase<Rule>::UpdateKernelBase;
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>& aux) override {
+    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      UpdateElements<Rule, T> f{this->p_, in[0].dptr<T>(),  in[1].dptr<T>(),
+                                {},       out[0].dptr<T>(), req[0]};
+      for (int k = 0; k < f.kN; ++k) f.states[k] = aux[k].dptr<T>();
+      Loop::Run(ctx, in[0].Size(), f);
+    });
+  }
+};
+
+// ---- Multi-precision updates (MXNet's mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update) ----
+// A float16 weight (any float weight, as in MXNet) is stepped through weight32, its float32 master
+// copy, a mutable input after the rule's states: the rule runs in float32 on weight32 and its
+// float32 states, and the weight gets weight32 rounded to its dtype. The optimizers'
+// multi_precision calls these (python/mxplug/optimizer.py), as MXNet's SGD and NAG do.
+
+template <typename Rule>
+class MPUpdateProp : public UpdateProp<Rule> {
+ public:
+  using UpdateProp<Rule>::UpdateProp;
+  std::vector<std::string> ListAuxiliaryStates() const override {
+    std::vector<std::string> names(Rule::kStates.size() + 1, "weight32");
+    for (size_t k = 0; k < Rule::kStates.size(); ++k) names[k] = Rule::kStates[k];
+    return names;
+  }
+  // weight and grad share a float dtype; the states and weight32 are float32.
+  bool InferType(std::vector<int>* in, std::vector<int>* out,
+                 std::vector<int>* aux) const override {
+    const int t = (*in)[0];
+    if (t == kMXPUnknownDType) return false;
+    if (t != kMXPFloat16 && t != kMXPFloat32 && t != kMXPFloat64)
+      throw std::invalid_argument("weight has dtype " + mxplug::DTypeName(t) +
+                                  "; expected float16, float32 or float64");
+    if ((*in)[1] != kMXPUnknownDType && (*in)[1] != t)
+      throw std::invalid_argument("grad has dtype " + mxplug::DTypeName((*in)[1]) +
+                                  ", expected the weight's " + mxplug::DTypeName(t));
+    (*in)[1] = t;
+    const std::vector<std::string> names = ListAuxiliaryStates();
+    for (size_t k = 0; k < aux->size(); ++k) {
+      if ((*aux)[k] != kMXPUnknownDType && (*aux)[k] != kMXPFloat32)
+        throw std::invalid_argument(names[k] + " has dtype " + mxplug::DTypeName((*aux)[k]) +
+                                    "; expected float32");
+      (*aux)[k] = kMXPFloat32;
+    }
+    (*out)[0] = t;
+    return true;
+  }
+};
+
+/*! \brief Rule's step at element i on weight32 in float32; the weight gets it in its dtype. */
+template <typename Rule, typename T>
+struct MPUpdateElements {
+  static constexpr int kN = static_cast<int>(Rule::kStates.size());
+  typename Rule::Param p;
+  const T* g;
+  std::array<float*, kN + 1> states;  // the rule's, then weight32
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    std::array<float, kN> s{};
+    for (int k = 0; k < kN; ++k) s[k] = states[k][i];
+    const float updated = Rule::template Step<float>(p, states[kN][i], static_cast<float>(g[i]), s);
+    for (int k = 0; k < kN; ++k) states[k][i] = s[k];
+    states[kN][i] = updated;
+    mxplug::StoreAs<float>(out[i], req, updated);
+  }
+};
+
+template <typename Rule, typename Loop>
+class MPUpdateKernel : public UpdateKernelBase<Rule> {
+ public:
+  using UpdateKernelBase<Rule>::UpdateKernelBase;
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>& aux) override {
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (std::is_integral_v<T>) {
+        throw std::invalid_argument("weight has dtype " + mxplug::DTypeName(in[0].type_flag_) +
+                                    "; expected float16, float32 or float64");
+      } else {
+        MPUpdateElements<Rule, T> f{this->p_, in[1].dptr<T>(), {}, out[0].dptr<T>(), req[0]};
+        for (int k = 0; k <= f.kN; ++k) f.states[k] = aux[k].dptr<float>();
+        Loop::Run(ctx, in[0].Size(), f);
+      }
+    });
+  }
+};
+
+/*! \brief Calls visit.template MPOp<Rule>(name, doc) for every multi-precision update. */
+template <class Visitor>
+void ForEachMPUpdateOp(Visitor&& visit) {
+  visit.template MPOp<SGD>("mp_sgd_update",
+                           "sgd_update on weight32, a float32 copy of the weight, which then gets "
+                           "weight32 in its own dtype.");
+  visit.template MPOp<SGDMomentum>(
+      "mp_sgd_mom_update",
+      "sgd_mom_update on weight32 (a float32 copy of the weight) with a float32 mom; the weight "
+      "then gets weight32 in its own dtype.");
+  visit.template MPOp<NAGMomentum>(
+      "mp_nag_mom_update",
+      "nag_mom_update on weight32 (a float32 copy of the weight) with a float32 mom; the weight "
+      "then gets weight32 in its own dtype.");
+}
 
 /*! \brief Calls visit.template Op<Rule>(name, doc) for every update: the one list the definitions
  * and each device's kernels register from. */
@@ -339,7 +449,8 @@ void ForEachUpdateOp(Visitor&& visit) {
   visit.template Op<NAGMomentum>(
       "nag_mom_update",
       "Nesterov accelerated gradient: g = clip(rescale_grad * grad) + wd * weight; "
-      "mom = momentum * mom - lr * g; weight += momentum * mom - lr * g.");
+      "mom = momentum * mom - lr * g; weight += momentum * mom - lr * g; then, as MXNet's in-place "
+      "update does, mom's decay term is taken again at the new weight.");
   visit.template Op<Adam>(
       "adam_update",
       "Adam: g = clip(rescale_grad * grad + wd * weight); mean = beta1 * mean + (1 - beta1) * g; "
@@ -366,6 +477,14 @@ struct UpdateKernels {
   template <class Rule>
   void Op(const char* name, const char*) const {
     mxplug::sdk::RegisterKernel<UpdateKernel<Rule, Loop>>(name, device);
+  }
+  template <class Rule>
+  void MPOp(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<MPUpdateKernel<Rule, Loop>>(name, device);
+  }
+  void RegisterAll() const {
+    ForEachUpdateOp(*this);
+    ForEachMPUpdateOp(*this);
   }
 };
 

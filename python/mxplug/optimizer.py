@@ -230,6 +230,19 @@ class _Momentum(Optimizer):
         else:
             nd.sgd_update(weight, grad, out=weight, **kwargs)
 
+    def update_multi_precision(self, index, weight, grad, state):
+        """float16 weights with multi_precision: MXNet's fused steps on the float32 master copy
+        (mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update), which then casts into the weight."""
+        if not (self.multi_precision and weight.dtype == numpy.float16):
+            return super(_Momentum, self).update_multi_precision(index, weight, grad, state)
+        master, mom = state
+        kwargs = self._step_kwargs(index)
+        if mom is not None:
+            getattr(nd, "mp_" + self._momentum_update)(weight, grad, mom, master, out=weight,
+                                                       momentum=self.momentum, **kwargs)
+        else:
+            nd.mp_sgd_update(weight, grad, master, out=weight, **kwargs)
+
 
 @register
 class SGD(_Momentum):

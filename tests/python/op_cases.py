@@ -279,9 +279,14 @@ UPDATES = [("sgd_update", [], {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
            ("rmspropalex_update", [STATE_POSITIVE, STATE_SIGNED, STATE_SIGNED],
             {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8}),
            ("adagrad_update", [STATE_POSITIVE], {"lr": 0.1, "wd": 0.001})]
+# Multi-precision updates: (op, momentum states, kwargs); the weight in any float dtype, the
+# momentum and weight32 (the weight's master copy) in float32.
+MP_UPDATES = [("mp_sgd_update", 0, {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
+              ("mp_sgd_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "rescale_grad": 0.5}),
+              ("mp_nag_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01})]
 # Random: after the same seed a device draws what the CPU draws, in the same dtype.
 RANDOM = {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial",
           "_shuffle", "Dropout"}
 
 COVERED = ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
-           | RANDOM)
+           | {op for op, _, _ in MP_UPDATES} | RANDOM)

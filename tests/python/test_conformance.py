@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import default_ops, run_json
-from op_cases import CASES, COVERED, CREATIONS, UPDATES, WIDE, WITH_NAN, Case
+from op_cases import CASES, COVERED, CREATIONS, MP_UPDATES, UPDATES, WIDE, WITH_NAN, Case
 
 # How far a dtype's result may lie from the float64 reference, relative and absolute, for a case
 # of tolerance 1: a few roundings of the dtype.
@@ -177,6 +177,32 @@ def test_optimizer_updates_match_the_cpu_in_float64(mx, ctx, op, state_ranges, k
         assert got.dtype == np.dtype(dtype)
         assert_close(got, want, dtype, 2, "%s of %s in %s" % ("weight" if i == 0 else "state %d" % i,
                                                              op, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("op,moms,kwargs", MP_UPDATES, ids=repr)
+def test_multi_precision_updates_match_the_cpu(mx, ctx, op, moms, kwargs, dtype):
+    """The step is float32 arithmetic on weight32 on every device, so the CPU in the same dtype is
+    the reference (test_optimizer.py holds the CPU to MXNet 1.9.1)."""
+    if ctx.device_type == "cpu":
+        pytest.skip("the cpu is the reference")
+    require_kernel(mx, ctx, op)
+    rng = rng_for(op)
+    shape = (37, 29)
+    weight, grad = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    mom = [rng.uniform(-0.5, 0.5, shape).astype(np.float32) for _ in range(moms)]
+    results = []
+    for c in (mx.cpu(), ctx):
+        w, g = mx.nd.array(weight, ctx=c, dtype=dtype), mx.nd.array(grad, ctx=c, dtype=dtype)
+        states = [mx.nd.array(x, ctx=c, dtype="float32") for x in mom]
+        states.append(mx.nd.array(weight.astype(np.float32), ctx=c, dtype="float32"))
+        for _ in range(3):
+            getattr(mx.nd, op)(w, g, *states, out=w, **kwargs)
+        results.append([w.asnumpy()] + [x.asnumpy() for x in states])
+    for i, (got, want) in enumerate(zip(results[1], results[0])):
+        assert got.dtype == (np.dtype(dtype) if i == 0 else np.float32)
+        assert_close(got, want, dtype if i == 0 else "float32", 2,
+                     "%s of %s in %s" % ("weight" if i == 0 else "state %d" % i, op, dtype))
 
 
 def draws(mx, ctx, op):

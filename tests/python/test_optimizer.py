@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from conftest import run_mxnet
+from conftest import run_here, run_mxnet, run_mxnet_script
 
 RNG = np.random.RandomState(7)
 W0 = RNG.randn(4, 5).astype(np.float32)
@@ -32,8 +32,9 @@ def ref_sgd(w, g, s, lr, wd, rescale_grad, clip_gradient, momentum=0.0):
 
 def ref_nag(w, g, s, lr, wd, rescale_grad, clip_gradient, momentum):
     step = lr * (clip(rescale_grad * g, clip_gradient) + wd * w)
-    mom = momentum * s[0] - step
-    return w + momentum * mom - step, [mom]
+    new = w + momentum * (momentum * s[0] - step) - step
+    # MXNet writes the weight first; in place, the momentum's decay term then reads the new weight.
+    return new, [momentum * s[0] - lr * (clip(rescale_grad * g, clip_gradient) + wd * new)]
 
 
 def ref_adam(w, g, s, lr, wd, rescale_grad, clip_gradient, beta1, beta2, epsilon):
@@ -132,6 +133,7 @@ CLASSES = [
     ("sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=1.0)),
     ("sgd", dict(learning_rate=0.1, wd=0.01)),
     ("nag", dict(learning_rate=0.1, momentum=0.9, rescale_grad=0.5)),
+    ("nag", dict(learning_rate=0.1, momentum=0.9, wd=0.05)),
     ("adam", dict(learning_rate=0.01, wd=0.01, clip_gradient=2.0)),
     ("rmsprop", dict(learning_rate=0.01, wd=0.01, gamma1=0.8)),
     ("rmsprop", dict(learning_rate=0.01, centered=True, clip_weights=0.9)),
@@ -238,6 +240,60 @@ def test_multi_precision_keeps_a_float32_master(mx):
     np.testing.assert_array_equal(w.asnumpy(), np.full(3, master, np.float32).astype(np.float16))
     assert w.asnumpy()[0] != np.float16(1)
     np.testing.assert_array_equal(u.states[0][0].asnumpy(), np.full(3, master))
+
+
+# Run by MXNet 1.9.1 and by mxplug (`mx` is given): three steps of the mp_* ops on float16 and
+# float32 weights, and of SGD and NAG with multi_precision.
+MP_SCRIPT = '''
+import json
+import numpy as np
+rng = np.random.RandomState(3)
+w0 = rng.randn(6, 5).astype(np.float16)
+grads = [(rng.randn(6, 5) * 2).astype(np.float16) for _ in range(3)]
+out = {}
+for dtype in ("float16", "float32"):
+    for op, kw in (("mp_sgd_update", dict(lr=0.1, wd=0.01, clip_gradient=1.5)),
+                   ("mp_sgd_mom_update", dict(lr=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5)),
+                   ("mp_nag_mom_update", dict(lr=0.1, momentum=0.9, wd=0.01))):
+        w = mx.nd.array(w0, dtype=dtype)
+        master, mom = w.astype("float32"), mx.nd.zeros(w.shape)
+        for g in grads:
+            states = [mom, master] if "mom" in op else [master]
+            getattr(mx.nd, op)(w, mx.nd.array(g, dtype=dtype), *states, out=w, **kw)
+        out[op + " " + dtype] = [str(w.dtype), str(master.dtype)] + [
+            a.asnumpy().astype(np.float64).ravel().tolist() for a in (w, master, mom)]
+    for name, kw in (("sgd", dict(momentum=0.9)), ("sgd", {}), ("nag", dict(momentum=0.9))):
+        u = mx.optimizer.get_updater(mx.optimizer.create(name, learning_rate=0.1, wd=0.01,
+                                                         multi_precision=True, **kw))
+        w = mx.nd.array(w0, dtype=dtype)
+        for g in grads:
+            u(0, mx.nd.array(g, dtype=dtype), w)
+        out["%s %s %s" % (name, kw, dtype)] = [str(w.dtype), w.asnumpy().astype(np.float64).ravel().tolist()]
+print(json.dumps(out))
+'''
+
+
+def test_multi_precision_updates_match_mxnet(mx):
+    """mp_sgd_update, mp_sgd_mom_update and mp_nag_mom_update (a float16 or float32 weight stepped
+    through its float32 master copy and float32 momentum), and SGD and NAG with multi_precision:
+    three steps against MXNet 1.9.1's on the same numbers."""
+    want, got = run_mxnet_script(MP_SCRIPT, []), run_here(mx, MP_SCRIPT, [])
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert got[key][:2] == want[key][:2] if key.startswith("mp_") else got[key][0] == want[key][0], key
+        for g, w in zip(got[key], want[key]):
+            if isinstance(w, list):
+                np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7, err_msg=key)
+
+
+def test_multi_precision_updates_refuse_other_state_dtypes(mx):
+    w = mx.nd.ones((3,), dtype="float16")
+    with pytest.raises(mx.MXNetError, match=r"mp_sgd_update: .*weight32 has dtype float16; expected float32"):
+        mx.nd.mp_sgd_update(w, w, w.copy(), lr=0.1)
+    with pytest.raises(mx.MXNetError, match=r"mp_sgd_update: .*weight has dtype int32; expected float16, float32 or float64"):
+        i = mx.nd.ones((3,), dtype="int32")
+        mx.nd.mp_sgd_update(i, i, mx.nd.ones((3,)), lr=0.1)
+    np.testing.assert_array_equal(w.asnumpy(), np.ones(3, np.float16))
 
 
 def test_learning_rate_property_and_set(mx):

@@ -7,7 +7,7 @@ namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_optimizer::ForEachUpdateOp(mxplug_optimizer::UpdateKernels<CudaLoop>{kGpuDevice});
+  mxplug_optimizer::UpdateKernels<CudaLoop>{kGpuDevice}.RegisterAll();
   return true;
 }();
 
