@@ -11,15 +11,21 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "cuda_check.h"
 #include "mxplug/plugin.hpp"
+#if MXPLUG_NCCL
+#include "nccl_collectives.h"
+#endif
 
 namespace {
 
@@ -70,11 +76,16 @@ class CudaBackend : public mxplug::DeviceBackend {
   }
 
   // cudaMemcpyDefault: unified addressing tells host from device and one device from another.
+  // Between two devices that can reach each other's memory, peer access is on (see EnablePeers),
+  // so the copy goes over NVLink or PCIe directly instead of through host memory.
   void Copy(DLDevice dst_device, void* dst, DLDevice src_device, const void* src, size_t bytes,
             void* stream) override {
     const int dev_id = dst_device.device_type == mxplug_cuda::kGpuDevice ? dst_device.device_id
                                                                          : src_device.device_id;
     if (bytes == 0) return;
+    if (dst_device.device_type == src_device.device_type &&
+        dst_device.device_id != src_device.device_id)
+      EnablePeers(dst_device.device_id, src_device.device_id);
     Bind(dev_id);
     if (stream) {
       Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, Native(stream)), "cudaMemcpyAsync",
@@ -186,6 +197,19 @@ class CudaBackend : public mxplug::DeviceBackend {
 
   void StartThread(int dev_id) override { Bind(dev_id); }
 
+#if MXPLUG_NCCL
+  // MXNet's 'nccl' kvstore (Note [NCCL collectives] in nccl_collectives.cc).
+  void CollectiveReduce(int count, const DLTensor* const* inputs, DLTensor* output,
+                        int root) override {
+    for (int i = 0; i < count; ++i) CheckId(inputs[i]->device.device_id);
+    mxplug_cuda::NcclReduce(count, inputs, output, root);
+  }
+  void CollectiveBroadcast(int count, DLTensor* const* buffers, int root) override {
+    for (int i = 0; i < count; ++i) CheckId(buffers[i]->device.device_id);
+    mxplug_cuda::NcclBroadcast(count, buffers, root);
+  }
+#endif
+
  private:
   static cudaStream_t Native(void* stream) { return static_cast<cudaStream_t>(stream); }
 
@@ -235,6 +259,26 @@ class CudaBackend : public mxplug::DeviceBackend {
                               ") does not exist; this machine has " + std::to_string(count) + " " +
                               mxplug_cuda::kGpuName + " device(s)" +
                               (count ? "" : " (" + Probed().reason + ")"));
+  }
+  // Turns on peer access between two devices, both ways, the first time they exchange data
+  // (MXNet's CommDevice does it for every pair when its kvstore starts): where the hardware
+  // cannot, copies are staged through host memory by the runtime, as they were.
+  static void EnablePeers(int a, int b) {
+    static std::mutex mu;
+    static std::set<std::pair<int, int>> tried;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!tried.insert({std::min(a, b), std::max(a, b)}).second) return;
+    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      int can = 0;
+      Check(cudaDeviceCanAccessPeer(&can, from, to), "cudaDeviceCanAccessPeer", from);
+      if (!can) continue;
+      Bind(from);
+      const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
+      if (err == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();
+      else
+        Check(err, "cudaDeviceEnablePeerAccess", from);
+    }
   }
   // Makes dev_id the calling thread's current device (cheap when it already is).
   static void Bind(int dev_id) {

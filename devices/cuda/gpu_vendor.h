@@ -21,6 +21,7 @@
 #define cudaSuccess hipSuccess
 #define cudaErrorNotReady hipErrorNotReady
 #define cudaErrorMemoryAllocation hipErrorOutOfMemory
+#define cudaErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
 #define cudaGetLastError hipGetLastError
 #define cudaGetErrorName hipGetErrorName
 #define cudaGetErrorString hipGetErrorString
@@ -40,6 +41,8 @@
 #define cudaDevAttrMaxSharedMemoryPerBlock hipDeviceAttributeMaxSharedMemoryPerBlock
 #define cudaDeviceSynchronize hipDeviceSynchronize
 #define cudaMemGetInfo hipMemGetInfo
+#define cudaDeviceCanAccessPeer hipDeviceCanAccessPeer
+#define cudaDeviceEnablePeerAccess hipDeviceEnablePeerAccess
 // Memory
 #define cudaMalloc hipMalloc
 #define cudaFree hipFree

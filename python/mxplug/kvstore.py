@@ -152,9 +152,10 @@ _SERVER_SET_OPTIMIZER = 0
 
 def create(name='local'):
     """A new store: 'local' (sums and updates on the CPU), 'device' (sums on the device of the first
-    value pushed; MXNet's choice for several GPUs), or across the workers of a job: 'dist_sync'
-    (every push sums all workers' values), 'dist_device_sync' (the same, summing a worker's devices
-    on the device) and 'dist_async'."""
+    value pushed; MXNet's choice for several GPUs), 'nccl' (sums over the GPUs of this process with
+    NCCL, and broadcasts the pulls), or across the workers of a job: 'dist_sync' (every push sums
+    all workers' values), 'dist_device_sync' (the same, summing a worker's devices on the device)
+    and 'dist_async'."""
     if not isinstance(name, str):
         raise TypeError("kvstore create: name must be a str, got %r" % (name,))
     return KVStore(_core.KVStore(name))

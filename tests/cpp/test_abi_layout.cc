@@ -102,7 +102,9 @@ static_assert(offsetof(MXPDeviceDef, host_free) == 176);
 static_assert(offsetof(MXPDeviceDef, event_query) == 184);
 static_assert(offsetof(MXPDeviceDef, attributes) == 192);
 static_assert(offsetof(MXPDeviceDef, thread_start) == 200);
-static_assert(sizeof(MXPDeviceDef) == 208);
+static_assert(offsetof(MXPDeviceDef, collective_reduce) == 208);  // 1.4
+static_assert(offsetof(MXPDeviceDef, collective_broadcast) == 216);
+static_assert(sizeof(MXPDeviceDef) == 224);
 
 static_assert(offsetof(MXPDeviceAttributes, compute_capability_major) == 16);  // 1.2
 static_assert(offsetof(MXPDeviceAttributes, max_threads_per_block) == 32);
@@ -129,7 +131,7 @@ TEST(AbiLayout, StructSizeMacroMatchesCompiledC) {
   // The C99 translation unit and this C++ one agree on the handshake struct.
   EXPECT_EQ(mxplug_c99_check_plugin_api_size(), sizeof(MXPPluginApi));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPOpDef, num_visible_outputs), sizeof(MXPOpDef));
-  EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, thread_start), sizeof(MXPDeviceDef));
+  EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceDef, collective_broadcast), sizeof(MXPDeviceDef));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPDeviceAttributes, shared_memory_per_block),
             sizeof(MXPDeviceAttributes));
   EXPECT_EQ(MXP_STRUCT_SIZE(MXPHostApi, register_comm), sizeof(MXPHostApi));

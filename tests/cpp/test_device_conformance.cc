@@ -2,9 +2,10 @@
 // the storage pool and NDArray make): allocation and alignment, copies host -> device -> device ->
 // host with and without a stream, at unaligned offsets and of zero bytes, memset, streams that
 // keep their order, events (record, query, wait on another stream, synchronize), pinned host
-// memory, attributes, and a clear error for a device id the backend does not have. Run on the
-// CPU backend, the asynchronous test device, a backend built against ABI 1.1 (through the host's
-// fallbacks) and CUDA; a backend with no device here is skipped with its reason.
+// memory, attributes, collectives among devices where the backend has them, and a clear error for
+// a device id the backend does not have. Run on the CPU backend, the asynchronous test device, a
+// backend built against ABI 1.1 (through the host's fallbacks) and CUDA; a backend with no device
+// here is skipped with its reason.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -241,6 +242,63 @@ TEST_P(DeviceConformance, ADeviceIdItDoesNotHaveIsAClearError) {
   // The backend still works afterwards.
   void* p = dev_->Allocate(0, 64, 64);
   dev_->Free(0, p);
+}
+
+// ABI 1.4's collectives among a backend's devices (NCCL's on CUDA), against sums on the host:
+// over every device there is (one on a machine with one GPU: NCCL with one rank), the root last,
+// buffers at an offset into their blocks.
+TEST_P(DeviceConformance, CollectivesSumIntoTheRootAndBroadcastFromIt) {
+  if (!dev_->HasCollectives())
+    GTEST_SKIP() << GetParam().name << " has no collectives (built without them, or none exist)";
+  const int32_t n = std::min<int32_t>(count_, 4);
+  const int32_t root = n - 1;
+  const int64_t size = 1003;
+  const size_t offset = 64, bytes = size * sizeof(float);
+  std::vector<void*> blocks;
+  std::vector<DLTensor> tensors;
+  int64_t shape[1] = {size};
+  std::vector<float> want(size, 0.f);
+  for (int32_t d = 0; d < n; ++d) {
+    dev_->StartThread(d);
+    std::vector<float> mine(size);
+    for (int64_t i = 0; i < size; ++i) mine[i] = float((i * 7 + d * 13) % 101) - 50.f;
+    for (int64_t i = 0; i < size; ++i) want[i] += mine[i];
+    void* p = dev_->Allocate(d, offset + bytes, 64);
+    dev_->Copy(Dev(d), static_cast<char*>(p) + offset, Context::CPU(), mine.data(), bytes);
+    blocks.push_back(p);
+    tensors.push_back(DLTensor{p, Dev(d).ToDLDevice(), 1, DLDataType{kDLFloat, 32, 1}, shape,
+                               nullptr, offset});
+  }
+  void* out_block = dev_->Allocate(root, offset + bytes, 64);
+  DLTensor out{out_block, Dev(root).ToDLDevice(), 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr,
+               offset};
+  std::vector<const DLTensor*> inputs;
+  for (const DLTensor& t : tensors) inputs.push_back(&t);
+  dev_->CollectiveReduce(inputs, &out, root);
+  std::vector<float> got(size);
+  dev_->Copy(Context::CPU(), got.data(), Dev(root), static_cast<char*>(out_block) + offset, bytes);
+  EXPECT_EQ(got, want);
+
+  // The sum, from the root's own buffer, into every other one.
+  dev_->Copy(Dev(root), static_cast<char*>(blocks[root]) + offset, Dev(root),
+             static_cast<char*>(out_block) + offset, bytes);
+  std::vector<DLTensor*> buffers;
+  for (DLTensor& t : tensors) buffers.push_back(&t);
+  dev_->CollectiveBroadcast(buffers, root);
+  for (int32_t d = 0; d < n; ++d) {
+    dev_->Copy(Context::CPU(), got.data(), Dev(d), static_cast<char*>(blocks[d]) + offset, bytes);
+    EXPECT_EQ(got, want) << Dev(d).ToString();
+  }
+
+  // Two buffers on one device: refused before anything runs, naming the call and the devices.
+  std::vector<const DLTensor*> twice{&tensors[0], &tensors[0]};
+  const std::string text = test::ErrorText([&] { dev_->CollectiveReduce(twice, &out, 0); });
+  EXPECT_NE(text.find("summing over " + Dev(0).ToString() + ", " + Dev(0).ToString()),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("two buffers on one device"), std::string::npos) << text;
+  for (int32_t d = 0; d < n; ++d) dev_->Free(d, blocks[d]);
+  dev_->Free(root, out_block);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeviceConformance, ::testing::ValuesIn(kBackends),

@@ -13,8 +13,9 @@
 // Checks of the host's side of the contract: stream work must come from a thread bound to the
 // stream's device (thread_start), and a failed job's error is reported by the next event recorded
 // on its stream (see Event), or by the stream's synchronize when no event was recorded since.
-// Two test hooks are exported (mxplug_testdev_*, by its own version script): one holds every
-// stream still, one counts the events that exist.
+// Collectives among its devices run on the host, in the calling thread (NCCL's role in the CUDA
+// plugin). Three test hooks are exported (mxplug_testdev_*, by its own version script): one holds
+// every stream still, one counts the events that exist, one the collectives run.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -58,6 +59,7 @@ std::mutex gate_mu;
 std::condition_variable gate_cv;
 bool gate_held = false;
 std::atomic<int64_t> live_events{0};
+std::atomic<int64_t> collectives{0};
 
 void PassGate() {
   std::unique_lock<std::mutex> lock(gate_mu);
@@ -333,10 +335,70 @@ class TestDevice : public mxplug::DeviceBackend {
       if (s->device() == dev_id) s->Synchronize();
   }
 
+  // Collectives, as NCCL's single-process ones are used: one buffer per device, all distinct,
+  // of one dtype and size; complete on return. Sums run in the buffers' dtype, in device order.
+  void CollectiveReduce(int count, const DLTensor* const* inputs, DLTensor* output,
+                        int root) override {
+    CheckGroup("collective_reduce", count, inputs, root);
+    if (output->device.device_id != inputs[root]->device.device_id)
+      throw std::invalid_argument("testdev: collective_reduce's output is not on the root device");
+    std::vector<mxplug::TBlob> ordered;
+    for (int i = 0; i < count; ++i) ordered.emplace_back(*inputs[i]);
+    std::sort(ordered.begin(), ordered.end(), [](const mxplug::TBlob& a, const mxplug::TBlob& b) {
+      return a.dev_.device_id < b.dev_.device_id;
+    });
+    const mxplug::TBlob out(*output);
+    switch (out.type_flag_) {
+      case kMXPFloat32: return Sum<float>(ordered, out);
+      case kMXPFloat64: return Sum<double>(ordered, out);
+      case kMXPInt32: return Sum<int32_t>(ordered, out);
+      case kMXPInt64: return Sum<int64_t>(ordered, out);
+      default:
+        throw std::invalid_argument("testdev: collective_reduce sums float32, float64, int32 and "
+                                    "int64 only");
+    }
+  }
+  void CollectiveBroadcast(int count, DLTensor* const* buffers, int root) override {
+    CheckGroup("collective_broadcast", count, buffers, root);
+    const mxplug::TBlob from(*buffers[root]);
+    const size_t bytes = from.Size() * mxplug::DTypeSize(from.type_flag_);
+    for (int i = 0; i < count; ++i)
+      if (i != root) std::memmove(mxplug::TBlob(*buffers[i]).dptr_, from.dptr_, bytes);
+    ++collectives;
+  }
+
  private:
   static void WaitFor(Event* e, uint64_t generation) {
     std::unique_lock<std::mutex> lock(e->mu);
     e->cv.wait(lock, [&] { return e->reached >= generation; });
+  }
+  template <typename T>
+  static void Sum(const std::vector<mxplug::TBlob>& inputs, const mxplug::TBlob& output) {
+    std::vector<T> total(output.Size(), T(0));
+    for (const mxplug::TBlob& in : inputs) {
+      const T* x = in.dptr<T>();
+      for (size_t i = 0; i < total.size(); ++i) total[i] += x[i];
+    }
+    std::memcpy(output.dptr<T>(), total.data(), total.size() * sizeof(T));
+    ++collectives;
+  }
+  template <typename Tensor>
+  static void CheckGroup(const char* what, int count, Tensor* const* tensors, int root) {
+    if (count < 1 || root < 0 || root >= count)
+      throw std::invalid_argument(std::string("testdev: ") + what + " of " +
+                                  std::to_string(count) + " buffers with root " +
+                                  std::to_string(root));
+    std::set<int> devices;
+    for (int i = 0; i < count; ++i) {
+      CheckId(tensors[i]->device.device_id);
+      if (!devices.insert(tensors[i]->device.device_id).second)
+        throw std::invalid_argument(std::string("testdev: ") + what +
+                                    " given two buffers on one device");
+      const mxplug::TBlob blob(*tensors[i]), first(*tensors[0]);
+      if (blob.Size() != first.Size() || blob.type_flag_ != first.type_flag_)
+        throw std::invalid_argument(std::string("testdev: ") + what +
+                                    " given buffers of different sizes or dtypes");
+    }
   }
   static void CheckId(int dev_id) {
     if (dev_id < 0 || dev_id >= kDevices)
@@ -472,6 +534,11 @@ extern "C" __attribute__((visibility("default"))) void mxplug_testdev_hold_strea
     gate_held = hold != 0;
   }
   gate_cv.notify_all();
+}
+
+// Collectives run (collective_reduce and collective_broadcast calls that completed).
+extern "C" __attribute__((visibility("default"))) int64_t mxplug_testdev_collectives() {
+  return collectives.load();
 }
 
 // Events created and not yet destroyed.

@@ -47,7 +47,7 @@ for f in $(elves); do strip --strip-debug "$f"; done
 
 # Shared libraries the binaries need, but for the C and C++ runtimes and CUDA's, cuBLAS and cuDNN
 # included (the machine has those, newer) and mxplug's own.
-system_libs='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn|libmxplug)\.so'
+system_libs='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn|libnccl|libmxplug)\.so'
 for f in $(elves); do
   ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do

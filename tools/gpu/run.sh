@@ -81,11 +81,11 @@ if [[ "$(cat "$build/.pack" 2>/dev/null)" != "$stamp" ]]; then
 fi
 mkdir -p "$results"  # again: the default one is inside the build folder just replaced
 
-# The carried libraries, then CUDA's cuBLAS and cuDNN: the toolkit's, or those PyTorch's wheels bring.
+# The carried libraries, then CUDA's cuBLAS, cuDNN and NCCL: the toolkit's, or those PyTorch's wheels bring.
 cuda_libs="$("$python" - <<'EOF'
 import glob, os, sys
 dirs = []
-for lib in ("libcublas.so.*", "libcudnn.so.*"):
+for lib in ("libcublas.so.*", "libcudnn.so.*", "libnccl.so.*"):
     found = [d for d in ("/usr/local/cuda/lib64", "/usr/local/cuda/lib") if glob.glob(os.path.join(d, lib))]
     for p in sys.path:
         found += sorted({os.path.dirname(f) for f in glob.glob(os.path.join(p, "nvidia", "**", lib), recursive=True)})

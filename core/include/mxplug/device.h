@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mxplug/abi/device.h"
 #include "mxplug/sdk/context.hpp"
@@ -59,6 +60,15 @@ struct DeviceEntry {
   MXPDeviceAttributes Attributes(int32_t device_id) const;
   /*! \brief Binds the calling thread to the device (nothing when the backend has no hook). */
   void StartThread(int32_t device_id) const;
+
+  // ABI 1.4: collectives among this backend's devices in this process (MXNet's 'nccl' kvstore).
+  bool HasCollectives() const { return def.collective_reduce != nullptr; }
+  /*! \brief The sum of inputs (one per device) into output, on inputs[root]'s device; complete on
+   * return. \throws Error kMXPUnimplemented when the backend has no collectives. */
+  void CollectiveReduce(const std::vector<const DLTensor*>& inputs, DLTensor* output,
+                        int32_t root) const;
+  /*! \brief buffers[root] copied into every other buffer (one per device); complete on return. */
+  void CollectiveBroadcast(const std::vector<DLTensor*>& buffers, int32_t root) const;
 };
 
 }  // namespace mxplug

@@ -33,9 +33,12 @@ class KVStore {
   /*!
    * \brief "local": values are summed and stored on the CPU. "device": values are summed on
    * the device of the first value pushed, and the stored value moves there for the updater.
+   * "nccl": several values are summed by one collective of their devices' backend (NCCL on
+   * CUDA) onto the root device, and pulls to several devices broadcast from there.
    * Any name with "dist" is distributed: "dist_sync" (also "dist"), "dist_device_sync" (also
    * "dist_sync_device"), "dist_async"; joining the job on the first one (docs/distributed.md).
-   * \throws Error naming the type and the types there are, or why there is no job.
+   * \throws Error naming the type and the types there are, or why there is no job, or, for
+   * "nccl", that no loaded backend has collectives.
    */
   static std::unique_ptr<KVStore> Create(const std::string& type);
 

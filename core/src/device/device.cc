@@ -183,4 +183,38 @@ void DeviceEntry::StartThread(int32_t device_id) const {
                  Where(*this, "binding a thread to " + Named(*this, device_id)));
 }
 
+namespace {
+// "cuda(0), cuda(1)": the devices of a collective's tensors.
+template <typename T>
+std::string DevicesOf(const DeviceEntry& d, const std::vector<T*>& tensors) {
+  std::string text;
+  for (const DLTensor* t : tensors)
+    text += (text.empty() ? "" : ", ") + Named(d, t->device.device_id);
+  return text;
+}
+void CheckCollectives(const DeviceEntry& d, const char* which) {
+  if (!d.HasCollectives())
+    throw Error(Where(d, std::string("has no collectives among its devices (") + which +
+                             "; its plugin predates ABI 1.4 or was built without them)"),
+                kMXPUnimplemented);
+}
+}  // namespace
+
+void DeviceEntry::CollectiveReduce(const std::vector<const DLTensor*>& inputs, DLTensor* output,
+                                   int32_t root) const {
+  CheckCollectives(*this, "reduce");
+  ThrowIfError(def.collective_reduce(def.user, static_cast<int32_t>(inputs.size()), inputs.data(),
+                                     output, root),
+               Where(*this, "summing over " + DevicesOf(*this, inputs) + " into " +
+                                Named(*this, output->device.device_id)));
+}
+
+void DeviceEntry::CollectiveBroadcast(const std::vector<DLTensor*>& buffers, int32_t root) const {
+  CheckCollectives(*this, "broadcast");
+  ThrowIfError(def.collective_broadcast(def.user, static_cast<int32_t>(buffers.size()),
+                                        buffers.data(), root),
+               Where(*this, "broadcasting from " + Named(*this, buffers[root]->device.device_id) +
+                                " to " + DevicesOf(*this, buffers)));
+}
+
 }  // namespace mxplug

@@ -1,10 +1,11 @@
 // The single-process stores, "local" and "device" (MXNet's KVStoreLocal with CommCPU and
-// CommDevice), which the distributed ones extend (merging_store.h), and KVStore::Create.
+// CommDevice), which 'nccl' and the distributed ones extend (merging_store.h), and KVStore::Create.
 #include "mxplug/kvstore.h"
 
 #include <algorithm>
 #include <utility>
 
+#include "kvstore/collective_store.h"
 #include "kvstore/dist_store.h"
 #include "kvstore/merging_store.h"
 #include "mxplug/error.h"
@@ -39,8 +40,15 @@ void MergingStore::Push(const std::vector<std::string>& keys, const std::vector<
                         int) {
   CheckSizes("push", keys.size(), values.size());
   for (size_t i = 0; i < keys.size(); ++i) CheckValue("push", keys[i], values[i]);
-  // The values of each key, keys in the order of their first appearance.
-  std::vector<std::pair<std::string, std::vector<NDArray>>> grouped;
+  for (auto& [key, vals] : GroupByKey(keys, values)) {
+    Entry& entry = store_.at(key);
+    Apply(key, &entry, Sum(&entry, vals));
+  }
+}
+
+MergingStore::Grouped MergingStore::GroupByKey(const std::vector<std::string>& keys,
+                                               const std::vector<NDArray>& values) {
+  Grouped grouped;
   for (size_t i = 0; i < keys.size(); ++i) {
     auto it = std::find_if(grouped.begin(), grouped.end(),
                            [&](const auto& g) { return g.first == keys[i]; });
@@ -49,10 +57,7 @@ void MergingStore::Push(const std::vector<std::string>& keys, const std::vector<
     else
       it->second.push_back(values[i]);
   }
-  for (auto& [key, vals] : grouped) {
-    Entry& entry = store_.at(key);
-    Apply(key, &entry, Sum(&entry, vals));
-  }
+  return grouped;
 }
 
 void MergingStore::Apply(const std::string& key, Entry* entry, const NDArray& merged) {
@@ -129,13 +134,14 @@ std::unique_ptr<KVStore> KVStore::Create(const std::string& type) {
     return std::make_unique<MergingStore>(type, false);
   if (type == "device" || type == "local_allreduce_device")
     return std::make_unique<MergingStore>(type, true);
+  if (type == "nccl") return CreateCollectiveStore(type);
   if (IsDistStoreType(type)) return CreateDistStore(type);
   throw Error(
       "kvstore: unknown type '" + type +
           "'; the types are 'local' and 'device' (also "
-          "'local_update_cpu', 'local_allreduce_cpu', 'local_allreduce_device'), and the "
-          "distributed "
-          "'dist_sync', 'dist_device_sync' (also 'dist', 'dist_sync_device') and 'dist_async'",
+          "'local_update_cpu', 'local_allreduce_cpu', 'local_allreduce_device'), 'nccl', and "
+          "the distributed 'dist_sync', 'dist_device_sync' (also 'dist', 'dist_sync_device') and "
+          "'dist_async'",
       kMXPInvalidArgument);
 }
 

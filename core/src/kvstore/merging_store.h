@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mxplug/imperative.h"
@@ -47,6 +48,11 @@ class MergingStore : public KVStore {
   /*! \brief Gives `merged`, this process's sum of a key's pushes, to the updater with the stored
    * value, or without one copies it there. */
   virtual void Apply(const std::string& key, Entry* entry, const NDArray& merged);
+
+  /*! \brief The values of each key, keys in the order of their first appearance. */
+  using Grouped = std::vector<std::pair<std::string, std::vector<NDArray>>>;
+  static Grouped GroupByKey(const std::vector<std::string>& keys,
+                            const std::vector<NDArray>& values);
 
   bool has_updater() const { return static_cast<bool>(updater_); }
   static void CheckSizes(const char* call, size_t keys, size_t values);

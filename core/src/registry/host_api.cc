@@ -142,6 +142,10 @@ MXPStatus* RegisterDevice(MXPRegistrar* registrar, const MXPDeviceDef* raw) {
   if (!def.host_allocate != !def.host_free)
     return NewStatus(kMXPInvalidArgument,
                      what + " has only one of host_allocate and host_free (give both or neither)");
+  if (!def.collective_reduce != !def.collective_broadcast)
+    return NewStatus(kMXPInvalidArgument,
+                     what + " has only one of collective_reduce and collective_broadcast (give " +
+                         "both or neither)");
   for (const auto& other : registrar->pending.devices)
     if (other->device_type == entry->device_type)
       return NewStatus(kMXPAlreadyExists, what + ": device type registered twice by this plugin");

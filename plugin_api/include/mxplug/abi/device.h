@@ -123,6 +123,21 @@ typedef struct MXPDeviceDef {
    * \since 1.2
    */
   MXPStatus* (*thread_start)(void* user, int32_t device_id);
+
+  /*!
+   * \brief Collectives among devices of this backend in this process (NCCL's single-process use;
+   * MXNet's 'nccl' kvstore). Each takes `count` compact tensors of one dtype and size, each on a
+   * different device of this type. They are complete on return: the host calls them from a host
+   * function after the work that wrote their inputs has completed, and reads their outputs from
+   * any stream afterwards. `collective_reduce` writes the sum of every inputs[i] into `output`,
+   * which lies on inputs[root]'s device; `collective_broadcast` copies buffers[root] into every
+   * other buffer. NULL (both, or neither) when the backend has none.
+   * \since 1.4
+   */
+  MXPStatus* (*collective_reduce)(void* user, int32_t count, const DLTensor* const* inputs,
+                                  DLTensor* output, int32_t root);
+  MXPStatus* (*collective_broadcast)(void* user, int32_t count, DLTensor* const* buffers,
+                                     int32_t root);
 } MXPDeviceDef;
 
 #ifdef __cplusplus

@@ -3,8 +3,8 @@
  * \brief Base class of a device backend plugin (register with MXPLUG_REGISTER_DEVICE). A device
  * whose work runs inline on the calling thread, as the CPU's, keeps the stream and event defaults.
  *
- * The functions of ABI 1.2 (Memset to StartThread) are optional: the registration publishes one
- * only when the backend class overrides it, and the host has a fallback for each that is absent
+ * The functions of ABI 1.2 (Memset to StartThread) and 1.4 (the collectives) are optional: the
+ * registration publishes one only when the backend class overrides it, and the host has a fallback for each that is absent
  * (abi/device.h), so a backend overrides only what its device does better than the fallback.
  */
 #ifndef MXPLUG_SDK_DEVICE_BACKEND_HPP_
@@ -76,6 +76,21 @@ class DeviceBackend {
   /*! \brief Binds the calling thread to the device (each engine worker once, when it starts; see
    * thread_start in abi/device.h). */
   virtual void StartThread(int dev_id) { (void)dev_id; }
+
+  // ---- Optional (ABI 1.4): published only when both are overridden. ----
+  /*! \brief Writes the sum of `count` inputs, each on another device of this type, into
+   * `output` on inputs[root]'s device; complete on return (see collective_reduce in
+   * abi/device.h). Without it, MXNet's 'nccl' kvstore cannot sum over this backend's devices. */
+  virtual void CollectiveReduce(int count, const DLTensor* const* inputs, DLTensor* output,
+                                int root) {
+    (void)count, (void)inputs, (void)output, (void)root;
+    throw std::logic_error("DeviceBackend::CollectiveReduce is not overridden");
+  }
+  /*! \brief Copies buffers[root] into the other `count - 1` buffers; complete on return. */
+  virtual void CollectiveBroadcast(int count, DLTensor* const* buffers, int root) {
+    (void)count, (void)buffers, (void)root;
+    throw std::logic_error("DeviceBackend::CollectiveBroadcast is not overridden");
+  }
 };
 
 }  // namespace mxplug

@@ -264,9 +264,9 @@ struct DeviceRecord {
   static DeviceRecord* Self(void* user) { return static_cast<DeviceRecord*>(user); }
   static DeviceBackend& B(void* user) { return *Self(user)->backend; }
 
-  // Which optional (1.2) functions the backend class overrides: only those are published.
+  // Which optional (1.2, 1.4) functions the backend class overrides: only those are published.
   struct Overrides {
-    bool memset, memory_info, host_memory, event_query, attributes, thread_start;
+    bool memset, memory_info, host_memory, event_query, attributes, thread_start, collectives;
   };
   // &Backend::F has DeviceBackend's member type unless Backend (or a base between) declares F.
   template <typename Backend>
@@ -278,11 +278,14 @@ struct DeviceRecord {
             !is_same_v<decltype(&Backend::HostAllocate), decltype(&Base::HostAllocate)>,
             !is_same_v<decltype(&Backend::QueryEvent), decltype(&Base::QueryEvent)>,
             !is_same_v<decltype(&Backend::Attributes), decltype(&Base::Attributes)>,
-            !is_same_v<decltype(&Backend::StartThread), decltype(&Base::StartThread)>};
+            !is_same_v<decltype(&Backend::StartThread), decltype(&Base::StartThread)>,
+            !is_same_v<decltype(&Backend::CollectiveReduce), decltype(&Base::CollectiveReduce)> &&
+                !is_same_v<decltype(&Backend::CollectiveBroadcast),
+                           decltype(&Base::CollectiveBroadcast)>};
   }
 
   void Fill(int32_t device_type, Overrides overrides) {
-    def.struct_size = MXP_STRUCT_SIZE(MXPDeviceDef, thread_start);
+    def.struct_size = MXP_STRUCT_SIZE(MXPDeviceDef, collective_broadcast);
     def.name = name.c_str();
     def.device_type = device_type;
     def.user = this;
@@ -368,6 +371,15 @@ struct DeviceRecord {
       };
     if (overrides.thread_start)
       def.thread_start = [](void* u, int32_t id) { return Guard([&] { B(u).StartThread(id); }); };
+    if (overrides.collectives) {
+      def.collective_reduce = [](void* u, int32_t n, const DLTensor* const* in, DLTensor* out,
+                                 int32_t root) {
+        return Guard([&] { B(u).CollectiveReduce(n, in, out, root); });
+      };
+      def.collective_broadcast = [](void* u, int32_t n, DLTensor* const* buffers, int32_t root) {
+        return Guard([&] { B(u).CollectiveBroadcast(n, buffers, root); });
+      };
+    }
   }
 };
 
