@@ -33,8 +33,9 @@ class BatchNormCpu : public mxplug::Operator {
                   static_cast<float>(param_.eps), param_.fix_gamma, req[kOut], req[kMean],
                   req[kInvStd]}))
       return;
-    mxplug::RealTypeSwitch(in[kData].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[kData].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
+      using P = ParamType<T>;
       const T* x = in[kData].dptr<T>();
       T* y = out[kOut].dptr<T>();
       for (int64_t c = 0; c < s.channels; ++c) {
@@ -46,20 +47,20 @@ class BatchNormCpu : public mxplug::Operator {
           s.ForChannel(c, [&](int64_t i) { sq += (double(x[i]) - mean) * (double(x[i]) - mean); });
           var = sq / double(s.count());
         } else {
-          mean = double(aux[kMovingMean].dptr<T>()[c]);
-          var = double(aux[kMovingVar].dptr<T>()[c]);
+          mean = double(aux[kMovingMean].dptr<P>()[c]);
+          var = double(aux[kMovingVar].dptr<P>()[c]);
         }
         const double invstd = InvStd(var, param_.eps);
-        const double scale = Gamma<T>(in, c) * invstd,
-                     shift = double(in[kBeta].dptr<T>()[c]) - mean * scale;
+        const double scale = Gamma<P>(in, c) * invstd,
+                     shift = double(in[kBeta].dptr<P>()[c]) - mean * scale;
         if (req[kOut] != mxplug::kNullOp)
           s.ForChannel(c, [&](int64_t i) {
             mxplug::Assign(y[i], req[kOut], static_cast<T>(double(x[i]) * scale + shift));
           });
         if (req[kMean] != mxplug::kNullOp)
-          mxplug::Assign(out[kMean].dptr<T>()[c], req[kMean], static_cast<T>(mean));
+          mxplug::Assign(out[kMean].dptr<P>()[c], req[kMean], static_cast<P>(mean));
         if (req[kInvStd] != mxplug::kNullOp)
-          mxplug::Assign(out[kInvStd].dptr<T>()[c], req[kInvStd], static_cast<T>(invstd));
+          mxplug::Assign(out[kInvStd].dptr<P>()[c], req[kInvStd], static_cast<P>(invstd));
       }
     });
   }
@@ -82,25 +83,26 @@ class BatchNormCpu : public mxplug::Operator {
         std::memset(in_grad[kGamma].dptr<float>(), 0, sizeof(float) * s.channels);
       return;
     }
-    mxplug::RealTypeSwitch(in_data[kData].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in_data[kData].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
+      using P = ParamType<T>;
       const T* x = in_data[kData].dptr<T>();
       const T* dy = out_grad[kOut].dptr<T>();
       for (int64_t c = 0; c < s.channels; ++c) {
         double mean, invstd;
         if (batch_stats) {
-          mean = double(out_data[kMean].dptr<T>()[c]);
-          invstd = double(out_data[kInvStd].dptr<T>()[c]);
+          mean = double(out_data[kMean].dptr<P>()[c]);
+          invstd = double(out_data[kInvStd].dptr<P>()[c]);
         } else {
-          mean = double(aux[kMovingMean].dptr<T>()[c]);
-          invstd = InvStd(double(aux[kMovingVar].dptr<T>()[c]), param_.eps);
+          mean = double(aux[kMovingMean].dptr<P>()[c]);
+          invstd = InvStd(double(aux[kMovingVar].dptr<P>()[c]), param_.eps);
         }
         double sum_dy = 0, sum_dy_xhat = 0;
         s.ForChannel(c, [&](int64_t i) {
           sum_dy += double(dy[i]);
           sum_dy_xhat += double(dy[i]) * (double(x[i]) - mean) * invstd;
         });
-        const double gamma = Gamma<T>(in_data, c);
+        const double gamma = Gamma<P>(in_data, c);
         if (req[kData] != mxplug::kNullOp) {
           T* dx = in_grad[kData].dptr<T>();
           s.ForChannel(c, [&](int64_t i) {
@@ -110,10 +112,10 @@ class BatchNormCpu : public mxplug::Operator {
           });
         }
         if (req[kGamma] != mxplug::kNullOp)
-          mxplug::Assign(in_grad[kGamma].dptr<T>()[c], req[kGamma],
-                         static_cast<T>(param_.fix_gamma ? 0.0 : sum_dy_xhat));
+          mxplug::Assign(in_grad[kGamma].dptr<P>()[c], req[kGamma],
+                         static_cast<P>(param_.fix_gamma ? 0.0 : sum_dy_xhat));
         if (req[kBeta] != mxplug::kNullOp)
-          mxplug::Assign(in_grad[kBeta].dptr<T>()[c], req[kBeta], static_cast<T>(sum_dy));
+          mxplug::Assign(in_grad[kBeta].dptr<P>()[c], req[kBeta], static_cast<P>(sum_dy));
       }
     });
   }

@@ -103,15 +103,30 @@ class BatchNormProp : public mxplug::OperatorProperty {
     return true;
   }
 
+  // MXNet's rule: gamma, beta, the moving statistics and the mean and var outputs have the
+  // data's dtype, except that float16 data keeps them in float32 (ParamType).
   bool InferType(std::vector<int>* in, std::vector<int>* out,
                  std::vector<int>* aux) const override {
-    if ((*in)[kData] == kMXPUnknownDType) return false;
-    for (int t : *aux)
-      if (t != kMXPUnknownDType && t != (*in)[kData])
-        throw std::invalid_argument("moving_mean and moving_var must have the data's dtype " +
-                                    mxplug::DTypeName((*in)[kData]) + "; got " +
-                                    mxplug::DTypeName(t));
-    return OperatorProperty::InferType(in, out, aux);
+    const int dtype = (*in)[kData];
+    if (dtype == kMXPUnknownDType) return false;
+    const int param = dtype == kMXPFloat16 ? kMXPFloat32 : dtype;
+    auto set = [&](int* t, const char* name) {
+      if (*t != kMXPUnknownDType && *t != param)
+        throw std::invalid_argument(std::string(name) + " has dtype " + mxplug::DTypeName(*t) +
+                                    "; expected " + mxplug::DTypeName(param) + " for " +
+                                    mxplug::DTypeName(dtype) + " data" +
+                                    (param != dtype ? " (parameters and statistics of float16 "
+                                                      "data are float32, as in MXNet)"
+                                                    : ""));
+      *t = param;
+    };
+    set(&(*in)[kGamma], "gamma");
+    set(&(*in)[kBeta], "beta");
+    set(&(*aux)[kMovingMean], "moving_mean");
+    set(&(*aux)[kMovingVar], "moving_var");
+    (*out)[kOut] = dtype;
+    (*out)[kMean] = (*out)[kInvStd] = param;
+    return true;
   }
 
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
@@ -133,6 +148,11 @@ class BatchNormProp : public mxplug::OperatorProperty {
 };
 
 // ---- The math, written once for every device (C: the type computed in) ----
+
+/*! \brief The dtype of gamma, beta, the statistics and their gradients for data of type T:
+ * float for float16 (InferType), T otherwise. */
+template <class T>
+using ParamType = mxplug::ComputeType<T>;
 
 template <class C>
 MXPLUG_XINLINE C InvStd(C var, double eps) {

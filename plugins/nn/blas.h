@@ -8,6 +8,8 @@
 
 #include <cblas.h>
 
+#include <vector>
+
 #include "matmul.h"  // RequireBlasType
 #include "mxplug/plugin.hpp"
 #include "onednn/onednn.h"
@@ -25,11 +27,34 @@ inline void Gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda
               k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
 
+#if MXPLUG_HAVE_HALF
+// float16: OpenBLAS has no float16 GEMM here, so the operands are widened to float32 (the span a
+// matrix occupies at its leading dimension), multiplied by sgemm and C rounded back once (MXNet's
+// CPU has no float16 products at all; its GPU accumulates them in float32 too).
+inline std::vector<float> Widened(const mxplug::half_t* x, size_t n) {
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(x[i]);
+  return out;
+}
+inline void Gemm(bool ta, bool tb, int m, int n, int k, const mxplug::half_t* a, int lda,
+                 const mxplug::half_t* b, int ldb, float beta, mxplug::half_t* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  const std::vector<float> a32 = Widened(a, size_t(ta ? k : m) * lda);
+  const std::vector<float> b32 = Widened(b, size_t(tb ? n : k) * ldb);
+  const size_t span = size_t(m - 1) * ldc + n;
+  std::vector<float> c32 = beta == 0.f ? std::vector<float>(span) : Widened(c, span);
+  Gemm(ta, tb, m, n, k, a32.data(), lda, b32.data(), ldb, beta, c32.data(), ldc);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      c[size_t(i) * ldc + j] = static_cast<mxplug::half_t>(c32[size_t(i) * ldc + j]);
+}
+#endif
+
 struct CpuBlas {
   template <class T>
   static void Gemm(const mxplug::OpContext&, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
-                   int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+                   const T* a, int lda, const T* b, int ldb, mxplug::ComputeType<T> beta, T* c,
+                   int ldc, int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c) {
     if (m == 0 || n == 0) return;
     for (int64_t i = 0; i < batch; ++i)
       mxplug_nn::Gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
@@ -37,16 +62,18 @@ struct CpuBlas {
   }
   template <class T>
   static void AddBias(const mxplug::OpContext&, T* out, const T* bias, int64_t m, int64_t n) {
+    using C = mxplug::ComputeType<T>;
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) out[i * n + j] += bias[j];
+      for (int64_t j = 0; j < n; ++j)
+        out[i * n + j] = static_cast<T>(C(out[i * n + j]) + C(bias[j]));
   }
   template <class T>
   static void SumRows(const mxplug::OpContext&, const T* og, T* db, int64_t m, int64_t n,
                       mxplug::OpReqType req) {
     for (int64_t j = 0; j < n; ++j) {
-      T sum = 0;
+      mxplug::ComputeType<T> sum = 0;
       for (int64_t i = 0; i < m; ++i) sum += og[i * n + j];
-      mxplug::Assign(db[j], req, sum);
+      mxplug::StoreAs(db[j], req, sum);
     }
   }
   static bool FusedLinearForward(const mxplug::OpContext& ctx, const mxplug_nn::LinearShape& s,

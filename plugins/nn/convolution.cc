@@ -24,25 +24,26 @@ MXPLUG_REGISTER_PARAMETER(DeconvolutionParam);
 // out[n][f][...] += bias[f]
 template <typename T>
 void AddBias(T* out, const T* bias, int64_t batch, int64_t channels, int64_t size) {
+  using C = mxplug::ComputeType<T>;
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < channels; ++c) {
       T* o = out + (n * channels + c) * size;
-      for (int64_t i = 0; i < size; ++i) o[i] += bias[c];
+      for (int64_t i = 0; i < size; ++i) o[i] = static_cast<T>(C(o[i]) + C(bias[c]));
     }
 }
 
-// bias gradient: the output gradient summed over batch and space.
+// bias gradient: the output gradient summed over batch and space (in float for float16).
 template <typename T>
 void BiasGradient(const T* og, T* db, OpReqType req, int64_t batch, int64_t channels,
                   int64_t size) {
   if (req == mxplug::kNullOp) return;
   for (int64_t c = 0; c < channels; ++c) {
-    T sum = 0;
+    mxplug::ComputeType<T> sum = 0;
     for (int64_t n = 0; n < batch; ++n) {
       const T* g = og + (n * channels + c) * size;
       for (int64_t i = 0; i < size; ++i) sum += g[i];
     }
-    mxplug::Assign(db[c], req, sum);
+    mxplug::StoreAs(db[c], req, sum);
   }
 }
 

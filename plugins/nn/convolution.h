@@ -135,10 +135,12 @@ inline Window MakeWindow(const ConvParam<kDeconv>& p, const TShape& data) {
   return w;
 }
 
-// How an output is written from a GEMM: over it, or added to it.
+// How an output is written from a GEMM: over it, or added to it (the GEMM's beta, in the type it
+// computes in).
 template <typename T>
-T Beta(OpReqType req) {
-  return req == mxplug::kAddTo ? T(1) : T(0);
+mxplug::ComputeType<T> Beta(OpReqType req) {
+  using C = mxplug::ComputeType<T>;
+  return req == mxplug::kAddTo ? C(1) : C(0);
 }
 
 // Batch, channel and group sizes of a call.
@@ -231,8 +233,9 @@ class ConvolutionKernel : public mxplug::Operator {
       return;
     const int64_t K = w.KernelSize(), P = w.PositionCount(), I = w.ImageSize();
     const int64_t Cg = d.in_per_group(), Fg = d.filters_per_group();
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;  // GEMMs' beta
       const auto plan = S::template MakePlan<T>(w);
       const T* x = in[0].dptr<T>();
       const T* wt = in[1].dptr<T>();
@@ -248,7 +251,7 @@ class ConvolutionKernel : public mxplug::Operator {
       } else {  // col[g] = W[g]^T (Fg*K x Cg) * x[g] (Cg x P), folded back onto the output
         T* col = Columns<T>(ctx, w, d.filters);
         for (int64_t n = 0; n < d.batch; ++n) {
-          B::Gemm(ctx, true, false, Fg * K, P, Cg, wt, Fg * K, x + n * d.in_channels * P, P, T(0),
+          B::Gemm(ctx, true, false, Fg * K, P, Cg, wt, Fg * K, x + n * d.in_channels * P, P, C(0),
                   col, P, d.groups, Cg * Fg * K, Cg * P, Fg * K * P);
           S::Col2Im(ctx, plan, d.filters, col, y + n * d.filters * I, req[0]);
         }
@@ -270,8 +273,9 @@ class ConvolutionKernel : public mxplug::Operator {
       return;
     const int64_t K = w.KernelSize(), P = w.PositionCount(), I = w.ImageSize();
     const int64_t Cg = d.in_per_group(), Fg = d.filters_per_group();
-    mxplug::RealTypeSwitch(in_data[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in_data[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
+      using C = mxplug::ComputeType<T>;  // GEMMs' beta
       const auto plan = S::template MakePlan<T>(w);
       const T* og = out_grad[0].dptr<T>();
       const T* x = in_data[0].dptr<T>();
@@ -285,11 +289,11 @@ class ConvolutionKernel : public mxplug::Operator {
           if (req[1] != mxplug::kNullOp) {  // dW[g] += og[g] (Fg x P) * col[g]^T (P x Cg*K)
             const T* cols = Unroll(ctx, w, plan, d.in_channels, x + n * d.in_channels * I, col);
             B::Gemm(ctx, false, true, Fg, Cg * K, P, ogn, P, cols, P,
-                    n == 0 ? Beta<T>(req[1]) : T(1), dw, Cg * K, d.groups, Fg * P, Cg * K * P,
+                    n == 0 ? Beta<T>(req[1]) : C(1), dw, Cg * K, d.groups, Fg * P, Cg * K * P,
                     Fg * Cg * K);
           }
           if (req[0] != mxplug::kNullOp) {  // dcol[g] = W[g]^T (Cg*K x Fg) * og[g] (Fg x P)
-            B::Gemm(ctx, true, false, Cg * K, P, Fg, wt, Cg * K, ogn, P, T(0), col, P, d.groups,
+            B::Gemm(ctx, true, false, Cg * K, P, Fg, wt, Cg * K, ogn, P, C(0), col, P, d.groups,
                     Fg * Cg * K, Fg * P, Cg * K * P);
             // Each image's gradient is written once: only the caller's kAddTo adds.
             S::Col2Im(ctx, plan, d.in_channels, col, dx + n * d.in_channels * I, req[0]);
@@ -306,7 +310,7 @@ class ConvolutionKernel : public mxplug::Operator {
                     dx + n * d.in_channels * P, P, d.groups, Cg * Fg * K, Fg * K * P, Cg * P);
           if (req[1] != mxplug::kNullOp)  // dW[g] += x[g] (Cg x P) * col[g]^T (P x Fg*K)
             B::Gemm(ctx, false, true, Cg, Fg * K, P, x + n * d.in_channels * P, P, col, P,
-                    n == 0 ? Beta<T>(req[1]) : T(1), dw, Fg * K, d.groups, Cg * P, Fg * K * P,
+                    n == 0 ? Beta<T>(req[1]) : C(1), dw, Fg * K, d.groups, Cg * P, Fg * K * P,
                     Cg * Fg * K);
         }
         if (!param_.no_bias)

@@ -19,12 +19,13 @@ using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug::TShape;
 
-// BLAS computes in float32 or float64: ops built on it say so at the call (in InferType)
-// rather than in the kernel.
+// The products run in float32, float64 and float16 (float16 accumulating in float32, as MXNet's
+// GPU kernels do; MXNet's CPU has no float16 products): ops built on them say so at the call (in
+// InferType) rather than in the kernel.
 inline void RequireBlasType(int dtype, const char* input = "data") {
-  if (dtype != kMXPFloat32 && dtype != kMXPFloat64)
+  if (dtype != kMXPFloat32 && dtype != kMXPFloat64 && dtype != kMXPFloat16)
     throw std::invalid_argument(std::string(input) + " has dtype " + mxplug::DTypeName(dtype) +
-                                "; expected float32 or float64");
+                                "; expected float16, float32 or float64");
 }
 
 // ---- dot and batch_dot ----
@@ -56,7 +57,8 @@ inline Matrix AsMatrix(const TShape& s, int split) {
 
 /*!
  * \brief C[m,n] = op(A)[m,k] op(B)[k,n] for `batch` matrix pairs stored one after another, and
- * its gradients, on a device's BLAS B, which provides (row-major, T float or double)
+ * its gradients, on a device's BLAS B, which provides (row-major, T float, double or half_t, beta
+ * in ComputeType<T>, products accumulated in ComputeType<T>)
  *   B::Gemm(ctx, ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc, batch, stride_a, stride_b,
  * stride_c) C_i = op(A_i) op(B_i) + beta C_i for i < batch, X_i = X + i * stride_x.
  */
@@ -98,8 +100,8 @@ struct MatMul {
     }
   }
   template <class T>
-  static T Beta(OpReqType req) {
-    return req == mxplug::kAddTo ? T(1) : T(0);
+  static mxplug::ComputeType<T> Beta(OpReqType req) {
+    return req == mxplug::kAddTo ? mxplug::ComputeType<T>(1) : mxplug::ComputeType<T>(0);
   }
 };
 
@@ -186,7 +188,7 @@ class DotKernel : public mxplug::Operator {
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
     const MatMul mm = PlanDot<kBatch>(p_, in[0].shape_, in[1].shape_);
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       mm.Forward<B>(ctx, in[0].dptr<T>(), in[1].dptr<T>(), out[0].dptr<T>(), req[0]);
     });
@@ -195,7 +197,7 @@ class DotKernel : public mxplug::Operator {
                 const std::vector<TBlob>&, const std::vector<OpReqType>& req,
                 const std::vector<TBlob>& ig, const std::vector<TBlob>&) override {
     const MatMul mm = PlanDot<kBatch>(p_, in[0].shape_, in[1].shape_);
-    mxplug::RealTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       mm.Backward<B>(ctx, og[0].dptr<T>(), in[0].dptr<T>(), in[1].dptr<T>(),
                      req[0] != mxplug::kNullOp ? ig[0].dptr<T>() : nullptr, req[0],
@@ -224,7 +226,7 @@ struct FullyConnectedParam : mxplug::Parameter<FullyConnectedParam> {
 };
 
 /*! \brief What FullyConnected and the convolutions share: the arguments data, weight and (unless
- * no_bias) bias; float32 or float64 data; a backward that reads the output gradient, the data and
+ * no_bias) bias; float16, float32 or float64 data; a backward that reads the output gradient, the data and
  * the weight but never the output (so the output can be freed right after forward: the seeds'
  * example of backward dependency); and scratch for a library's kernel (oneDNN's reorders and
  * scratchpad on the CPU). */
@@ -322,7 +324,7 @@ class FullyConnectedKernel : public mxplug::Operator {
     const LinearShape s = Shape(in[1], in[0]);
     if (B::FusedLinearForward(ctx, s, in[0], in[1], p_.no_bias ? nullptr : &in[2], out[0], req[0]))
       return;
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       T* o = out[0].dptr<T>();
       Plan(s).template Forward<B>(ctx, in[0].dptr<T>(), in[1].dptr<T>(), o, req[0]);
@@ -339,7 +341,7 @@ class FullyConnectedKernel : public mxplug::Operator {
     const LayerGrads grads{&in_grad[0], &in_grad[1], p_.no_bias ? nullptr : &in_grad[2],
                            req[0],      req[1],      bias_req};
     if (B::FusedLinearBackward(ctx, s, out_grad[0], in[0], in[1], grads)) return;
-    mxplug::RealTypeSwitch(out_grad[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(out_grad[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const T* og = out_grad[0].dptr<T>();
       const auto ptr = [&](int i) {

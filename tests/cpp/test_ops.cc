@@ -246,7 +246,7 @@ TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
               OpRunner("FullyConnected", {{"num_hidden", "4"}})
                   .Forward({t({2, 3}, kMXPInt32), t({4, 3}, kMXPInt32), t({4}, kMXPInt32)});
             }),
-            "FullyConnected: data has dtype int32; expected float32 or float64");
+            "FullyConnected: data has dtype int32; expected float16, float32 or float64");
   EXPECT_EQ(
       ErrorText([&] {
         OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)});

@@ -243,7 +243,7 @@ def test_multi_precision_keeps_a_float32_master(mx):
 
 
 # Run by MXNet 1.9.1 and by mxplug (`mx` is given): three steps of the mp_* ops on float16 and
-# float32 weights, and of SGD and NAG with multi_precision.
+# float32 weights, and of SGD, NAG and Adam with multi_precision.
 MP_SCRIPT = '''
 import json
 import numpy as np
@@ -262,7 +262,7 @@ for dtype in ("float16", "float32"):
             getattr(mx.nd, op)(w, mx.nd.array(g, dtype=dtype), *states, out=w, **kw)
         out[op + " " + dtype] = [str(w.dtype), str(master.dtype)] + [
             a.asnumpy().astype(np.float64).ravel().tolist() for a in (w, master, mom)]
-    for name, kw in (("sgd", dict(momentum=0.9)), ("sgd", {}), ("nag", dict(momentum=0.9))):
+    for name, kw in (("sgd", dict(momentum=0.9)), ("sgd", {}), ("nag", dict(momentum=0.9)), ("adam", {})):
         u = mx.optimizer.get_updater(mx.optimizer.create(name, learning_rate=0.1, wd=0.01,
                                                          multi_precision=True, **kw))
         w = mx.nd.array(w0, dtype=dtype)

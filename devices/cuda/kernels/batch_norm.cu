@@ -1,8 +1,9 @@
 // GPU kernels of BatchNorm: the math of its definition header (plugins/nn/batch_norm.h), the
 // per-channel sums on the device's reductions (reduce.cuh: a block per channel, merged in a fixed
 // tree, so results repeat from run to run) and the per-element work one thread per element.
-// Statistics are kept in the compute type (float for float16 data, as MXNet keeps them) in the
-// op's temp space: mean, inverse standard deviation, and in backward the sums of dy and dy * xhat.
+// Statistics are kept in the compute type, which is the parameters' (float for float16 data, as
+// MXNet keeps them: ParamType), in the op's temp space: mean, inverse standard deviation, and in
+// backward the sums of dy and dy * xhat.
 #include <vector>
 
 #include "launch.cuh"
@@ -65,91 +66,86 @@ struct StoreSum {
 };
 
 // Per channel: the statistics from the moving ones, or from the saved outputs.
-template <class T>
+template <class C>
 struct StatsFrom {
-  const T *mean_in, *var_or_invstd;
+  const C *mean_in, *var_or_invstd;
   bool is_var;  // moving_var (then eps applies) or a saved inverse standard deviation
   double eps;
-  mxplug::ComputeType<T>*mean, *invstd;
+  C *mean, *invstd;
   __device__ void operator()(int64_t c) const {
-    using C = mxplug::ComputeType<T>;
-    mean[c] = static_cast<C>(mean_in[c]);
-    const C v = static_cast<C>(var_or_invstd[c]);
-    invstd[c] = is_var ? InvStd(v, eps) : v;
+    mean[c] = mean_in[c];
+    invstd[c] = is_var ? InvStd(var_or_invstd[c], eps) : var_or_invstd[c];
   }
 };
 
 template <class T>
 struct NormalizeElements {
+  using C = ParamType<T>;
   ChannelIndex ch;
-  const T *x, *gamma, *beta;
-  const mxplug::ComputeType<T>*mean, *invstd;
+  const T* x;
+  const C *gamma, *beta, *mean, *invstd;
   bool fix_gamma;
   T* y;
   int req;
   __device__ void operator()(int64_t i) const {
-    using C = mxplug::ComputeType<T>;
     const int64_t c = ch(i);
-    const C scale = (fix_gamma ? C(1) : static_cast<C>(gamma[c])) * invstd[c];
-    const C shift = static_cast<C>(beta[c]) - mean[c] * scale;
+    const C scale = (fix_gamma ? C(1) : gamma[c]) * invstd[c];
+    const C shift = beta[c] - mean[c] * scale;
     mxplug::StoreAs<C>(y[i], req, static_cast<C>(x[i]) * scale + shift);
   }
 };
 
-template <class T>
+// The outputs mean and var (the inverse standard deviation), in the parameters' type.
+template <class C>
 struct WriteStats {
-  const mxplug::ComputeType<T>*mean, *invstd;
-  T *out_mean, *out_invstd;
+  const C *mean, *invstd;
+  C *out_mean, *out_invstd;
   int mean_req, invstd_req;
   __device__ void operator()(int64_t c) const {
-    mxplug::StoreAs<mxplug::ComputeType<T>>(out_mean[c], mean_req, mean[c]);
-    mxplug::StoreAs<mxplug::ComputeType<T>>(out_invstd[c], invstd_req, invstd[c]);
+    mxplug::StoreAs<C>(out_mean[c], mean_req, mean[c]);
+    mxplug::StoreAs<C>(out_invstd[c], invstd_req, invstd[c]);
   }
 };
 
-template <class T>
+template <class C>
 struct UpdateMoving {
-  const T *mean, *invstd;
-  T *moving_mean, *moving_var;
+  const C *mean, *invstd;
+  C *moving_mean, *moving_var;
   float momentum;
   double eps;
   __device__ void operator()(int64_t c) const {
-    using C = mxplug::ComputeType<T>;
-    moving_mean[c] = static_cast<T>(
-        MovingAverage(static_cast<C>(moving_mean[c]), static_cast<C>(mean[c]), momentum));
-    moving_var[c] = static_cast<T>(MovingAverage(
-        static_cast<C>(moving_var[c]), VarianceOf(static_cast<C>(invstd[c]), eps), momentum));
+    moving_mean[c] = MovingAverage(moving_mean[c], mean[c], momentum);
+    moving_var[c] = MovingAverage(moving_var[c], VarianceOf(invstd[c], eps), momentum);
   }
 };
 
 template <class T>
 struct DataGradElements {
+  using C = ParamType<T>;
   ChannelIndex ch;
-  const T *x, *dy, *gamma;
-  const mxplug::ComputeType<T>*mean, *invstd, *sum_dy, *sum_dy_xhat;
-  mxplug::ComputeType<T> m;
+  const T *x, *dy;
+  const C *gamma, *mean, *invstd, *sum_dy, *sum_dy_xhat;
+  C m;
   bool batch_stats, fix_gamma;
   T* dx;
   int req;
   __device__ void operator()(int64_t i) const {
-    using C = mxplug::ComputeType<T>;
     const int64_t c = ch(i);
     const C xhat = (static_cast<C>(x[i]) - mean[c]) * invstd[c];
-    const C g = fix_gamma ? C(1) : static_cast<C>(gamma[c]);
+    const C g = fix_gamma ? C(1) : gamma[c];
     mxplug::StoreAs<C>(dx[i], req,
                        DataGradient(static_cast<C>(dy[i]), xhat, sum_dy[c], sum_dy_xhat[c], m,
                                     batch_stats, g, invstd[c]));
   }
 };
 
-template <class T>
+template <class C>
 struct ParamGrads {
-  const mxplug::ComputeType<T>*sum_dy, *sum_dy_xhat;
+  const C *sum_dy, *sum_dy_xhat;
   bool fix_gamma;
-  T *dgamma, *dbeta;
+  C *dgamma, *dbeta;
   int gamma_req, beta_req;
   __device__ void operator()(int64_t c) const {
-    using C = mxplug::ComputeType<T>;
     if (gamma_req != mxplug::kNullOp)  // fix_gamma: gamma's gradient is 0, as in MXNet
       mxplug::StoreAs<C>(dgamma[c], gamma_req, fix_gamma ? C(0) : sum_dy_xhat[c]);
     if (beta_req != mxplug::kNullOp) mxplug::StoreAs<C>(dbeta[c], beta_req, sum_dy[c]);
@@ -167,9 +163,9 @@ class BatchNormGpu : public mxplug::Operator {
     const Split s(data.shape_, Axis(data.shape_));
     const bool batch_stats = ctx.is_train && !param_.use_global_stats;
     const cudaStream_t stream = StreamOf(ctx);
-    mxplug::RealTypeSwitch(data.type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(data.type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      using C = mxplug::ComputeType<T>;
+      using C = ParamType<T>;
       C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(2 * s.channels));
       C* invstd = mean + s.channels;
       const T* x = data.dptr<T>();
@@ -181,17 +177,17 @@ class BatchNormGpu : public mxplug::Operator {
                         StoreInvStd<C>{invstd, m, param_.eps});
       } else {
         ForEach(s.channels, stream,
-                StatsFrom<T>{aux[kMovingMean].dptr<T>(), aux[kMovingVar].dptr<T>(), true,
+                StatsFrom<C>{aux[kMovingMean].dptr<C>(), aux[kMovingVar].dptr<C>(), true,
                              param_.eps, mean, invstd});
       }
       if (req[kOut] != mxplug::kNullOp)
         ForEach(
             data.Size(), stream,
-            NormalizeElements<T>{Channels(s), x, in[kGamma].dptr<T>(), in[kBeta].dptr<T>(), mean,
+            NormalizeElements<T>{Channels(s), x, in[kGamma].dptr<C>(), in[kBeta].dptr<C>(), mean,
                                  invstd, param_.fix_gamma, out[kOut].dptr<T>(), req[kOut]});
       ForEach(s.channels, stream,
-              WriteStats<T>{mean, invstd, Written<T>(out[kMean], req[kMean]),
-                            Written<T>(out[kInvStd], req[kInvStd]), req[kMean], req[kInvStd]});
+              WriteStats<C>{mean, invstd, Written<C>(out[kMean], req[kMean]),
+                            Written<C>(out[kInvStd], req[kInvStd]), req[kMean], req[kInvStd]});
     });
   }
 
@@ -203,23 +199,23 @@ class BatchNormGpu : public mxplug::Operator {
     const Split s(data.shape_, Axis(data.shape_));
     const bool batch_stats = ctx.is_train && !param_.use_global_stats;
     const cudaStream_t stream = StreamOf(ctx);
-    mxplug::RealTypeSwitch(data.type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(data.type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      using C = mxplug::ComputeType<T>;
+      using C = ParamType<T>;
       C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(4 * s.channels));
       C *invstd = mean + s.channels, *sum_dy = invstd + s.channels,
         *sum_dy_xhat = sum_dy + s.channels;
       if (batch_stats) {  // the moving statistics follow the batch's, then its gradient
         ForEach(s.channels, stream,
-                UpdateMoving<T>{out_data[kMean].dptr<T>(), out_data[kInvStd].dptr<T>(),
-                                aux[kMovingMean].dptr<T>(), aux[kMovingVar].dptr<T>(),
+                UpdateMoving<C>{out_data[kMean].dptr<C>(), out_data[kInvStd].dptr<C>(),
+                                aux[kMovingMean].dptr<C>(), aux[kMovingVar].dptr<C>(),
                                 param_.momentum, param_.eps});
         ForEach(s.channels, stream,
-                StatsFrom<T>{out_data[kMean].dptr<T>(), out_data[kInvStd].dptr<T>(), false,
+                StatsFrom<C>{out_data[kMean].dptr<C>(), out_data[kInvStd].dptr<C>(), false,
                              param_.eps, mean, invstd});
       } else {
         ForEach(s.channels, stream,
-                StatsFrom<T>{aux[kMovingMean].dptr<T>(), aux[kMovingVar].dptr<T>(), true,
+                StatsFrom<C>{aux[kMovingMean].dptr<C>(), aux[kMovingVar].dptr<C>(), true,
                              param_.eps, mean, invstd});
       }
       const T* x = data.dptr<T>();
@@ -230,13 +226,13 @@ class BatchNormGpu : public mxplug::Operator {
                       StoreSum<C>{sum_dy_xhat});
       if (req[kData] != mxplug::kNullOp)
         ForEach(data.Size(), stream,
-                DataGradElements<T>{Channels(s), x, dy, in_data[kGamma].dptr<T>(), mean, invstd,
+                DataGradElements<T>{Channels(s), x, dy, in_data[kGamma].dptr<C>(), mean, invstd,
                                     sum_dy, sum_dy_xhat, static_cast<C>(s.count()), batch_stats,
                                     param_.fix_gamma, in_grad[kData].dptr<T>(), req[kData]});
       ForEach(s.channels, stream,
-              ParamGrads<T>{sum_dy, sum_dy_xhat, param_.fix_gamma,
-                            Written<T>(in_grad[kGamma], req[kGamma]),
-                            Written<T>(in_grad[kBeta], req[kBeta]), req[kGamma], req[kBeta]});
+              ParamGrads<C>{sum_dy, sum_dy_xhat, param_.fix_gamma,
+                            Written<C>(in_grad[kGamma], req[kGamma]),
+                            Written<C>(in_grad[kBeta], req[kBeta]), req[kGamma], req[kBeta]});
     });
   }
 

@@ -64,7 +64,10 @@ struct AddChannelBiasElements {
   T* out;
   const T* bias;
   int64_t channels, size;
-  __device__ void operator()(int64_t i) const { out[i] += bias[(i / size) % channels]; }
+  __device__ void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    out[i] = static_cast<T>(static_cast<C>(out[i]) + static_cast<C>(bias[(i / size) % channels]));
+  }
 };
 
 struct GpuSpatial {

@@ -9,7 +9,8 @@
 // it out. So a Convolution's forward is cuDNN's forward (X to Y) and a Deconvolution's is its
 // backward-data (Y to X); their backwards swap the same way. 1-d windows get a height of 1, as
 // cuDNN wants 4-d tensors at least. float32 runs in FMA math (no TF32, as in MXNet 1.x and as the
-// conformance suite's tolerances assume) unless MXPLUG_CUDNN_ALLOW_TF32=1.
+// conformance suite's tolerances assume) unless MXPLUG_CUDNN_ALLOW_TF32=1; float16 computes in
+// float32 on tensor cores, as MXNet's does by default.
 //
 // Algorithms are chosen as MXNet chooses them, per problem, and cached under a key of everything
 // that makes the choice (the three shapes, pad, stride, dilate, groups, dtype, device, direction,
@@ -128,6 +129,8 @@ struct Problem {
       dtype = CUDNN_DATA_FLOAT;
     } else if (type_flag == kMXPFloat64) {
       dtype = CUDNN_DATA_DOUBLE;
+    } else if (type_flag == kMXPFloat16) {
+      dtype = CUDNN_DATA_HALF;
     } else {
       throw NotSupported{};
     }
@@ -154,19 +157,27 @@ struct Problem {
     CheckCudnn(cudnnSetFilterNdDescriptor(w.d, dtype, CUDNN_TENSOR_NCHW,
                                           static_cast<int>(wd.size()), wd.data()),
                "cudnnSetFilterNdDescriptor");
+    // float16 computes in float32 (MXNet's pseudo-float16 default) on tensor cores, which MXNet
+    // allows by default (MXNET_CUDA_ALLOW_TENSOR_CORE=1).
+    const bool half = dtype == CUDNN_DATA_HALF;
     CheckCudnn(cudnnSetConvolutionNdDescriptor(conv.d, static_cast<int>(pad.size()), pad.data(),
                                                stride.data(), dilate.data(),
-                                               CUDNN_CROSS_CORRELATION, dtype),
+                                               CUDNN_CROSS_CORRELATION,
+                                               half ? CUDNN_DATA_FLOAT : dtype),
                "cudnnSetConvolutionNdDescriptor");
     CheckCudnn(cudnnSetConvolutionGroupCount(conv.d, Int(s.groups)),
                "cudnnSetConvolutionGroupCount");
     const bool tf32 = dtype == CUDNN_DATA_FLOAT && EnvIs("MXPLUG_CUDNN_ALLOW_TF32", "1");
-    CheckCudnn(cudnnSetConvolutionMathType(conv.d, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+    CheckCudnn(cudnnSetConvolutionMathType(conv.d, half ? CUDNN_TENSOR_OP_MATH
+                                                   : tf32 ? CUDNN_DEFAULT_MATH
+                                                          : CUDNN_FMA_MATH),
                "cudnnSetConvolutionMathType");
     std::ostringstream k;
     k << "x" << Dims(xd) << " w" << Dims(wd) << " y" << Dims(yd) << " pad" << Dims(pad) << " stride"
       << Dims(stride) << " dilate" << Dims(dilate) << " groups " << s.groups << " "
-      << (dtype == CUDNN_DATA_FLOAT ? (tf32 ? "float32 (TF32)" : "float32") : "float64")
+      << (half                       ? "float16 (float32 compute)"
+          : dtype == CUDNN_DATA_FLOAT ? (tf32 ? "float32 (TF32)" : "float32")
+                                      : "float64")
       << " on cuda(" << CurrentDevice() << ")";
     key = k.str();
     SetTensor(bias, dtype, bd);
@@ -307,7 +318,8 @@ Choice Choose(cudnnHandle_t h, const Problem& p, Direction d, const mxplug_nn::C
   return choice;
 }
 
-/*! \brief 1 and 0 in the type cuDNN's scaling factors take for `dtype`. */
+/*! \brief 1 and 0 in the type cuDNN's scaling factors take for `dtype` (float for float16 and
+ * float32, double for float64). */
 struct Scale {
   float f1 = 1, f0 = 0;
   double d1 = 1, d0 = 0;

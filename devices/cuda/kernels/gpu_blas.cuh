@@ -76,6 +76,19 @@ inline cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                    sc, batch);
 }
 
+// float16: cuBLAS's mixed-precision GEMM, float16 in and out, accumulating in float32 (MXNet's
+// GPU float16 products do the same; tensor cores where the GPU has them).
+inline cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float* alpha, const __half* a, int lda,
+                                         long long sa, const __half* b, int ldb, long long sb,
+                                         const float* beta, __half* c, int ldc, long long sc,
+                                         int batch) {
+  return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, a, CUDA_R_16F, lda, sa, b,
+                                    CUDA_R_16F, ldb, sb, beta, c, CUDA_R_16F, ldc, sc, batch,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 #endif
 
 template <class T>
@@ -83,7 +96,10 @@ struct AddBiasElements {
   T* out;
   const T* bias;
   int64_t n;
-  __device__ void operator()(int64_t i) const { out[i] += bias[i % n]; }
+  __device__ void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    out[i] = static_cast<T>(static_cast<C>(out[i]) + static_cast<C>(bias[i % n]));
+  }
 };
 
 /*! \brief What both BLASes share: the bias and its gradient (one pass each), and no fused paths
@@ -116,8 +132,8 @@ struct GpuBlasCommon {
 struct PortableBlas : GpuBlasCommon {
   template <class T>
   static void Gemm(const mxplug::OpContext& ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
-                   int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+                   const T* a, int lda, const T* b, int ldb, mxplug::ComputeType<T> beta, T* c,
+                   int ldc, int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c) {
     PortableGemm(StreamOf(ctx), GemmArgs<T>{ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b,
                                             beta, c, ldc, stride_c, batch});
   }
@@ -128,10 +144,10 @@ struct PortableBlas : GpuBlasCommon {
 struct VendorBlas : GpuBlasCommon {
   template <class T>
   static void Gemm(const mxplug::OpContext& ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                   const T* a, int lda, const T* b, int ldb, T beta, T* c, int ldc, int64_t batch,
-                   int64_t stride_a, int64_t stride_b, int64_t stride_c) {
+                   const T* a, int lda, const T* b, int ldb, mxplug::ComputeType<T> beta, T* c,
+                   int ldc, int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c) {
     if (m == 0 || n == 0 || batch == 0) return;
-    const T one = 1;
+    const mxplug::ComputeType<T> one = 1;
     const auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
     CheckBlas(
         GemmStridedBatched(HandleFor(StreamOf(ctx)), op(tb), op(ta), static_cast<int>(n),

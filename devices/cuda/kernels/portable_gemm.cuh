@@ -39,7 +39,7 @@ struct GemmArgs {
   int64_t lda, stride_a;
   const T* b;
   int64_t ldb, stride_b;
-  T beta;
+  mxplug::ComputeType<T> beta;
   T* c;
   int64_t ldc, stride_c;
   int64_t batch;
@@ -100,8 +100,7 @@ __global__ void __launch_bounds__(portable_gemm::kSide* portable_gemm::kSide)
             if (col >= g.n) continue;
             T* out = &c[r * g.ldc + col];
             // beta == 0 never reads C, which may hold anything (NaN included), as BLAS specifies.
-            const Acc prior =
-                g.beta == T(0) ? Acc(0) : static_cast<Acc>(g.beta) * static_cast<Acc>(*out);
+            const Acc prior = g.beta == Acc(0) ? Acc(0) : g.beta * static_cast<Acc>(*out);
             *out = static_cast<T>(acc[i][j] + prior);
           }
         }

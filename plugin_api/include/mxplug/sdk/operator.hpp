@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "mxplug/abi/host.h"
@@ -171,6 +172,29 @@ class TBlob {
   DLDevice dev_{kDLCPU, 0};
 };
 
+namespace detail {
+// RealTypeSwitch and FloatTypeSwitch: the floating-point types, float16 among them or not.
+template <bool kWithHalf, typename Fn>
+void FloatingPointSwitch(int type_flag, const std::string& what, Fn&& fn) {
+  switch (type_flag) {
+    case kMXPFloat32:
+      return (void)fn(float{});
+    case kMXPFloat64:
+      return (void)fn(double{});
+#if MXPLUG_HAVE_HALF
+    case kMXPFloat16:
+      if constexpr (kWithHalf) return (void)fn(half_t{});
+      break;
+#endif
+    default:
+      break;
+  }
+  throw std::invalid_argument("dtype " + DTypeName(type_flag) + " is not supported" +
+                              (what.empty() ? "" : " by " + what) + "; expected " +
+                              (kWithHalf ? "float16, " : "") + "float32 or float64");
+}
+}  // namespace detail
+
 /*!
  * \brief Calls `fn(T{})` with T the C++ type of a floating-point flag (float32 or float64).
  * \throws std::invalid_argument for other types (naming `what` when given; kernels pass ""
@@ -178,18 +202,17 @@ class TBlob {
  */
 template <typename Fn>
 void RealTypeSwitch(int type_flag, const std::string& what, Fn&& fn) {
-  switch (type_flag) {
-    case kMXPFloat32:
-      fn(float{});
-      break;
-    case kMXPFloat64:
-      fn(double{});
-      break;
-    default:
-      throw std::invalid_argument("dtype " + DTypeName(type_flag) + " is not supported" +
-                                  (what.empty() ? "" : " by " + what) +
-                                  "; expected float32 or float64");
-  }
+  detail::FloatingPointSwitch<false>(type_flag, what, std::forward<Fn>(fn));
+}
+
+/*!
+ * \brief Calls `fn(T{})` with T the C++ type of a floating-point flag: float32, float64 or float16
+ * (half_t, where the compiler has it; compute in ComputeType<T>).
+ * \throws std::invalid_argument for other types, as RealTypeSwitch.
+ */
+template <typename Fn>
+void FloatTypeSwitch(int type_flag, const std::string& what, Fn&& fn) {
+  detail::FloatingPointSwitch<true>(type_flag, what, std::forward<Fn>(fn));
 }
 
 /*!
