@@ -55,40 +55,37 @@ void CheckNccl(ncclResult_t result, const std::string& call, const std::vector<i
 
 ncclDataType_t NcclType(const mxplug::TBlob& t) {
   switch (t.type_flag_) {
-    case kMXPFloat16: return ncclFloat16;
-    case kMXPFloat32: return ncclFloat32;
-    case kMXPFloat64: return ncclFloat64;
-    case kMXPBfloat16: return ncclBfloat16;
-    case kMXPInt8: return ncclInt8;
-    case kMXPUint8: return ncclUint8;
-    case kMXPInt32: return ncclInt32;
-    case kMXPInt64: return ncclInt64;
+    case kMXPFloat16:
+      return ncclFloat16;
+    case kMXPFloat32:
+      return ncclFloat32;
+    case kMXPFloat64:
+      return ncclFloat64;
+    case kMXPBfloat16:
+      return ncclBfloat16;
+    case kMXPInt8:
+      return ncclInt8;
+    case kMXPUint8:
+      return ncclUint8;
+    case kMXPInt32:
+      return ncclInt32;
+    case kMXPInt64:
+      return ncclInt64;
     default:
       throw std::invalid_argument("NCCL has no type for " + mxplug::DTypeName(t.type_flag_));
   }
 }
 
-std::mutex mu;                              // one collective at a time
+std::mutex mu;                               // one collective at a time
 std::map<std::vector<int>, Clique> cliques;  // by device set, never destroyed (Note [No dlclose])
 
-// The clique of the tensors' devices, made on first use. Checks that the devices are distinct
-// and that the tensors agree in dtype and size.
+// The clique of the tensors' devices, made on first use (the host has checked that they are
+// distinct devices and the tensors of one dtype and size).
 template <typename Tensor>
-Clique& CliqueOf(const char* what, int count, Tensor* const* tensors, int root) {
-  if (count < 1 || root < 0 || root >= count)
-    throw std::invalid_argument(std::string(what) + ": " + std::to_string(count) +
-                                " buffers with root " + std::to_string(root));
+Clique& CliqueOf(int count, Tensor* const* tensors) {
   std::vector<int> devices;
-  for (int i = 0; i < count; ++i) {
-    devices.push_back(tensors[i]->device.device_id);
-    const mxplug::TBlob blob(*tensors[i]), first(*tensors[0]);
-    if (blob.Size() != first.Size() || blob.type_flag_ != first.type_flag_)
-      throw std::invalid_argument(std::string(what) + ": buffers of different sizes or dtypes");
-  }
+  for (int i = 0; i < count; ++i) devices.push_back(tensors[i]->device.device_id);
   std::sort(devices.begin(), devices.end());
-  if (std::adjacent_find(devices.begin(), devices.end()) != devices.end())
-    throw std::invalid_argument(std::string(what) + " over " + Names(devices) +
-                                ": two buffers on one device (NCCL takes one rank per device)");
   auto it = cliques.find(devices);
   if (it != cliques.end()) return it->second;
   Clique clique;
@@ -128,12 +125,8 @@ void RunGroup(const char* call, Clique& clique, const std::vector<int>& order, E
 
 void NcclReduce(int count, const DLTensor* const* inputs, DLTensor* output, int root) {
   std::lock_guard<std::mutex> lock(mu);
-  Clique& clique = CliqueOf("ncclReduce", count, inputs, root);
+  Clique& clique = CliqueOf(count, inputs);
   const mxplug::TBlob out(*output), first(*inputs[0]);
-  if (output->device.device_id != inputs[root]->device.device_id || out.Size() != first.Size() ||
-      out.type_flag_ != first.type_flag_)
-    throw std::invalid_argument("ncclReduce: the output is not on the root's device, or not of "
-                                "the inputs' size and dtype");
   std::vector<int> order;
   for (int i = 0; i < count; ++i) order.push_back(inputs[i]->device.device_id);
   const int root_rank = clique.RankOf(order[root]);
@@ -148,7 +141,7 @@ void NcclReduce(int count, const DLTensor* const* inputs, DLTensor* output, int 
 
 void NcclBroadcast(int count, DLTensor* const* buffers, int root) {
   std::lock_guard<std::mutex> lock(mu);
-  Clique& clique = CliqueOf("ncclBroadcast", count, buffers, root);
+  Clique& clique = CliqueOf(count, buffers);
   std::vector<int> order;
   for (int i = 0; i < count; ++i) order.push_back(buffers[i]->device.device_id);
   const int root_rank = clique.RankOf(order[root]);

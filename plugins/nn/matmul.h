@@ -226,9 +226,9 @@ struct FullyConnectedParam : mxplug::Parameter<FullyConnectedParam> {
 };
 
 /*! \brief What FullyConnected and the convolutions share: the arguments data, weight and (unless
- * no_bias) bias; float16, float32 or float64 data; a backward that reads the output gradient, the data and
- * the weight but never the output (so the output can be freed right after forward: the seeds'
- * example of backward dependency); and scratch for a library's kernel (oneDNN's reorders and
+ * no_bias) bias; float16, float32 or float64 data; a backward that reads the output gradient, the
+ * data and the weight but never the output (so the output can be freed right after forward: the
+ * seeds' example of backward dependency); and scratch for a library's kernel (oneDNN's reorders and
  * scratchpad on the CPU). */
 class WeightedLayerProp : public mxplug::OperatorProperty {
  public:

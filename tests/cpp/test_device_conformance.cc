@@ -266,8 +266,8 @@ TEST_P(DeviceConformance, CollectivesSumIntoTheRootAndBroadcastFromIt) {
     void* p = dev_->Allocate(d, offset + bytes, 64);
     dev_->Copy(Dev(d), static_cast<char*>(p) + offset, Context::CPU(), mine.data(), bytes);
     blocks.push_back(p);
-    tensors.push_back(DLTensor{p, Dev(d).ToDLDevice(), 1, DLDataType{kDLFloat, 32, 1}, shape,
-                               nullptr, offset});
+    tensors.push_back(
+        DLTensor{p, Dev(d).ToDLDevice(), 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr, offset});
   }
   void* out_block = dev_->Allocate(root, offset + bytes, 64);
   DLTensor out{out_block, Dev(root).ToDLDevice(), 1, DLDataType{kDLFloat, 32, 1}, shape, nullptr,
@@ -290,13 +290,25 @@ TEST_P(DeviceConformance, CollectivesSumIntoTheRootAndBroadcastFromIt) {
     EXPECT_EQ(got, want) << Dev(d).ToString();
   }
 
-  // Two buffers on one device: refused before anything runs, naming the call and the devices.
+  // The host refuses what breaks the contract before the backend sees it, naming the call, the
+  // devices and what was expected: two buffers on one device, a root that is not one of the
+  // buffers, an output off the root's device.
+  const std::string d0 = Dev(0).ToString();
   std::vector<const DLTensor*> twice{&tensors[0], &tensors[0]};
-  const std::string text = test::ErrorText([&] { dev_->CollectiveReduce(twice, &out, 0); });
-  EXPECT_NE(text.find("summing over " + Dev(0).ToString() + ", " + Dev(0).ToString()),
+  std::string text = test::ErrorText([&] { dev_->CollectiveReduce(twice, &out, 0); });
+  EXPECT_NE(text.find("summing over " + d0 + ", " + d0), std::string::npos) << text;
+  EXPECT_NE(text.find("two buffers on " + d0 + "; expected one per device"), std::string::npos)
+      << text;
+  text = test::ErrorText([&] { dev_->CollectiveBroadcast(buffers, n); });
+  EXPECT_NE(text.find("root " + std::to_string(n) + " is not one of the " + std::to_string(n) +
+                      " buffers"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("two buffers on one device"), std::string::npos) << text;
+  if (n > 1) {
+    text = test::ErrorText([&] { dev_->CollectiveReduce(inputs, &out, 0); });
+    EXPECT_NE(text.find("the output is not on the root's device (" + d0 + ")"), std::string::npos)
+        << text;
+  }
   for (int32_t d = 0; d < n; ++d) dev_->Free(d, blocks[d]);
   dev_->Free(root, out_block);
 }

@@ -192,29 +192,66 @@ std::string DevicesOf(const DeviceEntry& d, const std::vector<T*>& tensors) {
     text += (text.empty() ? "" : ", ") + Named(d, t->device.device_id);
   return text;
 }
-void CheckCollectives(const DeviceEntry& d, const char* which) {
+int64_t ElementsOf(const DLTensor& t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];
+  return n;
+}
+bool SameKind(const DLTensor& a, const DLTensor& b) {
+  return ElementsOf(a) == ElementsOf(b) && a.dtype.code == b.dtype.code &&
+         a.dtype.bits == b.dtype.bits && a.dtype.lanes == b.dtype.lanes;
+}
+// The collectives' contract (abi/device.h), checked here once so that backends need not: the
+// backend has them, a root among the buffers, one buffer per device of this backend, all of one
+// dtype and size. `what` names the call.
+template <typename T>
+void CheckGroup(const DeviceEntry& d, const std::string& what, const std::vector<T*>& tensors,
+                int32_t root) {
   if (!d.HasCollectives())
-    throw Error(Where(d, std::string("has no collectives among its devices (") + which +
-                             "; its plugin predates ABI 1.4 or was built without them)"),
+    throw Error(Where(d, "has no collectives among its devices (" + what +
+                             "): its plugin predates ABI 1.4 or was built without them"),
                 kMXPUnimplemented);
+  auto refuse = [&](const std::string& why) {
+    throw Error(Where(d, what + ": " + why), kMXPInvalidArgument);
+  };
+  if (root < 0 || root >= static_cast<int32_t>(tensors.size()))
+    refuse("root " + std::to_string(root) + " is not one of the " + std::to_string(tensors.size()) +
+           " buffers");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const DLTensor& t = *tensors[i];
+    if (t.device.device_type != d.device_type)
+      refuse("buffer " + std::to_string(i) + " is not on a device of this backend");
+    for (size_t j = 0; j < i; ++j)
+      if (tensors[j]->device.device_id == t.device.device_id)
+        refuse("two buffers on " + Named(d, t.device.device_id) + "; expected one per device");
+    if (!SameKind(t, *tensors[0]))
+      refuse("buffer " + std::to_string(i) + " differs from buffer 0 in dtype or size");
+  }
 }
 }  // namespace
 
 void DeviceEntry::CollectiveReduce(const std::vector<const DLTensor*>& inputs, DLTensor* output,
                                    int32_t root) const {
-  CheckCollectives(*this, "reduce");
+  const std::string what = "summing over " + DevicesOf(*this, inputs) + " into " +
+                           Named(*this, output->device.device_id);
+  CheckGroup(*this, what, inputs, root);
+  if (output->device.device_type != device_type ||
+      output->device.device_id != inputs[root]->device.device_id || !SameKind(*output, *inputs[0]))
+    throw Error(Where(*this, what + ": the output is not on the root's device (" +
+                                 Named(*this, inputs[root]->device.device_id) +
+                                 ") or not of the inputs' dtype and size"),
+                kMXPInvalidArgument);
   ThrowIfError(def.collective_reduce(def.user, static_cast<int32_t>(inputs.size()), inputs.data(),
                                      output, root),
-               Where(*this, "summing over " + DevicesOf(*this, inputs) + " into " +
-                                Named(*this, output->device.device_id)));
+               Where(*this, what));
 }
 
 void DeviceEntry::CollectiveBroadcast(const std::vector<DLTensor*>& buffers, int32_t root) const {
-  CheckCollectives(*this, "broadcast");
+  const std::string what = "broadcasting over " + DevicesOf(*this, buffers);
+  CheckGroup(*this, what, buffers, root);
   ThrowIfError(def.collective_broadcast(def.user, static_cast<int32_t>(buffers.size()),
                                         buffers.data(), root),
-               Where(*this, "broadcasting from " + Named(*this, buffers[root]->device.device_id) +
-                                " to " + DevicesOf(*this, buffers)));
+               Where(*this, what + " from " + Named(*this, buffers[root]->device.device_id)));
 }
 
 }  // namespace mxplug

@@ -129,8 +129,8 @@ class CollectiveStore : public MergingStore {
                     kMXPInvalidArgument);
       if (ctx.dev_type != set.dev_type)
         throw Error(std::string("kvstore '") + type() + "' " + call + ": key '" + key +
-                        "' has arrays on " + arrays[0].ctx().ToString() + " and " +
-                        ctx.ToString() + "; one collective runs on the devices of one backend",
+                        "' has arrays on " + arrays[0].ctx().ToString() + " and " + ctx.ToString() +
+                        "; one collective runs on the devices of one backend",
                     kMXPInvalidArgument);
       if (std::find(set.ids.begin(), set.ids.end(), ctx.dev_id) != set.ids.end())
         throw Error(std::string("kvstore '") + type() + "' " + call + ": key '" + key +

@@ -160,22 +160,21 @@ struct Problem {
     // float16 computes in float32 (MXNet's pseudo-float16 default) on tensor cores, which MXNet
     // allows by default (MXNET_CUDA_ALLOW_TENSOR_CORE=1).
     const bool half = dtype == CUDNN_DATA_HALF;
-    CheckCudnn(cudnnSetConvolutionNdDescriptor(conv.d, static_cast<int>(pad.size()), pad.data(),
-                                               stride.data(), dilate.data(),
-                                               CUDNN_CROSS_CORRELATION,
-                                               half ? CUDNN_DATA_FLOAT : dtype),
+    CheckCudnn(cudnnSetConvolutionNdDescriptor(
+                   conv.d, static_cast<int>(pad.size()), pad.data(), stride.data(), dilate.data(),
+                   CUDNN_CROSS_CORRELATION, half ? CUDNN_DATA_FLOAT : dtype),
                "cudnnSetConvolutionNdDescriptor");
     CheckCudnn(cudnnSetConvolutionGroupCount(conv.d, Int(s.groups)),
                "cudnnSetConvolutionGroupCount");
     const bool tf32 = dtype == CUDNN_DATA_FLOAT && EnvIs("MXPLUG_CUDNN_ALLOW_TF32", "1");
-    CheckCudnn(cudnnSetConvolutionMathType(conv.d, half ? CUDNN_TENSOR_OP_MATH
+    CheckCudnn(cudnnSetConvolutionMathType(conv.d, half   ? CUDNN_TENSOR_OP_MATH
                                                    : tf32 ? CUDNN_DEFAULT_MATH
                                                           : CUDNN_FMA_MATH),
                "cudnnSetConvolutionMathType");
     std::ostringstream k;
     k << "x" << Dims(xd) << " w" << Dims(wd) << " y" << Dims(yd) << " pad" << Dims(pad) << " stride"
       << Dims(stride) << " dilate" << Dims(dilate) << " groups " << s.groups << " "
-      << (half                       ? "float16 (float32 compute)"
+      << (half                        ? "float16 (float32 compute)"
           : dtype == CUDNN_DATA_FLOAT ? (tf32 ? "float32 (TF32)" : "float32")
                                       : "float64")
       << " on cuda(" << CurrentDevice() << ")";

@@ -80,10 +80,9 @@ inline cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 // GPU float16 products do the same; tensor cores where the GPU has them).
 inline cublasStatus_t GemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          cublasOperation_t tb, int m, int n, int k,
-                                         const float* alpha, const __half* a, int lda,
-                                         long long sa, const __half* b, int ldb, long long sb,
-                                         const float* beta, __half* c, int ldc, long long sc,
-                                         int batch) {
+                                         const float* alpha, const __half* a, int lda, long long sa,
+                                         const __half* b, int ldb, long long sb, const float* beta,
+                                         __half* c, int ldc, long long sc, int batch) {
   return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, a, CUDA_R_16F, lda, sa, b,
                                     CUDA_R_16F, ldb, sb, beta, c, CUDA_R_16F, ldc, sc, batch,
                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);

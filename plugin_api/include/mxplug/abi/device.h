@@ -131,7 +131,9 @@ typedef struct MXPDeviceDef {
    * function after the work that wrote their inputs has completed, and reads their outputs from
    * any stream afterwards. `collective_reduce` writes the sum of every inputs[i] into `output`,
    * which lies on inputs[root]'s device; `collective_broadcast` copies buffers[root] into every
-   * other buffer. NULL (both, or neither) when the backend has none.
+   * other buffer. The host checks all of this before the call (a root among the buffers, one
+   * buffer per device, one dtype and size, the output on the root's device). NULL (both, or
+   * neither) when the backend has none.
    * \since 1.4
    */
   MXPStatus* (*collective_reduce)(void* user, int32_t count, const DLTensor* const* inputs,

@@ -3,9 +3,11 @@
  * \brief Base class of a device backend plugin (register with MXPLUG_REGISTER_DEVICE). A device
  * whose work runs inline on the calling thread, as the CPU's, keeps the stream and event defaults.
  *
- * The functions of ABI 1.2 (Memset to StartThread) and 1.4 (the collectives) are optional: the
- * registration publishes one only when the backend class overrides it, and the host has a fallback for each that is absent
- * (abi/device.h), so a backend overrides only what its device does better than the fallback.
+ * The functions of ABI 1.2 (Memset to StartThread) are optional: the registration publishes one
+ * only when the backend class overrides it, and the host has a fallback for each that is absent
+ * (abi/device.h), so a backend overrides only what its device does better than the fallback. The
+ * collectives of ABI 1.4 are published when both are overridden; without them the host has none
+ * (kvstore 'nccl' says so).
  */
 #ifndef MXPLUG_SDK_DEVICE_BACKEND_HPP_
 #define MXPLUG_SDK_DEVICE_BACKEND_HPP_
