@@ -1,11 +1,12 @@
 # cuDNN for the CUDA plugin, where the toolkit has it and it still declares and exports the legacy
-# convolution API that devices/cuda/kernels/cudnn_convolution.cc calls (cuDNN 9 keeps it, marked
-# deprecated; the graph API would replace it). Sets MXPLUG_CUDNN_CONVOLUTION, MXPLUG_CUDNN_LIBRARY
-# and MXPLUG_CUDNN_INCLUDE; without it the CUDA plugin's convolutions run the project's unrolled
-# kernel, and configure says so.
+# API that devices/cuda/kernels/cudnn_convolution.cc and cudnn_layers.cc call: convolutions, batch
+# normalization, activations, softmax, LRN (cuDNN 9 keeps it, marking the convolutions, batch
+# normalization and activations deprecated; the graph API would replace them). Sets
+# MXPLUG_CUDNN_LEGACY_API, MXPLUG_CUDNN_LIBRARY and MXPLUG_CUDNN_INCLUDE; without it the CUDA
+# plugin runs the project's own kernels for those ops, and configure says so.
 find_library(MXPLUG_CUDNN_LIBRARY cudnn HINTS "${CUDAToolkit_LIBRARY_DIR}")
 find_path(MXPLUG_CUDNN_INCLUDE cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-set(MXPLUG_CUDNN_CONVOLUTION OFF)
+set(MXPLUG_CUDNN_LEGACY_API OFF)
 if(MXPLUG_CUDNN_LIBRARY AND MXPLUG_CUDNN_INCLUDE)
   include(CheckCXXSourceCompiles)
   set(CMAKE_REQUIRED_INCLUDES "${MXPLUG_CUDNN_INCLUDE}" ${CUDAToolkit_INCLUDE_DIRS})
@@ -18,21 +19,28 @@ if(MXPLUG_CUDNN_LIBRARY AND MXPLUG_CUDNN_INCLUDE)
                       (void*)&cudnnConvolutionBackwardFilter, (void*)&cudnnConvolutionBackwardBias,
                       (void*)&cudnnFindConvolutionForwardAlgorithm,
                       (void*)&cudnnGetConvolutionForwardAlgorithm_v7,
-                      (void*)&cudnnSetConvolutionGroupCount, (void*)&cudnnAddTensor};
+                      (void*)&cudnnSetConvolutionGroupCount, (void*)&cudnnAddTensor,
+                      (void*)&cudnnBatchNormalizationForwardTraining,
+                      (void*)&cudnnBatchNormalizationForwardInference,
+                      (void*)&cudnnBatchNormalizationBackward, (void*)&cudnnDeriveBNTensorDescriptor,
+                      (void*)&cudnnActivationForward, (void*)&cudnnActivationBackward,
+                      (void*)&cudnnSoftmaxForward, (void*)&cudnnSoftmaxBackward,
+                      (void*)&cudnnLRNCrossChannelBackward};
       return used[0] == nullptr;
-    }]=] MXPLUG_CUDNN_HAS_LEGACY_CONVOLUTION)
+    }]=] MXPLUG_CUDNN_HAS_LEGACY_API)
   unset(CMAKE_REQUIRED_INCLUDES)
   unset(CMAKE_REQUIRED_FLAGS)
   unset(CMAKE_REQUIRED_LIBRARIES)
-  set(MXPLUG_CUDNN_CONVOLUTION ${MXPLUG_CUDNN_HAS_LEGACY_CONVOLUTION})
+  set(MXPLUG_CUDNN_LEGACY_API ${MXPLUG_CUDNN_HAS_LEGACY_API})
 endif()
-if(MXPLUG_CUDNN_CONVOLUTION)
+if(MXPLUG_CUDNN_LEGACY_API)
   file(STRINGS "${MXPLUG_CUDNN_INCLUDE}/cudnn_version.h" _cudnn_version
        REGEX "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
   string(REGEX REPLACE "[^0-9;]" "" _cudnn_version "${_cudnn_version}")
   string(REPLACE ";" "." _cudnn_version "${_cudnn_version}")
-  message(STATUS "mxplug: cuDNN ${_cudnn_version} (${MXPLUG_CUDNN_LIBRARY}): Convolution and Deconvolution on its convolutions")
+  message(STATUS "mxplug: cuDNN ${_cudnn_version} (${MXPLUG_CUDNN_LIBRARY}): Convolution, Deconvolution, BatchNorm, relu, softmax and LRN's backward on cuDNN")
 else()
-  message(STATUS "mxplug: no cuDNN with its convolution API beside CUDA ${CUDAToolkit_VERSION}: "
-                 "Convolution and Deconvolution run the project's kernels on CUDA")
+  message(STATUS "mxplug: no cuDNN with its legacy API beside CUDA ${CUDAToolkit_VERSION}: "
+                 "Convolution, Deconvolution, BatchNorm, Activation, softmax and LRN run the "
+                 "project's kernels on CUDA")
 endif()

@@ -7,4 +7,4 @@ set(MXPLUG_GPU_SOURCES
   kernels/sample.cu kernels/index.cu kernels/convolution.cu kernels/pooling.cu
   kernels/batch_norm.cu kernels/lrn.cu kernels/upsampling.cu)
 # The CUDA plugin's alone: NVIDIA's libraries that HIP has no counterpart of on Debian 12.
-set(MXPLUG_CUDA_ONLY_SOURCES kernels/cudnn_convolution.cc)
+set(MXPLUG_CUDA_ONLY_SOURCES kernels/cudnn_convolution.cc kernels/cudnn_layers.cc)

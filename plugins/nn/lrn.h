@@ -1,8 +1,8 @@
 // LRN: local response normalization across channels (MXNet's alpha, beta, knorm, nsize):
 // out = x * (knorm + alpha / nsize * sum of x^2 over the nsize channels around)^-beta. The
 // definitions, registered by lrn.cc, and the computation as per-element functors every device runs
-// (LrnKernel<Loop>): the CPU behind oneDNN (lrn.cc), CUDA and HIP as they are
-// (devices/cuda/kernels/lrn.cu).
+// (LrnKernel<Loop>): the CPU behind oneDNN (lrn.cc), CUDA behind cuDNN's backward and HIP as they
+// are (devices/cuda/kernels/lrn.cu).
 #ifndef MXPLUG_PLUGINS_NN_LRN_H_
 #define MXPLUG_PLUGINS_NN_LRN_H_
 
@@ -53,7 +53,8 @@ class LRNProp : public mxplug::OperatorProperty {
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
                                              const std::vector<int>& in_data,
                                              const std::vector<int>& out_data) const override {
-    return {out_grad[0], in_data[0], out_data[1]};
+    // The output too: cuDNN's backward (the CUDA kernel's fused path) reads it.
+    return {out_grad[0], in_data[0], out_data[0], out_data[1]};
   }
   // Temp space for oneDNN where the nn plugin has it (defined in lrn.cc, which knows).
   std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override;
@@ -130,8 +131,18 @@ struct LrnBackwardElements {
   }
 };
 
-/*! \brief LRN on `Loop` (mxplug::CpuLoop, a device's loop): one element per iteration. */
-template <class Loop>
+/*! \brief A device without a fused LRN backward. */
+struct NoFusedLrn {
+  static bool Backward(const mxplug::OpContext&, const LRNParam&, const TBlob&, const TBlob&,
+                       const TBlob&, const TBlob&, OpReqType) {
+    return false;
+  }
+};
+
+/*! \brief LRN on `Loop` (mxplug::CpuLoop, a device's loop): one element per iteration. Backward
+ * tries Fused::Backward(ctx, param, data, out, out_grad, data_grad, req) first, which returns
+ * false where the device has no fused kernel for the call. */
+template <class Loop, class Fused = NoFusedLrn>
 class LrnKernel : public mxplug::Operator {
  public:
   LrnKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { param_.Init(kwargs); }
@@ -153,6 +164,8 @@ class LrnKernel : public mxplug::Operator {
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
                 const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
+    if (Fused::Backward(ctx, param_, in_data[0], out_data[0], out_grad[0], in_grad[0], req[0]))
+      return;
     const LrnGeometry g = MakeLrnGeometry(param_, in_data[0].shape_);
     mxplug::RealTypeSwitch(in_data[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
@@ -166,9 +179,9 @@ class LrnKernel : public mxplug::Operator {
   LRNParam param_;
 };
 
-template <class Loop>
+template <class Loop, class Fused = NoFusedLrn>
 void RegisterLrnKernels(DLDeviceType device) {
-  mxplug::sdk::RegisterKernel<LrnKernel<Loop>>("LRN", device);
+  mxplug::sdk::RegisterKernel<LrnKernel<Loop, Fused>>("LRN", device);
 }
 
 }  // namespace mxplug_nn

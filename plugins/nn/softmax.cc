@@ -1,5 +1,6 @@
 // Registers the definitions of softmax, log_softmax and SoftmaxOutput (softmax.h) and their CPU
-// kernels: the element loop, with oneDNN's softmax first for softmax and log_softmax in float32.
+// kernels: the element loop, with oneDNN's softmax first for the forwards of softmax, log_softmax
+// and SoftmaxOutput in float32.
 #include "softmax.h"
 
 #include "onednn/onednn.h"
@@ -16,6 +17,10 @@ struct OnednnSoftmax {
   static bool Forward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int axis, bool log,
                       const mxplug::TBlob& out, mxplug::OpReqType req) {
     return mxplug_nn::onednn::SoftmaxForward(ctx, data, axis, log, out, req);
+  }
+  static bool Backward(const mxplug::OpContext&, const mxplug::TBlob&, const mxplug::TBlob&, int,
+                       bool, const mxplug::TBlob&, mxplug::OpReqType) {
+    return false;  // the element loop's gradient is a single pass already
   }
 };
 

@@ -150,12 +150,17 @@ struct NoFusedSoftmax {
   static bool Forward(const mxplug::OpContext&, const TBlob&, int, bool, const TBlob&, OpReqType) {
     return false;
   }
+  static bool Backward(const mxplug::OpContext&, const TBlob&, const TBlob&, int, bool,
+                       const TBlob&, OpReqType) {
+    return false;
+  }
 };
 
 /*!
  * \brief softmax (kLog false) or log_softmax on a device whose element loop is Loop, a call per
- * line. Fused::Forward(ctx, data, axis, log, out, req) is tried first at temperature 1 and
- * returns false where the device has no fused kernel for the call.
+ * line. At temperature 1, Fused::Forward(ctx, data, axis, log, out, req) and
+ * Fused::Backward(ctx, out_grad, out, axis, log, data_grad, req) are tried first and return false
+ * where the device has no fused kernel for the call.
  */
 template <bool kLog, class Loop, class Fused = NoFusedSoftmax>
 class SoftmaxKernel : public mxplug::Operator {
@@ -185,7 +190,9 @@ class SoftmaxKernel : public mxplug::Operator {
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
-    const Lines lines = LinesAlong(og[0].shape_, mxplug::NormalizeAxis(axis_, og[0].ndim()));
+    const int a = mxplug::NormalizeAxis(axis_, og[0].ndim());
+    if (temp_ == 1.0 && Fused::Backward(ctx, og[0], out[0], a, kLog, ig[0], req[0])) return;
+    const Lines lines = LinesAlong(og[0].shape_, a);
     mxplug::RealTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       Loop::Run(ctx, lines.count,
@@ -288,6 +295,10 @@ class SoftmaxOutputProp : public mxplug::OperatorProperty {
       const std::vector<int>& in, const std::vector<int>& out) const override {
     return {{in[0], out[0]}};
   }
+  // Temp space for a device's fused softmax (oneDNN's reorders on the CPU).
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
+  }
   // normalization 'valid' counts the valid labels on the device, into temp space.
   std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
     if (param_.normalization == kValid) return {mxplug::ResourceRequest::kTempSpace};
@@ -340,8 +351,9 @@ struct SoftmaxOutputGradLines {
   }
 };
 
-/*! \brief SoftmaxOutput on a device whose element loop is Loop, a call per line. */
-template <class Loop>
+/*! \brief SoftmaxOutput on a device whose element loop is Loop, a call per line; its forward is
+ * Fused's softmax first, as softmax's is. */
+template <class Loop, class Fused = NoFusedSoftmax>
 class SoftmaxOutputKernel : public mxplug::Operator {
  public:
   SoftmaxOutputKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
@@ -350,6 +362,9 @@ class SoftmaxOutputKernel : public mxplug::Operator {
                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const TShape s = SoftmaxOutputView(p_, in[0].shape_);
+    TBlob data = in[0], y = out[0];  // seen as the view
+    data.shape_ = y.shape_ = s;
+    if (Fused::Forward(ctx, data, ClassAxis(p_, s), false, y, req[0])) return;
     const Lines lines = LinesAlong(s, ClassAxis(p_, s));
     mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
@@ -399,7 +414,7 @@ void RegisterSoftmaxKernels(DLDeviceType device) {
   mxplug::sdk::RegisterKernel<SoftmaxKernel<false, Loop, Fused>>("softmax", device);
   mxplug::sdk::RegisterKernel<SoftmaxKernel<true, Loop, Fused>>("log_softmax", device);
   for (const char* name : {"SoftmaxOutput", "Softmax"})
-    mxplug::sdk::RegisterKernel<SoftmaxOutputKernel<Loop>>(name, device);
+    mxplug::sdk::RegisterKernel<SoftmaxOutputKernel<Loop, Fused>>(name, device);
 }
 
 }  // namespace mxplug_nn

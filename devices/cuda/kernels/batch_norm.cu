@@ -3,9 +3,14 @@
 // tree, so results repeat from run to run) and the per-element work one thread per element.
 // Statistics are kept in the compute type, which is the parameters' (float for float16 data, as
 // MXNet keeps them: ParamType), in the op's temp space: mean, inverse standard deviation, and in
-// backward the sums of dy and dy * xhat.
+// backward the sums of dy and dy * xhat. On CUDA, cuDNN does the statistics, the normalization and
+// the gradients where it takes the call (cudnn_layers.h, Note [cuDNN layers]); the moving
+// statistics are always these kernels' own.
 #include <vector>
 
+#if !defined(MXPLUG_HIP)
+#include "cudnn_layers.h"
+#endif
 #include "launch.cuh"
 #include "nn/batch_norm.h"
 #include "reduce.cuh"
@@ -76,6 +81,12 @@ struct StatsFrom {
     mean[c] = mean_in[c];
     invstd[c] = is_var ? InvStd(var_or_invstd[c], eps) : var_or_invstd[c];
   }
+};
+
+template <class C>
+struct FillOnes {
+  C* out;
+  __device__ void operator()(int64_t c) const { out[c] = C(1); }
 };
 
 template <class T>
@@ -166,21 +177,27 @@ class BatchNormGpu : public mxplug::Operator {
     mxplug::FloatTypeSwitch(data.type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       using C = ParamType<T>;
-      C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(2 * s.channels));
-      C* invstd = mean + s.channels;
+      C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(3 * s.channels));
+      C *invstd = mean + s.channels, *ones = invstd + s.channels;
       const T* x = data.dptr<T>();
-      if (batch_stats) {
+      const C* moving_mean = aux[kMovingMean].dptr<C>();
+      const C* moving_var = aux[kMovingVar].dptr<C>();
+      // cuDNN normalizes, saving the batch's statistics where it uses them.
+      const bool normalized =
+          req[kOut] != mxplug::kNullOp &&
+          CudnnForward(ctx, data, ones, in[kGamma].dptr<C>(), in[kBeta].dptr<C>(), batch_stats,
+                       moving_mean, moving_var, mean, invstd, out[kOut], req[kOut]);
+      if (!batch_stats) {
+        ForEach(s.channels, stream,
+                StatsFrom<C>{moving_mean, moving_var, true, param_.eps, mean, invstd});
+      } else if (!normalized) {
         const ReduceIndex ix = PerChannel(s);
         const C m = static_cast<C>(s.count());
         ReduceEach<Sum>(ix, C(0), stream, LoadElement<T>{x}, StoreMean<C>{mean, m});
         ReduceEach<Sum>(ix, C(0), stream, LoadCentredSquare<T>{x, mean},
                         StoreInvStd<C>{invstd, m, param_.eps});
-      } else {
-        ForEach(s.channels, stream,
-                StatsFrom<C>{aux[kMovingMean].dptr<C>(), aux[kMovingVar].dptr<C>(), true,
-                             param_.eps, mean, invstd});
       }
-      if (req[kOut] != mxplug::kNullOp)
+      if (req[kOut] != mxplug::kNullOp && !normalized)
         ForEach(
             data.Size(), stream,
             NormalizeElements<T>{Channels(s), x, in[kGamma].dptr<C>(), in[kBeta].dptr<C>(), mean,
@@ -202,33 +219,41 @@ class BatchNormGpu : public mxplug::Operator {
     mxplug::FloatTypeSwitch(data.type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       using C = ParamType<T>;
-      C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(4 * s.channels));
+      C* mean = ctx.requested[0].get_space_typed<C>(static_cast<size_t>(5 * s.channels));
       C *invstd = mean + s.channels, *sum_dy = invstd + s.channels,
-        *sum_dy_xhat = sum_dy + s.channels;
+        *sum_dy_xhat = sum_dy + s.channels, *ones = sum_dy_xhat + s.channels;
+      const T* x = data.dptr<T>();
+      const T* dy = out_grad[kOut].dptr<T>();
+      const C* gamma = in_data[kGamma].dptr<C>();
+      bool done = false;  // the data gradient and the sums, by cuDNN
       if (batch_stats) {  // the moving statistics follow the batch's, then its gradient
         ForEach(s.channels, stream,
                 UpdateMoving<C>{out_data[kMean].dptr<C>(), out_data[kInvStd].dptr<C>(),
                                 aux[kMovingMean].dptr<C>(), aux[kMovingVar].dptr<C>(),
                                 param_.momentum, param_.eps});
-        ForEach(s.channels, stream,
-                StatsFrom<C>{out_data[kMean].dptr<C>(), out_data[kInvStd].dptr<C>(), false,
-                             param_.eps, mean, invstd});
+        done = CudnnBackward(ctx, data, ones, gamma, out_data[kMean].dptr<C>(),
+                             out_data[kInvStd].dptr<C>(), out_grad[kOut], in_grad[kData],
+                             req[kData], sum_dy_xhat, sum_dy);
+        if (!done)
+          ForEach(s.channels, stream,
+                  StatsFrom<C>{out_data[kMean].dptr<C>(), out_data[kInvStd].dptr<C>(), false,
+                               param_.eps, mean, invstd});
       } else {
         ForEach(s.channels, stream,
                 StatsFrom<C>{aux[kMovingMean].dptr<C>(), aux[kMovingVar].dptr<C>(), true,
                              param_.eps, mean, invstd});
       }
-      const T* x = data.dptr<T>();
-      const T* dy = out_grad[kOut].dptr<T>();
-      const ReduceIndex ix = PerChannel(s);
-      ReduceEach<Sum>(ix, C(0), stream, LoadElement<T>{dy}, StoreSum<C>{sum_dy});
-      ReduceEach<Sum>(ix, C(0), stream, LoadGradTimesXhat<T>{x, dy, mean, invstd},
-                      StoreSum<C>{sum_dy_xhat});
-      if (req[kData] != mxplug::kNullOp)
-        ForEach(data.Size(), stream,
-                DataGradElements<T>{Channels(s), x, dy, in_data[kGamma].dptr<C>(), mean, invstd,
-                                    sum_dy, sum_dy_xhat, static_cast<C>(s.count()), batch_stats,
-                                    param_.fix_gamma, in_grad[kData].dptr<T>(), req[kData]});
+      if (!done) {
+        const ReduceIndex ix = PerChannel(s);
+        ReduceEach<Sum>(ix, C(0), stream, LoadElement<T>{dy}, StoreSum<C>{sum_dy});
+        ReduceEach<Sum>(ix, C(0), stream, LoadGradTimesXhat<T>{x, dy, mean, invstd},
+                        StoreSum<C>{sum_dy_xhat});
+        if (req[kData] != mxplug::kNullOp)
+          ForEach(data.Size(), stream,
+                  DataGradElements<T>{Channels(s), x, dy, gamma, mean, invstd, sum_dy, sum_dy_xhat,
+                                      static_cast<C>(s.count()), batch_stats, param_.fix_gamma,
+                                      in_grad[kData].dptr<T>(), req[kData]});
+      }
       ForEach(s.channels, stream,
               ParamGrads<C>{sum_dy, sum_dy_xhat, param_.fix_gamma,
                             Written<C>(in_grad[kGamma], req[kGamma]),
@@ -237,6 +262,40 @@ class BatchNormGpu : public mxplug::Operator {
   }
 
  private:
+  // cuDNN's scale: gamma, or ones under fix_gamma (filled into `ones`).
+  template <class C>
+  const C* Scale(C* ones, const C* gamma, const mxplug::TShape& shape, cudaStream_t stream) const {
+    if (!param_.fix_gamma) return gamma;
+    ForEach(shape[Axis(shape)], stream, FillOnes<C>{ones});
+    return ones;
+  }
+  // cuDNN's part (cudnn_layers.h), unless cudnn_off, the portable kernels or HIP.
+  template <class C>
+  bool CudnnForward(const OpContext& ctx, const TBlob& data, C* ones, const C* gamma, const C* beta,
+                    bool batch_stats, const C* moving_mean, const C* moving_var, C* mean, C* invstd,
+                    const TBlob& out, OpReqType req) const {
+#if defined(MXPLUG_HIP)
+    return false;
+#else
+    return !param_.cudnn_off && !UsePortableKernels() &&
+           CudnnBatchNormForward(ctx, data, Axis(data.shape_), param_.eps, batch_stats,
+                                 Scale(ones, gamma, data.shape_, StreamOf(ctx)), beta, moving_mean,
+                                 moving_var, mean, invstd, out, req);
+#endif
+  }
+  template <class C>
+  bool CudnnBackward(const OpContext& ctx, const TBlob& data, C* ones, const C* gamma,
+                     const C* mean, const C* invstd, const TBlob& out_grad, const TBlob& data_grad,
+                     OpReqType req, C* dscale, C* dbias) const {
+#if defined(MXPLUG_HIP)
+    return false;
+#else
+    return !param_.cudnn_off && !UsePortableKernels() &&
+           CudnnBatchNormBackward(ctx, data, Axis(data.shape_), param_.eps,
+                                  Scale(ones, gamma, data.shape_, StreamOf(ctx)), mean, invstd,
+                                  out_grad, data_grad, req, dscale, dbias);
+#endif
+  }
   // An output's memory, or null where it is not written (its blob may be empty).
   template <class T>
   static T* Written(const TBlob& blob, OpReqType req) {

@@ -24,9 +24,6 @@
 
 #if MXPLUG_CUDNN
 
-#include <cuda_runtime_api.h>
-#include <cudnn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +36,8 @@
 #include <utility>
 #include <vector>
 
+#include "cudnn_common.h"
+
 namespace mxplug_cuda {
 namespace {
 
@@ -46,52 +45,20 @@ using mxplug::OpContext;
 using mxplug::OpReqType;
 using mxplug::TBlob;
 
-// Thrown for what cuDNN does not support: the call falls back to the unrolled kernel.
-struct NotSupported {};
+using cudnn::CheckRun;
+using cudnn::CurrentDevice;
+using cudnn::HandleFor;
+using cudnn::Int;
+using cudnn::NotSupported;
+using cudnn::Scale;
+using cudnn::SetTensor;
+using cudnn::StreamOf;
+using cudnn::TensorDesc;
 
-// While a call is being set up (descriptors, algorithms), "not supported" is a fallback; once
-// any work is queued, every failure is an error, so that nothing is computed twice.
-void CheckCudnn(cudnnStatus_t status, const std::string& call, bool setting_up = true) {
-  if (status == CUDNN_STATUS_SUCCESS) return;
-  if (status == CUDNN_STATUS_ALLOC_FAILED) throw std::bad_alloc();
-  if (status == CUDNN_STATUS_NOT_SUPPORTED && setting_up) throw NotSupported{};
-  throw std::runtime_error(call + ": " + cudnnGetErrorString(status));
-}
-void CheckRun(cudnnStatus_t status, const char* call) { CheckCudnn(status, call, false); }
-
-int CurrentDevice() {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
-  return device;
-}
-
-/*! \brief The cuDNN handle of the current device for `stream` (as Note [cuBLAS handles]). */
-cudnnHandle_t HandleFor(cudaStream_t stream) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, cudnnHandle_t> handles;
-  const int device = CurrentDevice();
-  std::lock_guard<std::mutex> lock(mutex);
-  cudnnHandle_t& h = handles[{device, stream}];
-  if (!h) {
-    cudnnHandle_t made = nullptr;
-    CheckCudnn(cudnnCreate(&made), "cudnnCreate on cuda(" + std::to_string(device) + ")");
-    CheckCudnn(cudnnSetStream(made, stream), "cudnnSetStream");
-    h = made;
-  }
-  return h;
-}
-
-// Descriptors, destroyed with their owner.
-struct TensorDesc {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc() { CheckCudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor"); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-};
+// Descriptors beside TensorDesc (cudnn_common.h), destroyed with their owner.
 struct FilterDesc {
   cudnnFilterDescriptor_t d = nullptr;
-  FilterDesc() { CheckCudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor"); }
+  FilterDesc() { cudnn::Check(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor"); }
   ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
   FilterDesc(const FilterDesc&) = delete;
   FilterDesc& operator=(const FilterDesc&) = delete;
@@ -99,21 +66,12 @@ struct FilterDesc {
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
   ConvDesc() {
-    CheckCudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
+    cudnn::Check(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
   ConvDesc(const ConvDesc&) = delete;
   ConvDesc& operator=(const ConvDesc&) = delete;
 };
-
-void SetTensor(const TensorDesc& t, cudnnDataType_t dtype, const std::vector<int>& dims) {
-  std::vector<int> strides(dims.size());
-  int s = 1;
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) strides[i] = s, s *= dims[i];
-  CheckCudnn(cudnnSetTensorNdDescriptor(t.d, dtype, static_cast<int>(dims.size()), dims.data(),
-                                        strides.data()),
-             "cudnnSetTensorNdDescriptor");
-}
 
 /*! \brief One problem (Note [cuDNN convolutions]): descriptors of X, Y, W, the bias and the
  * convolution, and the key the algorithm cache files it under. */
@@ -125,15 +83,7 @@ struct Problem {
   std::string key;
 
   Problem(const mxplug_nn::ConvShape& s, bool deconv, int type_flag) {
-    if (type_flag == kMXPFloat32) {
-      dtype = CUDNN_DATA_FLOAT;
-    } else if (type_flag == kMXPFloat64) {
-      dtype = CUDNN_DATA_DOUBLE;
-    } else if (type_flag == kMXPFloat16) {
-      dtype = CUDNN_DATA_HALF;
-    } else {
-      throw NotSupported{};
-    }
+    dtype = cudnn::DataType(type_flag);
     const mxplug_nn::Window& win = s.window;
     // X's channels and Y's: a Convolution's data and filters, a Deconvolution's filters and data.
     // The bias has num_filter channels either way: on Y for a Convolution, on X for a
@@ -154,23 +104,23 @@ struct Problem {
     bd.resize(xd.size(), 1);
     SetTensor(x, dtype, xd);
     SetTensor(y, dtype, yd);
-    CheckCudnn(cudnnSetFilterNdDescriptor(w.d, dtype, CUDNN_TENSOR_NCHW,
-                                          static_cast<int>(wd.size()), wd.data()),
-               "cudnnSetFilterNdDescriptor");
+    cudnn::Check(cudnnSetFilterNdDescriptor(w.d, dtype, CUDNN_TENSOR_NCHW,
+                                            static_cast<int>(wd.size()), wd.data()),
+                 "cudnnSetFilterNdDescriptor");
     // float16 computes in float32 (MXNet's pseudo-float16 default) on tensor cores, which MXNet
     // allows by default (MXNET_CUDA_ALLOW_TENSOR_CORE=1).
     const bool half = dtype == CUDNN_DATA_HALF;
-    CheckCudnn(cudnnSetConvolutionNdDescriptor(
-                   conv.d, static_cast<int>(pad.size()), pad.data(), stride.data(), dilate.data(),
-                   CUDNN_CROSS_CORRELATION, half ? CUDNN_DATA_FLOAT : dtype),
-               "cudnnSetConvolutionNdDescriptor");
-    CheckCudnn(cudnnSetConvolutionGroupCount(conv.d, Int(s.groups)),
-               "cudnnSetConvolutionGroupCount");
+    cudnn::Check(cudnnSetConvolutionNdDescriptor(
+                     conv.d, static_cast<int>(pad.size()), pad.data(), stride.data(), dilate.data(),
+                     CUDNN_CROSS_CORRELATION, half ? CUDNN_DATA_FLOAT : dtype),
+                 "cudnnSetConvolutionNdDescriptor");
+    cudnn::Check(cudnnSetConvolutionGroupCount(conv.d, Int(s.groups)),
+                 "cudnnSetConvolutionGroupCount");
     const bool tf32 = dtype == CUDNN_DATA_FLOAT && EnvIs("MXPLUG_CUDNN_ALLOW_TF32", "1");
-    CheckCudnn(cudnnSetConvolutionMathType(conv.d, half   ? CUDNN_TENSOR_OP_MATH
-                                                   : tf32 ? CUDNN_DEFAULT_MATH
-                                                          : CUDNN_FMA_MATH),
-               "cudnnSetConvolutionMathType");
+    cudnn::Check(cudnnSetConvolutionMathType(conv.d, half   ? CUDNN_TENSOR_OP_MATH
+                                                     : tf32 ? CUDNN_DEFAULT_MATH
+                                                            : CUDNN_FMA_MATH),
+                 "cudnnSetConvolutionMathType");
     std::ostringstream k;
     k << "x" << Dims(xd) << " w" << Dims(wd) << " y" << Dims(yd) << " pad" << Dims(pad) << " stride"
       << Dims(stride) << " dilate" << Dims(dilate) << " groups " << s.groups << " "
@@ -182,10 +132,6 @@ struct Problem {
     SetTensor(bias, dtype, bd);
   }
 
-  static int Int(int64_t v) {
-    if (v > 0x7fffffff) throw NotSupported{};
-    return static_cast<int>(v);
-  }
   static bool EnvIs(const char* name, const char* value) {
     const char* v = std::getenv(name);
     return v && std::string(v) == value;
@@ -243,29 +189,29 @@ std::vector<Candidate> Search(cudnnHandle_t h, const Problem& p, Direction d, bo
   switch (d) {
     case Direction::kForward: {
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-      CheckCudnn(measure ? cudnnFindConvolutionForwardAlgorithm(h, p.x.d, p.w.d, p.conv.d, p.y.d,
-                                                                kMax, &n, perf)
-                         : cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.d, p.w.d, p.conv.d, p.y.d,
-                                                                  kMax, &n, perf),
-                 "choosing a cuDNN forward convolution algorithm");
+      cudnn::Check(measure ? cudnnFindConvolutionForwardAlgorithm(h, p.x.d, p.w.d, p.conv.d, p.y.d,
+                                                                  kMax, &n, perf)
+                           : cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.d, p.w.d, p.conv.d,
+                                                                    p.y.d, kMax, &n, perf),
+                   "choosing a cuDNN forward convolution algorithm");
       return Candidates(perf, n);
     }
     case Direction::kBackwardData: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-      CheckCudnn(measure ? cudnnFindConvolutionBackwardDataAlgorithm(h, p.w.d, p.y.d, p.conv.d,
-                                                                     p.x.d, kMax, &n, perf)
-                         : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p.w.d, p.y.d, p.conv.d,
-                                                                       p.x.d, kMax, &n, perf),
-                 "choosing a cuDNN backward-data convolution algorithm");
+      cudnn::Check(measure ? cudnnFindConvolutionBackwardDataAlgorithm(h, p.w.d, p.y.d, p.conv.d,
+                                                                       p.x.d, kMax, &n, perf)
+                           : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p.w.d, p.y.d, p.conv.d,
+                                                                         p.x.d, kMax, &n, perf),
+                   "choosing a cuDNN backward-data convolution algorithm");
       return Candidates(perf, n);
     }
     case Direction::kBackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-      CheckCudnn(measure ? cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x.d, p.y.d, p.conv.d,
-                                                                       p.w.d, kMax, &n, perf)
-                         : cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.x.d, p.y.d, p.conv.d,
-                                                                         p.w.d, kMax, &n, perf),
-                 "choosing a cuDNN backward-filter convolution algorithm");
+      cudnn::Check(measure ? cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x.d, p.y.d, p.conv.d,
+                                                                         p.w.d, kMax, &n, perf)
+                           : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                                 h, p.x.d, p.y.d, p.conv.d, p.w.d, kMax, &n, perf),
+                   "choosing a cuDNN backward-filter convolution algorithm");
       return Candidates(perf, n);
     }
   }
@@ -317,25 +263,9 @@ Choice Choose(cudnnHandle_t h, const Problem& p, Direction d, const mxplug_nn::C
   return choice;
 }
 
-/*! \brief 1 and 0 in the type cuDNN's scaling factors take for `dtype` (float for float16 and
- * float32, double for float64). */
-struct Scale {
-  float f1 = 1, f0 = 0;
-  double d1 = 1, d0 = 0;
-  bool is_double;
-  explicit Scale(cudnnDataType_t dtype) : is_double(dtype == CUDNN_DATA_DOUBLE) {}
-  const void* one() const { return is_double ? static_cast<const void*>(&d1) : &f1; }
-  const void* beta(OpReqType req) const {
-    const bool add = req == mxplug::kAddTo;
-    return is_double ? static_cast<const void*>(add ? &d1 : &d0) : (add ? &f1 : &f0);
-  }
-};
-
 void* Workspace(const OpContext& ctx, size_t bytes) {
   return bytes ? ctx.requested[0].get_space(bytes) : nullptr;
 }
-
-cudaStream_t StreamOf(const OpContext& ctx) { return ctx.run_ctx.get_stream<cudaStream_t>(); }
 
 // X to Y (a Convolution's forward, a Deconvolution's data gradient).
 void Forward(cudnnHandle_t h, const Problem& p, const Choice& c, void* ws, const void* x,
