@@ -231,11 +231,16 @@ class BinaryProp : public ElementwiseProp {
       (*out)[0] = BroadcastShape(lhs, rhs);
       return lhs.IsKnown() && rhs.IsKnown();
     }
-    if (lhs.ndim() >= 0 && rhs.ndim() >= 0 && lhs != rhs)
+    // lhs, rhs and the output are one shape: what each knows of it fills the others (MXNet's
+    // legacy inference: lhs (0, 10) and rhs (5, 0) are both (5, 10)).
+    TShape known = lhs;
+    if (!mxplug::MergeShape(&known, rhs))
       throw std::invalid_argument("lhs has shape " + lhs.ToString() + " but rhs has shape " +
                                   rhs.ToString() + "; they must be equal (use broadcast " +
                                   "ops for broadcasting)");
-    const TShape& known = lhs.ndim() >= 0 ? lhs : rhs.ndim() >= 0 ? rhs : (*out)[0];
+    if (!mxplug::MergeShape(&known, (*out)[0]))
+      throw std::invalid_argument("lhs and rhs have shape " + known.ToString() +
+                                  " but the output has shape " + (*out)[0].ToString());
     if (known.ndim() < 0) return false;
     lhs = rhs = (*out)[0] = known;
     return known.IsKnown();
@@ -304,22 +309,38 @@ inline const std::initializer_list<InputDoc> kBinaryInputs{{"lhs", "first input"
                                                            {"rhs", "second input"}};
 inline const std::initializer_list<InputDoc> kScalarInputs{{"data", "source input"}};
 
+// MXNet's legacy name of a scalar form: not_equal -> _NotEqualScalar (_R...Scalar reversed).
+inline std::string LegacyScalarName(const std::string& scalar, bool reversed) {
+  std::string camel = reversed ? "_R" : "_";
+  bool upper = true;
+  for (char c : scalar) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    camel += upper ? static_cast<char>(c - 'a' + 'A') : c;
+    upper = false;
+  }
+  return camel + "Scalar";
+}
+
 // One operation under each of MXNet's names for it: the same-shape form (elemwise_add, _add,
-// _plus, _Plus...), broadcast_<name>, _<scalar>_scalar and, when given, the reversed scalar form.
+// _plus, _Plus...), broadcast_<name>, _<scalar>_scalar and, when reversible, _r<scalar>_scalar,
+// each scalar form also under its legacy name (_PlusScalar, _RMinusScalar).
 template <class Op, class Visitor>
 void BinaryFamily(Visitor& visit, const std::string& name, const std::string& scalar,
                   const std::string& what, std::initializer_list<const char*> same_shape_names,
-                  const char* reversed_scalar = nullptr) {
+                  bool reversible = false) {
   for (const char* same : same_shape_names)
     visit.template Binary<Op, false>(same,
                                      what + " of two arrays of the same shape, element-wise.");
   visit.template Binary<Op, true>("broadcast_" + name,
                                   what + " of two arrays, element-wise, with NumPy broadcasting.");
-  visit.template Scalar<Op, false>("_" + scalar + "_scalar",
-                                   what + " of an array and a scalar (array first).");
-  if (reversed_scalar)
-    visit.template Scalar<Op, true>(reversed_scalar,
-                                    what + " of a scalar and an array (scalar first).");
+  for (const std::string& forward : {"_" + scalar + "_scalar", LegacyScalarName(scalar, false)})
+    visit.template Scalar<Op, false>(forward, what + " of an array and a scalar (array first).");
+  if (reversible)
+    for (const std::string& reversed : {"_r" + scalar + "_scalar", LegacyScalarName(scalar, true)})
+      visit.template Scalar<Op, true>(reversed, what + " of a scalar and an array (scalar first).");
 }
 
 // Calls visit.template Binary<Functor, kBroadcast>(name, doc) for every op of two arrays and
@@ -328,13 +349,11 @@ template <class Visitor>
 void ForEachBinaryOp(Visitor&& visit) {
   BinaryFamily<Add>(visit, "add", "plus", "Sum", {"elemwise_add", "_add", "_plus", "_Plus"});
   BinaryFamily<Sub>(visit, "sub", "minus", "Difference",
-                    {"elemwise_sub", "_sub", "_minus", "_Minus"}, "_rminus_scalar");
+                    {"elemwise_sub", "_sub", "_minus", "_Minus"}, true);
   BinaryFamily<Mul>(visit, "mul", "mul", "Product", {"elemwise_mul", "_mul", "_Mul"});
-  BinaryFamily<Div>(visit, "div", "div", "Quotient", {"elemwise_div", "_div", "_Div"},
-                    "_rdiv_scalar");
-  BinaryFamily<Mod>(visit, "mod", "mod", "Remainder (Python's sign rule)", {"_mod", "_Mod"},
-                    "_rmod_scalar");
-  BinaryFamily<Power>(visit, "power", "power", "Power", {"_power", "_Power"}, "_rpower_scalar");
+  BinaryFamily<Div>(visit, "div", "div", "Quotient", {"elemwise_div", "_div", "_Div"}, true);
+  BinaryFamily<Mod>(visit, "mod", "mod", "Remainder (Python's sign rule)", {"_mod", "_Mod"}, true);
+  BinaryFamily<Power>(visit, "power", "power", "Power", {"_power", "_Power"}, true);
   BinaryFamily<Maximum>(visit, "maximum", "maximum", "Maximum", {"_maximum", "_Maximum"});
   BinaryFamily<Minimum>(visit, "minimum", "minimum", "Minimum", {"_minimum", "_Minimum"});
   BinaryFamily<Hypot>(visit, "hypot", "hypot", "Hypotenuse sqrt(a^2 + b^2)", {"_hypot", "_Hypot"});

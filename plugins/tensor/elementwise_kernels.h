@@ -7,6 +7,7 @@
 #define MXPLUG_PLUGINS_TENSOR_ELEMENTWISE_KERNELS_H_
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "binary.h"
@@ -46,6 +47,13 @@ struct MapBackward {
   }
 };
 
+/*! \brief Whether a map's gradient reads the output's gradient: its kReadsGrad, true by default. */
+template <class Map, class = void>
+struct ReadsGrad : std::true_type {};
+template <class Map>
+struct ReadsGrad<Map, std::void_t<decltype(Map::kReadsGrad)>>
+    : std::bool_constant<Map::kReadsGrad> {};
+
 /*! \brief The kernel of a map (a unary, scalar or clip op) on a device whose element loop is Loop
  * (mxplug::CpuLoop, the CUDA plugin's CudaLoop). */
 template <class Map, class Loop>
@@ -69,6 +77,10 @@ class MapKernel : public mxplug::Operator {
                 const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& in_grad,
                 const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
+    if constexpr (!ReadsGrad<Map>::value) {  // a zero gradient: the output's gradient is not kept
+      Loop::Zero(ctx, in_grad[0], req[0]);
+      return;
+    }
     mxplug::TypeSwitch(out_grad[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
       const T* x = Map::kReadsX ? in_data[0].dptr<T>() : nullptr;

@@ -12,6 +12,7 @@ MXPLUG_REGISTER_PARAMETER(SliceParam);
 MXPLUG_REGISTER_PARAMETER(TakeParam);
 MXPLUG_REGISTER_PARAMETER(EmbeddingParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastToParam);
+MXPLUG_REGISTER_PARAMETER(BroadcastAxisParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastLikeParam);
 
 [[maybe_unused]] const bool registered = [] {

@@ -1,8 +1,9 @@
 // Definitions of the layout ops (MXNet's names and parameters): Reshape, Flatten, expand_dims,
 // transpose, slice, _slice_assign, _slice_assign_scalar, take, Embedding, broadcast_to,
-// broadcast_like. Their output holds their input's elements rearranged, so their kernels are
-// written once here, over a few primitives each device provides (Layout, below): shape_cpu.cc and
-// devices/cuda/kernels/shape.cu supply the primitives and register the kernels from one list.
+// broadcast_axis (and its alias broadcast_axes), broadcast_like. Their output holds their input's
+// elements rearranged, so their kernels are written once here, over a few primitives each device
+// provides (Layout, below): shape_cpu.cc and devices/cuda/kernels/shape.cu supply the primitives
+// and register the kernels from one list.
 #ifndef MXPLUG_PLUGINS_TENSOR_SHAPE_H_
 #define MXPLUG_PLUGINS_TENSOR_SHAPE_H_
 
@@ -331,6 +332,18 @@ struct BroadcastToParam : mxplug::Parameter<BroadcastToParam> {
   }
 };
 
+struct BroadcastAxisParam : mxplug::Parameter<BroadcastAxisParam> {
+  TShape axis, size;
+  MXPLUG_DECLARE_PARAMETER(BroadcastAxisParam) {
+    MXPLUG_DECLARE_FIELD(axis)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("The axes to broadcast along (each of size 1 in the input).");
+    MXPLUG_DECLARE_FIELD(size)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("The size each of those axes takes.");
+  }
+};
+
 struct BroadcastLikeParam : mxplug::Parameter<BroadcastLikeParam> {
   std::optional<TShape> lhs_axes, rhs_axes;
   MXPLUG_DECLARE_PARAMETER(BroadcastLikeParam) {
@@ -501,6 +514,26 @@ class BroadcastToProp : public LayoutProp<BroadcastToParam> {
       if (have != 1 && have != d[i])
         throw std::invalid_argument("cannot broadcast shape " + in.ToString() + " to " +
                                     t.ToString());
+    }
+    return TShape(d);
+  }
+};
+
+// broadcast_axis(data, axis, size): axis[i] (of size 1) becomes size[i] long.
+class BroadcastAxisProp : public LayoutProp<BroadcastAxisParam> {
+  TShape OutShape(const TShape& in) const override {
+    const TShape &axes = param_.axis, &sizes = param_.size;
+    if (axes.ndim() != sizes.ndim())
+      throw std::invalid_argument("axis " + axes.ToString() + " and size " + sizes.ToString() +
+                                  " must have the same length");
+    std::vector<int64_t> d(in.begin(), in.end());
+    for (int i = 0; i < axes.ndim(); ++i) {
+      const int a = mxplug::NormalizeAxis(static_cast<int>(axes[i]), in.ndim(), "axis");
+      if (in[a] != 1)
+        throw std::invalid_argument("axis " + std::to_string(axes[i]) + " of shape " +
+                                    in.ToString() + " has size " + std::to_string(in[a]) +
+                                    "; only axes of size 1 can be broadcast");
+      d[a] = sizes[i];
     }
     return TShape(d);
   }
@@ -698,8 +731,9 @@ struct EmbeddingKernel : mxplug::Operator {
   }
 };
 
-/*! \brief broadcast_to, broadcast_like: input 0 repeated to the output's shape; backward sums the
- * gradient over the repeats. broadcast_like's rhs only lends its shape: its gradient is 0. */
+/*! \brief broadcast_to, broadcast_axis, broadcast_like: input 0 repeated to the output's shape;
+ * backward sums the gradient over the repeats. broadcast_like's rhs only lends its shape: its
+ * gradient is 0. */
 template <class L>
 struct BroadcastKernel : mxplug::Operator {
   BroadcastKernel(const mxplug::KwArgs&, mxplug::Context) {}
@@ -761,6 +795,10 @@ void ForEachLayoutOp(Visitor&& visit) {
       EmbeddingParam::Fields());
   visit.template Op<BroadcastToProp, BroadcastKernel>(
       "broadcast_to", "Broadcasts the input to a shape.", kDataInput, BroadcastToParam::Fields());
+  for (const char* name : {"broadcast_axis", "broadcast_axes"})
+    visit.template Op<BroadcastAxisProp, BroadcastKernel>(
+        name, "Broadcasts the input along axes of size 1 to the given sizes.", kDataInput,
+        BroadcastAxisParam::Fields());
   visit.template Op<BroadcastLikeProp, BroadcastKernel>(
       "broadcast_like", "Broadcasts lhs to the shape of rhs (or of rhs's rhs_axes).",
       {{"lhs", "The array to broadcast."}, {"rhs", "The array whose shape lhs takes."}},

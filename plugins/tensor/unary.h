@@ -88,15 +88,19 @@ class UnaryProp : public UnaryShapeProp<NoParam> {
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
                                              const std::vector<int>& in_data,
                                              const std::vector<int>& out_data) const override {
+    // Without a gradient (BlockGrad, stop_gradient) backward writes zeros and reads nothing, so
+    // an output of such an op needs no head gradient, as in MXNet.
+    if (kNoGrad) return {};
     std::vector<int> deps{out_grad[0]};
-    if (!kNoGrad && (Op::kUses & kX)) deps.push_back(in_data[0]);
-    if (!kNoGrad && (Op::kUses & kY)) deps.push_back(out_data[0]);
+    if (Op::kUses & kX) deps.push_back(in_data[0]);
+    if (Op::kUses & kY) deps.push_back(out_data[0]);
     return deps;
   }
   // Backward may overwrite the output gradient only when it reads neither x nor y there.
   std::vector<std::pair<int, int>> BackwardInplaceOption(
       const std::vector<int>& out_grad, const std::vector<int>&, const std::vector<int>&,
       const std::vector<int>& in_grad) const override {
+    if (kNoGrad) return {};
     return {{out_grad[0], in_grad[0]}};
   }
 };
@@ -106,6 +110,7 @@ template <class Op, bool kNoGrad>
 struct UnaryMap {
   template <class T>
   using Compute = MathType<T>;
+  static constexpr bool kReadsGrad = !kNoGrad;  // kNoGrad: the gradient is 0, read from nothing
   static constexpr bool kReadsX = !kNoGrad && (Op::kUses & kX);
   static constexpr bool kReadsY = !kNoGrad && (Op::kUses & kY);
   explicit UnaryMap(const mxplug::KwArgs&) {}

@@ -26,6 +26,8 @@ from .base import MXPlugError, MXNetError
 _core.load_default_plugins()
 
 from . import library  # noqa: E402
+from . import engine  # noqa: E402
+from . import operator  # noqa: E402
 from . import profiler  # noqa: E402
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  # noqa: E402
 from . import ndarray  # noqa: E402
@@ -59,7 +61,7 @@ from . import kvstore_server  # noqa: E402
 _atexit.register(_core.kvstore_finish)
 kvstore_server._init_kvstore_server_module()
 
-__all__ = ["MXPlugError", "MXNetError", "library", "profiler", "Context", "cpu", "gpu",
+__all__ = ["MXPlugError", "MXNetError", "library", "engine", "operator", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
            "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod",
            "__version__"]

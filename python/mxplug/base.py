@@ -1,5 +1,28 @@
-"""What the other modules share: the exception type."""
-from ._core import MXPlugError
+"""What the other modules share: the exception types, named as MXNet's."""
+from ._core import MXNetError
 
-#: MXNet's name for the same exception, so that ``except mx.MXNetError`` keeps working.
-MXNetError = MXPlugError
+MXNetError.__module__ = "mxplug.base"
+#: mxplug's own name for MXNetError (the same class).
+MXPlugError = MXNetError
+
+
+class NotImplementedForSymbol(MXNetError):
+    """An NDArray-only operation called on a Symbol (MXNet's class and message)."""
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = function.__name__
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        msg = "Function {}".format(self.function)
+        if self.alias:
+            msg += ' (namely operator "{}")'.format(self.alias)
+        if self.args:
+            msg += " with arguments ({})".format(", ".join(self.args))
+        msg += " is not implemented for Symbol and only available in NDArray."
+        return msg
+
+
+__all__ = ["MXNetError"]

@@ -13,13 +13,11 @@ from .ndarray import NDArray, zeros
 
 
 def _as_list(name, value, names, allow_missing):
-    """A list in ``names`` order from a list or a dict (missing entries None when allowed)."""
+    """A list in ``names`` order from a list or a dict (missing entries None when allowed; keys
+    that are not among ``names`` are ignored, as MXNet ignores them)."""
     if value is None:
         return [None] * len(names)
     if isinstance(value, dict):
-        unknown = [k for k in value if k not in names]
-        if unknown:
-            raise ValueError("%s: %s not among %s" % (name, ", ".join(map(str, unknown)), names))
         if not allow_missing:
             for n in names:
                 if n not in value:
@@ -59,10 +57,16 @@ class Executor(object):
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._output_names = symbol.list_outputs()
-        self.arg_dict = dict(zip(self._arg_names, self.arg_arrays))
-        self.grad_dict = dict(zip(self._arg_names, self.grad_arrays))
-        self.aux_dict = dict(zip(self._aux_names, self.aux_arrays))
-        self.output_dict = dict(zip(self._output_names, self.outputs))
+        self._arg_dict = dict(zip(self._arg_names, self.arg_arrays))
+        self._grad_dict = dict(zip(self._arg_names, self.grad_arrays))
+        self._aux_dict = dict(zip(self._aux_names, self.aux_arrays))
+        self._output_dict = dict(zip(self._output_names, self.outputs))
+
+    # The arrays by name, as MXNet's properties give them (the same dict each time).
+    arg_dict = property(lambda self: self._arg_dict, doc="The argument arrays by name.")
+    grad_dict = property(lambda self: self._grad_dict, doc="The gradient arrays by argument name.")
+    aux_dict = property(lambda self: self._aux_dict, doc="The auxiliary state arrays by name.")
+    output_dict = property(lambda self: self._output_dict, doc="The output arrays by name.")
 
     # ---- Making ----------------------------------------------------------------------------
 

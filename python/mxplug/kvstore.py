@@ -159,3 +159,6 @@ def create(name='local'):
     if not isinstance(name, str):
         raise TypeError("kvstore create: name must be a str, got %r" % (name,))
     return KVStore(_core.KVStore(name))
+
+
+from .kvstore_server import KVStoreServer  # noqa: E402,F401 (MXNet's mx.kv.KVStoreServer)

@@ -10,7 +10,7 @@
 ``MXPLUG_PROFILER=trace.json`` profiles a whole run and writes both files at exit.
 """
 from . import _core
-from ._core import MXPlugError
+from .base import MXPlugError
 
 _prof = _core.profiler
 

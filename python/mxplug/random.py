@@ -1,6 +1,7 @@
 """Random number generation (MXNet's ``mx.random``)."""
 from . import _core
 from .context import Context
+from .ndarray.random import uniform, normal, randn, randint, multinomial, shuffle  # noqa: F401
 
 
 def seed(seed_state, ctx="all"):

@@ -34,7 +34,9 @@ py::dict RecordDict(const mxplug::PluginRecord& r) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "mxplug core bindings";
   m.attr("__version__") = MXPLUG_VERSION_STRING;
-  static py::exception<mxplug::Error> error(m, "MXPlugError");
+  // Named as MXNet names it, so that tracebacks and `type(e).__name__` read as MXNet users know;
+  // mxplug.MXPlugError is the same class.
+  static py::exception<mxplug::Error> error(m, "MXNetError");
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

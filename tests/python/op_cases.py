@@ -68,6 +68,11 @@ BINARY = {
     ("_logical_or", "_Logical_Or"): (INTS(2), INTS(2)),
     ("_logical_xor", "_Logical_Xor"): (INTS(2), INTS(2)),
 }
+def _legacy_scalar_name(scalar_name, reversed=False):
+    """MXNet's legacy name of a scalar form: not_equal -> _NotEqualScalar (_R...Scalar reversed)."""
+    return ("_R" if reversed else "_") + "".join(w.capitalize() for w in scalar_name.split("_")) + "Scalar"
+
+
 # broadcast_<name> for each binary function, by the name of its scalar form.
 BROADCAST = {"add": "plus", "plus": "plus", "sub": "minus", "minus": "minus", "mul": "mul",
              "div": "div", "mod": "mod", "power": "power", "maximum": "maximum",
@@ -104,12 +109,13 @@ def _elementwise_cases():
     for scalar_name in sorted(set(BROADCAST.values())):  # one order in every process (pytest-xdist)
         domains = _domains_of(scalar_name)
         scalar = 1.0 if domains[0][0] == "ints" else 0.7
-        cases.append(Case("_%s_scalar" % scalar_name, [(4, 6)], {"scalar": scalar},
-                          domains=domains[:1]))
-    cases += [Case("_rminus_scalar", [(4, 6)], {"scalar": 0.7}),
-              Case("_rdiv_scalar", [(4, 6)], {"scalar": -1.3}, domains=[POSITIVE]),
-              Case("_rmod_scalar", [(4, 6)], {"scalar": 1.9}, domains=[POSITIVE]),
-              Case("_rpower_scalar", [(33,)], {"scalar": 1.7})]
+        for op in ("_%s_scalar" % scalar_name, _legacy_scalar_name(scalar_name)):
+            cases.append(Case(op, [(4, 6)], {"scalar": scalar}, domains=domains[:1]))
+    for scalar_name, scalar, domains in (("minus", 0.7, None), ("div", -1.3, [POSITIVE]),
+                                         ("mod", 1.9, [POSITIVE]), ("power", 1.7, None)):
+        for op in ("_r%s_scalar" % scalar_name, _legacy_scalar_name(scalar_name, reversed=True)):
+            cases.append(Case(op, [(33,)] if scalar_name == "power" else [(4, 6)], {"scalar": scalar},
+                              domains=domains))
     return cases
 
 
@@ -151,6 +157,8 @@ LAYOUT = [
     Case("_slice_assign", [(5, 6), (2, 3)], {"begin": (1, 0), "end": (5, 6), "step": (2, 2)}),
     Case("_slice_assign_scalar", [(5, 6)], {"begin": (None, 2), "end": (None, 4), "scalar": 3.5}),
     Case("broadcast_to", [(3, 1, 5)], {"shape": (2, 3, 4, 5)}),
+    Case("broadcast_axis", [(3, 1, 5, 1)], {"axis": (1, 3), "size": (4, 2)}),
+    Case("broadcast_axes", [(1, 6)], {"axis": (0,), "size": (3,)}),
     Case("broadcast_like", [(1, 7), (300, 7)], tol=4),
     Case("Concat", [(2, 3, 4), (2, 1, 4), (2, 5, 4)], {"dim": 1, "num_args": 3}),
     Case("concat", [(2, 3), (4, 3)], {"dim": 0, "num_args": 2}),

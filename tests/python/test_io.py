@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_here, run_mxnet_script, write_idx
+from conftest import run_here, run_mxnet_script, run_python, write_idx
 
 # Runs under MXNet 1.9.1 and under mxplug (``mx`` is whichever is imported); prints one JSON line
 # with every batch's data, label and pad over two epochs of each set-up.
@@ -304,8 +304,6 @@ def test_mnist_iter_bad_files(mx, tmp_path):
         mx.io.MNISTIter(image=image, label=other_label)
     with pytest.raises(mx.MXNetError, match="MNISTIter: batch_size 12 is larger than the 10 examples"):
         mx.io.MNISTIter(image=image, label=label, batch_size=12)
-    with pytest.raises(mx.MXNetError, match="MNISTIter: unknown argument 'shuffel'; it takes image, label"):
-        mx.io.MNISTIter(image=image, label=label, shuffel=False)
     with pytest.raises(TypeError, match="MNISTIter takes keyword arguments only"):
         mx.io.MNISTIter(image)
 
@@ -354,3 +352,42 @@ def test_csv_iter_labels_and_errors(mx, tmp_path):
         mx.io.CSVIter(data_csv=str(data), data_shape=(3,), label_csv=str(short), batch_size=2)
     with pytest.raises(mx.MXNetError, match="CSVIter: argument 'batch_size' is required"):
         mx.io.CSVIter(data_csv=str(data), data_shape=(3,))
+
+
+def test_csv_iter_integer_dtypes_are_exact_and_bad_values_are_named(mx, tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("16777217,-3\n2147483647,7.9\n")
+    for dtype, width in (("int32", np.int32), ("int64", np.int64)):
+        it = mx.io.CSVIter(data_csv=str(data), data_shape=(2,), batch_size=2, dtype=dtype)
+        assert [d.dtype for d in it.provide_data + it.provide_label] == [width, width]
+        batch = it.next()
+        # Exact past float32's 2**24, and a fractional part dropped, as MXNet's parser does.
+        np.testing.assert_array_equal(batch.data[0].asnumpy(), np.array([[16777217, -3], [2147483647, 7]], width))
+        assert batch.label[0].dtype == width
+    big = tmp_path / "big.csv"
+    big.write_text("2147483648,1\n")
+    with pytest.raises(mx.MXNetError, match="CSVIter: data_csv '%s' line 1 field 1: '2147483648' is not an int32" % big):
+        mx.io.CSVIter(data_csv=str(big), data_shape=(2,), batch_size=1, dtype="int32")
+    with pytest.raises(mx.MXNetError, match="CSVIter: argument 'dtype' is 'float64', expected float32, int32 or int64"):
+        mx.io.CSVIter(data_csv=str(data), data_shape=(2,), batch_size=1, dtype="float64")
+
+
+UNKNOWN_ARGUMENTS = """
+import mxplug as mx
+for _ in range(2):
+    it = mx.io.CSVIter(data_csv=%r, data_shape=(2,), batch_size=1, preprocess_threads=4, shuffel=True)
+print(it.next().data[0].asnumpy().tolist())
+"""
+
+
+def test_iterators_ignore_arguments_they_do_not_take_and_say_so_once(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("1,2\n")
+    p = run_python(UNKNOWN_ARGUMENTS % str(data))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[[1.0, 2.0]]"
+    lines = [l for l in p.stderr.splitlines() if "ignoring argument" in l]
+    assert sorted(lines) == [
+        "[mxplug] CSVIter: ignoring argument '%s', which it does not take (it takes data_csv, data_shape, "
+        "label_csv, label_shape, batch_size, round_batch, prefetch_buffer, num_parts, part_index, dtype)" % name
+        for name in ("preprocess_threads", "shuffel")], p.stderr

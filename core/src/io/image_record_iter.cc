@@ -220,7 +220,7 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
     throw Error("ImageRecordIter: argument 'dtype' is '" + dtype + "', only float32 is supported",
                 kMXPInvalidArgument);
   args.Ignore({"verbose", "silent"});
-  args.CheckAllTaken();
+  args.IgnoreTheRest();
 
   auto reader = std::make_unique<RecordReader>(path);
   std::vector<uint64_t> offsets;

@@ -2,7 +2,10 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #include "mxplug/error.h"
@@ -95,11 +98,18 @@ void IterArgs::Ignore(const std::vector<std::string>& names) {
   for (const std::string& name : names) Find(name, &unused);
 }
 
-void IterArgs::CheckAllTaken() const {
+void IterArgs::IgnoreTheRest() const {
   if (kwargs_.empty()) return;
+  static std::mutex mutex;
+  static std::set<std::string> logged;
   std::string takes;
   for (const std::string& name : known_) takes += (takes.empty() ? "" : ", ") + name;
-  throw Error(iter_ + ": unknown argument '" + kwargs_.begin()->first + "'; it takes " + takes, kMXPInvalidArgument);
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& [name, value] : kwargs_)
+    if (logged.insert(iter_ + "." + name).second)
+      std::fprintf(stderr,
+                   "[mxplug] %s: ignoring argument '%s', which it does not take (it takes %s)\n",
+                   iter_.c_str(), name.c_str(), takes.c_str());
 }
 
 }  // namespace mxplug::io

@@ -1,6 +1,8 @@
 // The keyword arguments of a data iterator as MXNet passes them: text ("True", "(3, 28, 28)",
 // "128"). Each Take* reads one argument (or its default) and errors name the iterator and the
-// argument; CheckAllTaken rejects arguments the iterator does not have.
+// argument; IgnoreTheRest logs the arguments the iterator does not have, once each, and ignores
+// them, as MXNet's iterators do (a script written for MXNet passes arguments of its other
+// iterators, or of versions that had them).
 #ifndef MXPLUG_IO_ITER_ARGS_H_
 #define MXPLUG_IO_ITER_ARGS_H_
 
@@ -29,8 +31,9 @@ class IterArgs {
   TShape TakeShape(const std::string& name, const TShape& fallback);
   /*! \brief Takes and ignores arguments MXNet has that change nothing here (e.g. `silent`). */
   void Ignore(const std::vector<std::string>& names);
-  /*! \throws Error naming the first argument no Take* read, and the ones the iterator takes. */
-  void CheckAllTaken() const;
+  /*! \brief Logs to stderr, once per iterator and argument in a process, each argument no Take*
+   * read, naming the ones the iterator takes; then they are ignored. */
+  void IgnoreTheRest() const;
 
  private:
   bool Find(const std::string& name, std::string* text);

@@ -130,7 +130,7 @@ std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args) {
   const bool flat = args.TakeBool("flat", false);
   batching.TakeCommon(&args);
   args.Ignore({"silent"});
-  args.CheckAllTaken();
+  args.IgnoreTheRest();
 
   std::string images = ReadWholeFile("MNISTIter", image);
   std::string labels = ReadWholeFile("MNISTIter", label);

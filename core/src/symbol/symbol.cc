@@ -150,13 +150,12 @@ void Symbol::Compose(const std::vector<Symbol>& args,
         throw Error("compose: " + node.Describe() + ": input '" + key + "' is given twice", kMXPInvalidArgument);
       inputs[i] = SingleOutput(sym, "input '" + key + "'");
     }
-    // Missing inputs become variables; they inherit the node's hidden attributes (an AttrScope's
-    // ctx_group or lr_mult applies to the layer's weights too).
-    Attrs inherited;
-    for (const auto& [k, v] : node.attrs)
-      if (IsHiddenKey(k)) inherited.emplace(k, v);
+    // Missing inputs become variables; they inherit the node's attributes, as in MXNet (whose
+    // JSON and attr_dict show a layer's parameters on its weights too): an AttrScope's ctx_group,
+    // or an lr_mult given to the op, applies to the layer's weights.
     for (size_t i = 0; i < slots.size(); ++i)
-      if (!inputs[i].node) inputs[i] = NodeEntry{Node::MakeVariable(node.name + "_" + slots[i], inherited), 0};
+      if (!inputs[i].node)
+        inputs[i] = NodeEntry{Node::MakeVariable(node.name + "_" + slots[i], node.attrs), 0};
     node.inputs = std::move(inputs);
     return;
   }

@@ -2,12 +2,18 @@
 registered operator, generated from the registry (see ``register``)."""
 from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, eye, zeros_like,
                       ones_like, full_like, empty_like, waitall, concatenate, moveaxis,
-                      from_dlpack, to_dlpack_for_read, to_dlpack_for_write)
+                      from_dlpack, to_dlpack_for_read, to_dlpack_for_write, add, subtract, multiply,
+                      divide, true_divide, modulo, power, maximum, minimum, equal, not_equal,
+                      greater, greater_equal, lesser, lesser_equal, logical_and, logical_or, logical_xor)
 from . import register as _register
 from .utils import save, load, load_frombuffer
+from . import random
 
 _register.populate(globals())
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "zeros_like",
            "ones_like", "full_like", "empty_like", "waitall", "save", "load", "load_frombuffer",
-           "concatenate", "moveaxis", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+           "concatenate", "moveaxis", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "add",
+           "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum", "minimum",
+           "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
+           "logical_or", "logical_xor", "random"]

@@ -147,6 +147,59 @@ def moveaxis(tensor, source, destination):
     return tensor.transpose(axes=tuple(axes))
 
 
+# ---- Functions of two operands (MXNet's mx.nd.add, mx.nd.maximum...) --------------------------
+# Each takes arrays (broadcasting) or numbers on either side, as MXNet's: its op for two arrays,
+# for array and number, for number and array, and what two numbers give.
+
+def _binary_function(name, array_op, scalar_op, rscalar_op, numbers_fn):
+    def function(lhs, rhs):
+        if isinstance(lhs, numbers.Number) and isinstance(rhs, numbers.Number):
+            return numbers_fn(lhs, rhs)
+        if isinstance(lhs, NDArray) and isinstance(rhs, numbers.Number):
+            return _invoke(scalar_op, [lhs], scalar=float(rhs))
+        if isinstance(lhs, numbers.Number) and isinstance(rhs, NDArray):
+            return _invoke(rscalar_op, [rhs], scalar=float(lhs))
+        if isinstance(lhs, NDArray) and isinstance(rhs, NDArray):
+            return _invoke(array_op, [lhs, rhs])
+        raise TypeError("%s: type %s and %s not supported" % (name, type(lhs).__name__, type(rhs).__name__))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = ("%s of two arrays (broadcasting), or of an array and a number, element-wise (MXNet's "
+                        "mx.nd.%s)." % (name, name))
+    return function
+
+
+def _truth(test):
+    return lambda a, b: 1 if test(a, b) else 0
+
+
+_BINARY_FUNCTIONS = {  # name: (two arrays, array and number, number and array, two numbers)
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar", lambda a, b: a + b),
+    "subtract": ("broadcast_sub", "_minus_scalar", "_rminus_scalar", lambda a, b: a - b),
+    "multiply": ("broadcast_mul", "_mul_scalar", "_mul_scalar", lambda a, b: a * b),
+    "divide": ("broadcast_div", "_div_scalar", "_rdiv_scalar", lambda a, b: a / b),
+    "modulo": ("broadcast_mod", "_mod_scalar", "_rmod_scalar", lambda a, b: a % b),
+    "power": ("broadcast_power", "_power_scalar", "_rpower_scalar", lambda a, b: a ** b),
+    "maximum": ("broadcast_maximum", "_maximum_scalar", "_maximum_scalar", lambda a, b: a if a > b else b),
+    "minimum": ("broadcast_minimum", "_minimum_scalar", "_minimum_scalar", lambda a, b: a if a < b else b),
+    "equal": ("broadcast_equal", "_equal_scalar", "_equal_scalar", _truth(lambda a, b: a == b)),
+    "not_equal": ("broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar", _truth(lambda a, b: a != b)),
+    "greater": ("broadcast_greater", "_greater_scalar", "_lesser_scalar", _truth(lambda a, b: a > b)),
+    "greater_equal": ("broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar",
+                      _truth(lambda a, b: a >= b)),
+    "lesser": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar", _truth(lambda a, b: a < b)),
+    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
+                     _truth(lambda a, b: a <= b)),
+    "logical_and": ("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar",
+                    _truth(lambda a, b: a and b)),
+    "logical_or": ("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar", _truth(lambda a, b: a or b)),
+    "logical_xor": ("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar",
+                    _truth(lambda a, b: bool(a) != bool(b))),
+}
+for _name, _spec in _BINARY_FUNCTIONS.items():
+    globals()[_name] = _binary_function(_name, *_spec)
+true_divide = divide  # noqa: F821 (made above)
+
+
 # ---- Properties and conversion ---------------------------------------------------------------
 
 def _dtype(self):
@@ -242,11 +295,18 @@ def _reshape_like(self, other):
     return self.reshape(other.shape)
 
 
+# flatten, expand_dims and squeeze give a copy (their ops), or with inplace=True a view, as in
+# MXNet.
+
 def _flatten(self, inplace=False):
+    if not inplace:
+        return _invoke("Flatten", [self])
     return self.reshape((self.shape[0], -1) if self.ndim > 0 else (1, 1))
 
 
 def _expand_dims(self, axis, inplace=False):
+    if not inplace:
+        return _invoke("expand_dims", [self], axis=axis)
     nd = self.ndim
     if axis < -nd - 1 or axis > nd:
         raise ValueError("axis %d is out of range for an array of %d dimensions" % (axis, nd))
@@ -255,6 +315,8 @@ def _expand_dims(self, axis, inplace=False):
 
 
 def _squeeze(self, axis=None, inplace=False):
+    if not inplace:
+        return _invoke("squeeze", [self], **({} if axis is None else {"axis": axis}))
     shape = self.shape
     if axis is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
@@ -265,6 +327,19 @@ def _squeeze(self, axis=None, inplace=False):
                 raise MXNetError("squeeze: axis %d has size %d, not 1" % (a, shape[a]))
     new = tuple(d for i, d in enumerate(shape) if i not in axes)
     return self.reshape(new if new else ())
+
+
+def _stype(self):
+    """The storage type: 'default' (dense), the only one mxplug has."""
+    return "default"
+
+
+def _tostype(self, stype):
+    """A copy in storage type ``stype``; only 'default' (dense) exists in mxplug."""
+    if stype != "default":
+        raise MXNetError("tostype: storage type %r is not supported: mxplug stores every array dense "
+                         "('default')" % (stype,))
+    return self.copy()
 
 
 def _T(self):
@@ -518,18 +593,8 @@ def _unpickle(data, device_type, device_id):
     return array(data, ctx=Context(device_type, device_id), dtype=data.dtype)
 
 
-def _method(op, **fixed):
-    """An NDArray method that runs op on self (MXNet's generated methods: a.sum(axis=1))."""
-    def method(self, *args, **kwargs):
-        from . import register
-        kwargs.update(fixed)
-        return getattr(register, "_op_function")(op)(self, *args, **kwargs)
-    method.__name__ = op
-    return method
-
-
 def _extend():
-    props = {"dtype": _dtype, "context": _context, "ctx": _context, "T": _T}
+    props = {"dtype": _dtype, "context": _context, "ctx": _context, "T": _T, "stype": _stype}
     for name, fn in props.items():
         setattr(NDArray, name, property(fn))
     methods = {
@@ -538,18 +603,12 @@ def _extend():
         "__pos__": _pos, "__rpow__": _rpow, "__rmod__": _rmod, "__reduce__": _reduce,
         "asscalar": _asscalar, "copy": _copy, "copyto": _copyto, "as_in_context": _as_in_context,
         "astype": _astype, "reshape": _reshape, "reshape_like": _reshape_like,
-        "flatten": _flatten, "expand_dims": _expand_dims, "squeeze": _squeeze,
+        "flatten": _flatten, "expand_dims": _expand_dims, "squeeze": _squeeze, "tostype": _tostype,
         "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
     }
     for name, fn in methods.items():
         setattr(NDArray, name, fn)
-    for op in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "norm", "transpose",
-               "broadcast_to", "broadcast_like", "tile", "repeat", "flip", "clip", "sqrt", "exp",
-               "log", "abs", "sign", "square", "relu", "sigmoid", "tanh", "softmax",
-               "log_softmax", "one_hot", "pick", "take", "slice", "slice_axis", "split", "round",
-               "floor", "ceil", "zeros_like", "ones_like", "topk", "sort", "argsort"):
-        if not hasattr(NDArray, op):
-            setattr(NDArray, op, _method(op))
+    # The fluent methods of the ops (a.sum(axis=1)) come with the ops: register.populate.
     NDArray.__module__ = "mxplug.ndarray"
     NDArray.__array_priority__ = 1000.0  # numpy scalar * NDArray uses NDArray's __rmul__
 

@@ -1,1 +1,70 @@
-"""Sampling (MXNet's ``mx.nd.random``); functions are added from the random plugin's ops."""
+"""Sampling (MXNet's ``mx.nd.random``, re-exported as ``mx.random``), with MXNet's signatures;
+``mx.sym.random`` has the same functions over symbols (``sampling_functions``).
+
+With numbers for the distribution's parameters, each function runs the ``_random_<x>`` op (one
+distribution for the whole output); with arrays (or symbols), MXNet runs ``_sample_<x>`` (one
+distribution per element of the parameters), which mxplug does not register yet: that call raises
+MXNetError naming the op. Sampling ops that a plugin adds beyond these appear here by their short
+name (``register.populate``)."""
+from .. import _core
+from ..base import MXNetError
+
+
+def sampling_functions(tensor_type, op_function):
+    """MXNet's sampling functions for tensors of `tensor_type` (NDArray or Symbol), which call an op
+    through `op_function(name)`."""
+
+    def sample(function, params, **kwargs):
+        tensors = [k for k, v in params.items() if isinstance(v, tensor_type)]
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if tensors:
+            op = "_sample_" + function
+            if op not in {o["name"] for o in _core.operators()}:
+                raise MXNetError("random.%s with %s %s needs the operator %s, which no loaded plugin "
+                                 "registers; give numbers instead" % (function, tensor_type.__name__,
+                                                                      " and ".join(tensors), op))
+            return op_function(op)(*[params[k] for k in tensors], **kwargs)
+        return op_function("_random_" + function)(**params, **kwargs)
+
+    def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the uniform distribution on [low, high)."""
+        return sample("uniform", {"low": low, "high": high}, shape=shape, dtype=dtype, ctx=ctx, out=out, **kwargs)
+
+    def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the normal distribution of mean ``loc`` and standard deviation ``scale``."""
+        return sample("normal", {"loc": loc, "scale": scale}, shape=shape, dtype=dtype, ctx=ctx, out=out,
+                      **kwargs)
+
+    def randn(*shape, **kwargs):
+        """Samples of the normal distribution (``loc``, ``scale`` by keyword) of shape ``shape``."""
+        loc, scale = kwargs.pop("loc", 0), kwargs.pop("scale", 1)
+        return normal(loc, scale, shape=shape, **kwargs)
+
+    def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Integers drawn uniformly from [low, high)."""
+        return sample("randint", {"low": low, "high": high}, shape=shape, dtype=dtype, ctx=ctx, out=out, **kwargs)
+
+    def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32", **kwargs):
+        """Indices drawn from the categorical distributions in the last axis of ``data``."""
+        kwargs = dict(kwargs, shape=shape, get_prob=get_prob, out=out, dtype=dtype)
+        return op_function("_sample_multinomial")(data, **{k: v for k, v in kwargs.items() if v is not None})
+
+    def shuffle(data, **kwargs):
+        """A copy of ``data`` with its first axis shuffled."""
+        return op_function("_shuffle")(data, **kwargs)
+
+    return {f.__name__: f for f in (uniform, normal, randn, randint, multinomial, shuffle)}
+
+
+def _nd_op(name):
+    from . import register
+    return register._op_function(name)
+
+
+def _made():
+    from .ndarray import NDArray
+    return sampling_functions(NDArray, _nd_op)
+
+
+globals().update(_made())
+__all__ = ["uniform", "normal", "randn", "randint", "multinomial", "shuffle"]

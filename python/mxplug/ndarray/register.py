@@ -16,6 +16,37 @@ _RANDOM = {"uniform", "normal", "randint", "shuffle", "multinomial", "exponentia
            "poisson", "negative_binomial", "generalized_negative_binomial"}
 
 
+# MXNet 1.x's fluent methods: a.<name>(...) runs the op <name> on a (NDArray and Symbol alike);
+# each is added where its op is registered.
+FLUENT = (
+    "abs", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "argmax", "argmax_channel", "argmin",
+    "argsort", "broadcast_axes", "broadcast_like", "broadcast_to", "cbrt", "ceil", "clip", "cos", "cosh",
+    "degrees", "depth_to_space", "diag", "exp", "expand_dims", "expm1", "fix", "flatten", "flip", "floor", "log",
+    "log10", "log1p", "log2", "log_softmax", "max", "mean", "min", "nanprod", "nansum", "norm", "one_hot",
+    "ones_like", "pad", "pick", "prod", "radians", "rcbrt", "reciprocal", "relu", "repeat", "reshape",
+    "reshape_like", "rint", "round", "rsqrt", "shape_array", "sigmoid", "sign", "sin", "sinh", "size_array",
+    "slice", "slice_axis", "slice_like", "softmax", "softmin", "sort", "space_to_depth", "split", "split_v2",
+    "sqrt", "square", "squeeze", "sum", "swapaxes", "take", "tan", "tanh", "tile", "topk", "transpose", "trunc",
+    "zeros_like")
+
+
+def fluent_method(name, op_function):
+    """A method that runs `op_function(self, ...)`, named as the op."""
+    def method(self, *args, **kwargs):
+        return op_function(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = "Runs the operator %s on this array (see its function's help)." % name
+    return method
+
+
+def add_fluent_methods(cls, op_function):
+    """Adds to `cls` the fluent methods whose ops are registered and that `cls` does not define."""
+    registered = {op["name"] for op in _core.operators()}
+    for name in FLUENT:
+        if name in registered and name not in cls.__dict__:
+            setattr(cls, name, fluent_method(name, op_function(name)))
+
+
 def _doc(info):
     lines = [info["doc"] or info["name"], "", "Parameters", "----------"]
     for name, type_text, doc in info["arguments"]:
@@ -104,3 +135,4 @@ def populate(namespace):
             if name.startswith("_random_"):
                 namespace.setdefault(name[1:], fn)  # MXNet's mx.nd.random_uniform and friends
     namespace["_internal"] = _internal
+    add_fluent_methods(NDArray, _op_function)

@@ -6,7 +6,7 @@ import types
 import numpy as np
 
 from .. import _core
-from ..ndarray.register import _doc, named, place, signature
+from ..ndarray.register import _doc, add_fluent_methods, named, place, signature
 from .symbol import Symbol, _create
 
 _internal = types.ModuleType("mxplug.symbol._internal", "Operators whose names start with '_'.")
@@ -14,20 +14,32 @@ _functions = {}
 
 
 def _make(name):
-    info, _, var_args = signature(name)
+    info, param_names, var_args = signature(name)
+    slots = [a[0] for a in info["arguments"]]
 
     def op_function(*args, **kwargs):
         sym_name = kwargs.pop("name", None)
         attr = kwargs.pop("attr", None)
         inputs = []
-        for a in args:
-            if isinstance(a, Symbol):
-                inputs.append(a)
-            elif isinstance(a, (list, tuple)) and all(isinstance(x, Symbol) for x in a) and a:
-                inputs.extend(a)
-            else:
-                raise TypeError("%s: positional arguments must be Symbols, got %r; give parameters by "
-                                "keyword" % (name, a))
+        rest = list(args)
+        if slots:  # positional values fill the op's inputs first (None: not given), as in MXNet
+            for slot in slots[:len(rest)]:
+                value = rest.pop(0)
+                if value is not None and not isinstance(value, Symbol):
+                    raise AssertionError("Argument %s must be Symbol instances, but got %r" % (slot, value))
+                if value is not None:
+                    kwargs[slot] = value
+        else:  # any number of inputs (Concat, add_n): the symbols, or lists of them, given first
+            while rest and (isinstance(rest[0], Symbol) or (isinstance(rest[0], (list, tuple)) and rest[0]
+                                                            and all(isinstance(x, Symbol) for x in rest[0]))):
+                item = rest.pop(0)
+                inputs.extend(item if isinstance(item, (list, tuple)) else [item])
+        # Positional values after the inputs fill the parameters in order.
+        free = [p for p in param_names if p not in kwargs and p != "num_args"]
+        if len(rest) > len(free) or any(isinstance(v, Symbol) for v in rest):
+            raise TypeError("%s: takes its input symbols first, then at most %d parameter value(s); got %r"
+                            % (name, len(free), rest))
+        kwargs.update(zip(free, rest))
         named = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
         params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
         if var_args and "num_args" not in params:
@@ -39,12 +51,18 @@ def _make(name):
     return named(op_function, name, _doc(info).replace("NDArray", "Symbol"))
 
 
+def _op_function(name):
+    fn = _functions.get(name)
+    if fn is None:
+        fn = _functions[name] = _make(name)
+    return fn
+
+
 def populate(namespace):
-    """Adds a function for every registered op not yet there (called again after a load)."""
+    """Adds a function for every registered op not yet there (called again after a load), and the
+    fluent methods of their ops to Symbol."""
     for op in _core.operators():
         name = op["name"]
-        fn = _functions.get(name)
-        if fn is None:
-            fn = _functions[name] = _make(name)
-        place(namespace, _internal, name, fn)
+        place(namespace, _internal, name, _op_function(name))
     namespace["_internal"] = _internal
+    add_fluent_methods(Symbol, _op_function)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _core
 from ..attribute import AttrScope
-from ..base import MXNetError
+from ..base import MXNetError, NotImplementedForSymbol
 from ..context import current_context
 from ..name import NameManager
 
@@ -92,6 +92,9 @@ class Symbol(object):
         if not 0 <= index < len(self):
             raise IndexError("symbol index %d is out of range: the symbol has %d outputs" % (index, len(self)))
         return Symbol(self.handle.output(index))
+
+    def __reduce__(self):  # pickled as MXNet pickles it: by its JSON
+        return (load_json, (self.tojson(),))
 
     def __copy__(self):
         return Symbol(self.handle.copy())
@@ -222,6 +225,12 @@ class Symbol(object):
         to_np = lambda types: [_DTYPE_MX_TO_NP.get(t) for t in types]  # noqa: E731
         return to_np(arg), to_np(out), to_np(aux)
 
+    def infer_type_partial(self, *args, **kwargs):
+        """Like infer_type, but the types that cannot be decided are None."""
+        arg, out, aux, _ = self.handle.infer_type(self._known(args, kwargs, _dtype_flag))
+        to_np = lambda types: [_DTYPE_MX_TO_NP.get(t) for t in types]  # noqa: E731
+        return to_np(arg), to_np(out), to_np(aux)
+
     # ---- Saving ----------------------------------------------------------------------------
 
     def tojson(self):
@@ -260,7 +269,7 @@ class Symbol(object):
     # ---- Arithmetic: the operator methods are set from _OPERATORS below -------------------
 
     def __bool__(self):
-        raise NotImplementedError("The truth value of a Symbol is not defined")
+        raise NotImplementedForSymbol(self.__bool__, "bool")
 
 
 def _operator(op, hint, scalar_op, scalar_hint, reverse=False):
@@ -306,14 +315,15 @@ Symbol.__hash__ = object.__hash__
 
 def _create(op, hint, args, params, name=None, attr=None, kwargs_symbols=None):
     """Makes an op symbol as MXNet's generated functions do: a name from the NameManager, the
-    AttrScope's attributes, then composition with the input symbols."""
+    AttrScope's attributes and the hidden ones among ``params`` (lr_mult, wd_mult, ctx_group...),
+    then composition with the input symbols."""
     name = NameManager.current.get(name, hint)
     attrs = {}
     for key, value in AttrScope.current.get(attr).items():
         attrs[_hidden(key)] = value
     for key, value in params.items():
-        if value is not None:
-            attrs[key] = value
+        if value is not None:  # lr_mult, wd_mult, ctx_group...: attributes, as MXNet keeps them
+            attrs[_hidden(key)] = str(value) if key in _HIDDEN_KEYS else value
     s = Symbol(_core.Symbol.create_op(op, name, attrs))
     s._compose(*args, name=name, **(kwargs_symbols or {}))
     return s
@@ -383,6 +393,34 @@ def load(fname):
         raise MXNetError("%s: %s" % (fname, e)) from None
 
 
+# ---- Functions of two operands (MXNet's mx.sym.maximum, mx.sym.pow...) -----------------------
+# Symbols element-wise (no broadcasting, as MXNet's), or a symbol and a number either way; two
+# numbers give a number.
+
+def _binary_function(name, op, scalar_op, rscalar_op, numbers_fn):
+    def function(left, right):
+        if isinstance(left, Symbol) and isinstance(right, Symbol):
+            return _create(op, op, [left, right], {})
+        if isinstance(left, Symbol) and isinstance(right, numbers.Number):
+            return _create(scalar_op, scalar_op, [left], {"scalar": right})
+        if isinstance(left, numbers.Number) and isinstance(right, Symbol):
+            return _create(rscalar_op, rscalar_op, [right], {"scalar": left})
+        if isinstance(left, numbers.Number) and isinstance(right, numbers.Number):
+            return numbers_fn(left, right)
+        raise TypeError("%s: types (%s, %s) not supported" % (name, type(left).__name__, type(right).__name__))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = "%s of two symbols element-wise, or of a symbol and a number (MXNet's mx.sym.%s)." % (
+        name, name)
+    return function
+
+
+maximum = _binary_function("maximum", "_maximum", "_maximum_scalar", "_maximum_scalar", max)
+minimum = _binary_function("minimum", "_minimum", "_minimum_scalar", "_minimum_scalar", min)
+pow = _binary_function("pow", "_power", "_power_scalar", "_rpower_scalar", lambda a, b: a ** b)  # noqa: A001
+power = pow
+hypot = _binary_function("hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", lambda a, b: (a * a + b * b) ** 0.5)
+
+
 def _filled(op, shape, dtype, kwargs):
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
     return _create(op, op, [], {"shape": shape, "dtype": np.dtype(dtype or np.float32).name},
@@ -397,3 +435,27 @@ def zeros(shape, dtype=None, **kwargs):
 def ones(shape, dtype=None, **kwargs):
     """A symbol of ones of ``shape``."""
     return _filled("_ones", shape, dtype, kwargs)
+
+
+def full(shape, val, dtype=None, **kwargs):
+    """A symbol of ``shape`` filled with ``val``."""
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return _create("_full", "_full", [], {"shape": shape, "value": float(val),
+                                          "dtype": np.dtype(dtype or np.float32).name},
+                   kwargs.get("name"), kwargs.get("attr"))
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
+    """Evenly spaced values in [start, stop) (MXNet's arange, with ``repeat``)."""
+    params = {"start": float(start), "step": float(step), "repeat": int(repeat),
+              "dtype": np.dtype(dtype or np.float32).name}
+    if stop is not None:
+        params["stop"] = float(stop)
+    return _create("_arange", "_arange", [], params, name)
+
+
+def eye(N, M=0, k=0, dtype=None, **kwargs):
+    """A 2-D symbol with ones on the k-th diagonal."""
+    return _create("_eye", "_eye", [], {"N": int(N), "M": int(M), "k": int(k),
+                                        "dtype": np.dtype(dtype or np.float32).name},
+                   kwargs.get("name"), kwargs.get("attr"))

@@ -23,11 +23,14 @@ namespace mxplug {
  * one input): fills whichever of the two is unknown from the other.
  */
 inline bool InferSameShape(std::vector<TShape>* in, std::vector<TShape>* out) {
-  TShape& data = (*in)[0];
-  if (data.ndim() < 0 && (*out)[0].ndim() >= 0) data = (*out)[0];
-  if (data.ndim() < 0) return false;
-  (*out)[0] = data;
-  return data.IsKnown();
+  TShape merged = (*in)[0];  // what the input and the output know, together (MergeShape)
+  if (!MergeShape(&merged, (*out)[0]))
+    throw std::invalid_argument("the input has shape " + (*in)[0].ToString() +
+                                " but the output has shape " + (*out)[0].ToString() +
+                                "; they must be equal");
+  if (merged.ndim() < 0) return false;
+  (*in)[0] = (*out)[0] = merged;
+  return merged.IsKnown();
 }
 
 /*!

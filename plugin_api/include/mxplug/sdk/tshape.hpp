@@ -95,6 +95,30 @@ class TShape {
 };
 
 /*!
+ * \brief Merges what `other` knows of a shape into `*shape`, as MXNet 1.x's shape inference does
+ * (its shape_assign, where 0 is an unknown dimension): an unknown shape takes `other`, and each
+ * unknown dimension takes `other`'s. \returns false, leaving `*shape` unchanged, where they
+ * disagree: another number of dimensions, or two different known sizes.
+ */
+inline bool MergeShape(TShape* shape, const TShape& other) {
+  if (other.ndim() < 0) return true;
+  if (shape->ndim() < 0) {
+    *shape = other;
+    return true;
+  }
+  if (shape->ndim() != other.ndim()) return false;
+  TShape merged = *shape;
+  for (int i = 0; i < merged.ndim(); ++i) {
+    if (merged[i] < 0)
+      merged[i] = other[i];
+    else if (other[i] >= 0 && other[i] != merged[i])
+      return false;
+  }
+  *shape = merged;
+  return true;
+}
+
+/*!
  * \brief An axis given as MXNet does (negative counts from the end) as an index in [0, ndim).
  * \throws std::out_of_range naming `what` ("axis", "dim") when it is not an axis of ndim dims.
  */

@@ -1,0 +1,107 @@
+"""MXNet 1.x scripts run unchanged: the same snippets under MXNet 1.9.1 and under mxplug give the
+same values, shapes, dtypes and exception classes (parity.py). Each test is one family of what
+MXNet users' scripts do."""
+from parity import assert_parity
+
+CSV = """
+import os, tempfile
+d = tempfile.mkdtemp()
+path = os.path.join(d, "data.csv")
+with open(path, "w") as f:
+    f.write("1,2,3\\n4,5,16777217\\n7,8,9\\n10,11,12\\n")
+"""
+
+
+def test_random_functions_at_the_top_level_and_on_symbols():
+    assert_parity({
+        "mx.random.uniform": "a = mx.random.uniform(-1, 1, shape=(2, 3)); r = (a.shape, np.dtype(a.dtype).name, "
+                             "bool(((a.asnumpy() >= -1) & (a.asnumpy() < 1)).all()))",
+        "mx.random.normal": "a = mx.random.normal(0, 1, shape=(4,), dtype='float64'); r = (a.shape, np.dtype(a.dtype).name)",
+        "mx.random.randint": "a = mx.random.randint(0, 5, shape=(20,)); r = (np.dtype(a.dtype).name, "
+                             "bool(((a.asnumpy() >= 0) & (a.asnumpy() < 5)).all()))",
+        "mx.sym.random.uniform": "s = mx.sym.random.uniform(low=0, high=2, shape=(2, 5)); "
+                                 "r = (s.list_arguments(), s.infer_shape()[1])",
+        "mx.random.randn": "r = mx.random.randn(2, 3, loc=1).shape",
+        "mx.nd.random.shuffle": "a = mx.nd.random.shuffle(mx.nd.arange(6)); r = sorted(a.asnumpy().tolist())",
+    })
+
+
+def test_ndarray_storage_copies_and_reshape_errors():
+    assert_parity({
+        "stype": "r = mx.nd.ones((2, 2)).stype",
+        "tostype": "r = mx.nd.ones((2, 2)).tostype('default')",
+        "flatten copies": "a = mx.nd.ones((2, 3, 4)); b = a.flatten(); b[:] = 5; r = (a, b)",
+        "reshape to a wrong size": "r = mx.nd.ones((2, 3)).reshape((4, 4))",
+        "numpy scalars": "a = mx.nd.ones((2,)); r = (a * np.float32(2), a + np.int64(1), np.float64(3) - a, "
+                         "mx.nd.full((2,), np.float64(3)))",
+        "slice_axis to the end": "r = mx.nd.slice_axis(mx.nd.arange(6).reshape((2, 3)), axis=1, begin=1, end=None)",
+        "broadcast_axis": "r = mx.nd.broadcast_axis(mx.nd.ones((1, 3)), axis=0, size=2)",
+    })
+
+
+def test_ndarray_arithmetic_functions_and_fluent_methods():
+    assert_parity({
+        "add": "a = mx.nd.array([1, 2]); b = mx.nd.array([[3], [4]]); r = (mx.nd.add(a, b), mx.nd.add(a, 2), mx.nd.add(3, a))",
+        "the others": "a = mx.nd.array([1, 5]); b = mx.nd.array([4, 2]); r = [f(a, b) for f in (mx.nd.subtract, "
+                      "mx.nd.multiply, mx.nd.divide, mx.nd.modulo, mx.nd.power, mx.nd.maximum, mx.nd.minimum, "
+                      "mx.nd.equal, mx.nd.not_equal, mx.nd.greater, mx.nd.greater_equal, mx.nd.lesser, "
+                      "mx.nd.lesser_equal, mx.nd.logical_and, mx.nd.logical_or, mx.nd.logical_xor)]",
+        "true_divide": "r = mx.nd.true_divide(mx.nd.array([3, 4]), 2)",
+        "fluent": "a = mx.nd.array([[0.5, -0.25, 0.1]]); r = (a.arcsin(), a.arctan(), a.broadcast_axes(axis=0, size=2), "
+                  "a.square(), a.sign(), a.expm1(), a.log1p(), a.reciprocal(), a.relu(), a.sigmoid(), a.softmax(), "
+                  "a.slice_axis(axis=1, begin=0, end=2), a.split(num_outputs=3, axis=1), a.rint(), a.fix(), "
+                  "a.trunc(), a.tanh(), a.flatten(), a.expand_dims(axis=0), a.squeeze(), a.reshape((3, 1)))",
+    })
+
+
+def test_symbol_functions_fluent_methods_pickling_and_errors():
+    assert_parity({
+        "maximum": "x = mx.sym.var('x'); y = mx.sym.var('y'); r = [s.eval(x=mx.nd.array([1, 5]), y=mx.nd.array([4, 2]))[0] "
+                   "for s in (mx.sym.maximum(x, y), mx.sym.minimum(x, 3), mx.sym.pow(x, 2), mx.sym.power(2, x), "
+                   "mx.sym.hypot(x, y))]",
+        "reshape": "s = mx.sym.var('x').reshape((2, 3)); r = s.infer_shape(x=(3, 2))[1]",
+        "fluent": "x = mx.sym.var('x'); r = [s.eval(x=mx.nd.array([[0.5, -0.25]]))[0] for s in (x.abs(), x.exp(), "
+                  "x.sum(axis=1), x.transpose(), x.expand_dims(axis=0), x.flatten(), x.clip(0, 0.3), x.sqrt(), "
+                  "x.square(), x.arcsin(), x.slice_axis(axis=1, begin=0, end=1), x.softmax(), x.max(), x.argmax(axis=1))]",
+        "pickle": "s = mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=3, name='fc'); t = pickle.loads(pickle.dumps(s)); "
+                  "r = (t.tojson() == s.tojson(), t.list_arguments())",
+        "deepcopy": "s = mx.sym.var('x') * 2; t = copy.deepcopy(s); r = (t.tojson() == s.tojson(), t.list_arguments())",
+        "bool": "r = bool(mx.sym.var('x'))",
+        "positional values fill the inputs first": "r = mx.sym.FullyConnected(mx.sym.var('a'), 3, num_hidden=2)",
+        "then the parameters": "x = mx.sym.var('x'); r = mx.sym.clip(x, 0, 0.3).eval(x=mx.nd.array([-1, 0.2, 1]))[0]",
+        "get_children of a variable used twice": "x = mx.sym.var('x'); r = (x + x).get_children().list_outputs()",
+    })
+
+
+def test_legacy_partial_shape_and_type_inference():
+    assert_parity({
+        "0 is unknown both ways": "x = mx.sym.var('x'); y = mx.sym.var('y'); r = (x + y).infer_shape_partial(x=(0, 10), y=(5, 0))",
+        "full inference from partial": "x = mx.sym.var('x'); y = mx.sym.var('y'); r = (x + y).infer_shape(x=(0, 10), y=(5, 0))",
+        "infer_type_partial": "x = mx.sym.var('x'); y = mx.sym.var('y'); r = mx.sym.Group([x * 2, y]).infer_type_partial(x='float64')",
+    })
+
+
+def test_engine_operator_registry_and_gradient_blocking():
+    assert_parity({
+        "engine.bulk": "with mx.engine.bulk(10):\n    r = mx.nd.ones((2,)) + 1",
+        "operator arguments": "a = mx.operator.get_operator_arguments('FullyConnected'); r = (a.narg, a.names)",
+        "bulk size": "r = (mx.engine.set_bulk_size(4), mx.engine.set_bulk_size(0))",
+        "registered operators": "ops = mx.operator.get_all_registered_operators(); "
+                                "r = all(n in ops for n in ('FullyConnected', 'Convolution', 'broadcast_add', 'softmax'))",
+        "BlockGrad needs no head gradient": "x = mx.sym.var('x'); e = mx.sym.Group([mx.sym.BlockGrad(x * 2), mx.sym.MakeLoss(x * 3)])"
+                                            ".simple_bind(mx.cpu(), x=(2,)); e.forward(is_train=True, x=mx.nd.ones((2,))); "
+                                            "e.backward(); r = e.grad_dict['x']",
+        "lr_mult on an op": "s = mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=2, lr_mult=2.0, name='fc'); "
+                            "r = s.attr_dict()",
+        "pooling 'same'": "r = mx.nd.Pooling(mx.nd.arange(25).reshape((1, 1, 5, 5)), kernel=(2, 2), stride=(2, 2), "
+                          "pooling_convention='same')",
+    })
+
+
+def test_csv_iterator_integers_and_unknown_keywords():
+    assert_parity({
+        "int32": CSV + "it = mx.io.CSVIter(data_csv=path, data_shape=(3,), batch_size=2, dtype='int32'); r = next(iter(it)).data[0]",
+        "int64": CSV + "it = mx.io.CSVIter(data_csv=path, data_shape=(3,), batch_size=2, dtype='int64'); r = next(iter(it)).data[0]",
+        "unknown keywords": CSV + "it = mx.io.CSVIter(data_csv=path, data_shape=(3,), batch_size=4, no_such_argument=3); "
+                                  "r = next(iter(it)).data[0]",
+    })
