@@ -17,6 +17,8 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-torch
   # mx.viz.plot_network: the graphviz Python package and the dot program that renders
   python3-graphviz graphviz
+  # mx.test_utils.chi_square_check and verify_generator (scipy.stats), as in MXNet
+  python3-scipy
   # the HIP device plugin (compile and load only: Debian 12 has HIP 5.2 but no rocBLAS or MIOpen)
   hipcc libamdhip64-dev
   # distribution
@@ -53,10 +55,11 @@ venv="${MXPLUG_MXNET_VENV:-$HOME/.cache/mxplug/mxnet-venv}"
 if [[ "${MXPLUG_SKIP_MXNET:-0}" != 1 ]]; then
   # graphviz (the Python package) lets MXNet's mx.viz.plot_network be the oracle of ours; pip
   # takes the version MXNet 1.9.1 declares (>=0.8.1,<0.9), as a newer pin cannot be resolved.
-  if ! "$venv/bin/python" -c 'import mxnet, graphviz' >/dev/null 2>&1; then
+  # scipy: MXNet's test_utils.chi_square_check needs it, as mxplug's does.
+  if ! "$venv/bin/python" -c 'import mxnet, graphviz, scipy' >/dev/null 2>&1; then
     echo "install-deps: creating the MXNet 1.9.1 reference environment in $venv"
     /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5' 'graphviz<0.9'
+    "$venv/bin/pip" install -q 'mxnet==1.9.1' 'numpy==1.23.5' 'graphviz<0.9' 'scipy==1.10.1'
   else
     echo "install-deps: MXNet reference environment present in $venv"
   fi

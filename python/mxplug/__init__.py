@@ -53,6 +53,8 @@ from . import io  # noqa: E402
 from . import recordio  # noqa: E402
 from . import module  # noqa: E402
 from . import module as mod  # noqa: E402
+from . import util  # noqa: E402
+from . import test_utils  # noqa: E402
 
 # A process of a distributed job: a server serves from here until the workers finish (MXNet's
 # kvstore_server); a worker tells the servers when it ends.
@@ -63,5 +65,5 @@ kvstore_server._init_kvstore_server_module()
 
 __all__ = ["MXPlugError", "MXNetError", "library", "engine", "operator", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod",
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils",
            "__version__"]

@@ -73,8 +73,12 @@ class Context:
 
     @staticmethod
     def default_ctx():
+        """The innermost ``with`` block's context; outside every block the thread's default
+        (``mx.test_utils.set_default_context``), cpu(0) unless set."""
         stack = getattr(Context._default, "stack", None)
-        return stack[-1] if stack else Context("cpu", 0)
+        if stack:
+            return stack[-1]
+        return getattr(Context._default, "base", None) or Context("cpu", 0)
 
     def empty_cache(self):
         """Kept for MXNet compatibility: the CPU backend keeps no cache to release."""
@@ -137,5 +141,5 @@ def gpu_memory_info(device_id=0):
 
 
 def current_context():
-    """The innermost ``with Context`` block's context, or cpu(0)."""
+    """The innermost ``with Context`` block's context, or the thread's default (cpu(0))."""
     return Context.default_ctx()
