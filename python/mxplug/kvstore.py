@@ -61,6 +61,11 @@ class KVStore(object):
         """Initialises key(s) with a copy of the value(s)."""
         self.handle.init(*self._flatten(key, value, "init"))
 
+    def broadcast(self, key, value, out, priority=0):
+        """Initialises ``key`` with ``value`` and pulls it into ``out`` (MXNet 1.9's broadcast)."""
+        self.init(key, value)
+        self.pull(key, out=out, priority=priority)
+
     def push(self, key, value, priority=0):
         """Pushes value(s): the values of one key are summed, then given to the updater as
         ``updater(key, summed, stored)``, or stored when there is no updater."""

@@ -9,8 +9,9 @@ import numpy
 from . import ndarray as nd
 from .ndarray import NDArray
 
-__all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "Perplexity",
-           "MAE", "MSE", "RMSE", "CrossEntropy", "Loss", "CustomMetric", "np", "create", "register"]
+__all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "MCC", "PCC", "Perplexity",
+           "MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood", "PearsonCorrelation", "Loss",
+           "CustomMetric", "np", "create", "register"]
 
 _REGISTRY = {}
 
@@ -247,54 +248,183 @@ class TopKAccuracy(EvalMetric):
             self._add(correct, scores.shape[0])
 
 
-@alias("f1")
-class F1(EvalMetric):
-    """F1 score of a binary classification (class 1 positive). average 'macro': the mean of each
-    update's score; 'micro': the score of all samples counted together."""
+def _binary_counts(labels, preds, metric):
+    """(true positives, false positives, false negatives, true negatives) of a binary
+    classification (class 1 positive; the prediction is the argmax of each row)."""
+    counts = numpy.zeros(4)
+    for label, pred in _numpy_pairs(labels, preds):
+        label = label.astype('int32').ravel()
+        predicted = numpy.argmax(pred, axis=1)
+        check_label_shapes(label, predicted)
+        if len(numpy.unique(label)) > 2:
+            raise ValueError("%s currently only supports binary classification." % metric)
+        counts += [((predicted == 1) & (label == 1)).sum(), ((predicted == 1) & (label != 1)).sum(),
+                   ((predicted != 1) & (label == 1)).sum(), ((predicted != 1) & (label != 1)).sum()]
+    return counts
 
-    def __init__(self, name='f1', output_names=None, label_names=None, average="macro"):
+
+class _BinaryScore(EvalMetric):
+    """A score of a binary classification's counts (_binary_counts). average 'macro': the mean of
+    each update's score; 'micro': the score of all samples counted together."""
+
+    def __init__(self, name, output_names, label_names, average):
         if average not in ("macro", "micro"):
-            raise ValueError("F1: average must be 'macro' or 'micro', got %r" % (average,))
+            raise ValueError("%s: average must be 'macro' or 'micro', got %r" % (type(self).__name__, average))
         self.average = average
-        super(F1, self).__init__(name, output_names=output_names, label_names=label_names,
-                                 has_global_stats=True)
+        super(_BinaryScore, self).__init__(name, output_names=output_names, label_names=label_names,
+                                           has_global_stats=True)
 
     @staticmethod
-    def _score(tp, fp, fn):
-        precision = tp / float(tp + fp) if tp + fp else 0.
-        recall = tp / float(tp + fn) if tp + fn else 0.
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.
+    def _score(tp, fp, fn, tn):
+        raise NotImplementedError()
 
     def update(self, labels, preds):
-        counts = numpy.zeros(3)  # true positives, false positives, false negatives
-        n = 0
-        for label, pred in _numpy_pairs(labels, preds):
-            label = label.astype('int32').ravel()
-            predicted = numpy.argmax(pred, axis=1)
-            check_label_shapes(label, predicted)
-            if len(numpy.unique(label)) > 2:
-                raise ValueError("F1 currently only supports binary classification.")
-            counts += [((predicted == 1) & (label == 1)).sum(), ((predicted == 1) & (label != 1)).sum(),
-                       ((predicted != 1) & (label == 1)).sum()]
-            n += len(label)
+        counts = _binary_counts(labels, preds, type(self).__name__)
         if self.average == "macro":
             self._add(self._score(*counts), 1)
         else:
             self._counts += counts
             self._global_counts += counts
-            self.num_inst += n
-            self.global_num_inst += n
+            self.num_inst = self._counts.sum()
+            self.global_num_inst = self._global_counts.sum()
             self.sum_metric = self._score(*self._counts) * self.num_inst
             self.global_sum_metric = self._score(*self._global_counts) * self.global_num_inst
 
     def reset(self):
-        super(F1, self).reset()
-        self._counts = numpy.zeros(3)
-        self._global_counts = numpy.zeros(3)
+        super(_BinaryScore, self).reset()
+        self._counts = numpy.zeros(4)
+        self._global_counts = numpy.zeros(4)
 
     def reset_local(self):
-        super(F1, self).reset_local()
-        self._counts = numpy.zeros(3)
+        super(_BinaryScore, self).reset_local()
+        self._counts = numpy.zeros(4)
+
+
+@alias("f1")
+class F1(_BinaryScore):
+    """F1 score of a binary classification (class 1 positive)."""
+
+    def __init__(self, name='f1', output_names=None, label_names=None, average="macro"):
+        super(F1, self).__init__(name, output_names, label_names, average)
+
+    @staticmethod
+    def _score(tp, fp, fn, tn):
+        precision = tp / float(tp + fp) if tp + fp else 0.
+        recall = tp / float(tp + fn) if tp + fn else 0.
+        return 2 * precision * recall / (precision + recall) if precision + recall else 0.
+
+
+@register
+class MCC(_BinaryScore):
+    """Matthews correlation coefficient of a binary classification (class 1 positive); a factor
+    of the denominator that is 0 is left out, as MXNet leaves it."""
+
+    def __init__(self, name='mcc', output_names=None, label_names=None, average="macro"):
+        super(MCC, self).__init__(name, output_names, label_names, average)
+
+    @staticmethod
+    def _score(tp, fp, fn, tn):
+        if tp + fp + fn + tn == 0:
+            return 0.
+        denominator = 1.
+        for term in (tp + fp, tp + fn, tn + fp, tn + fn):
+            denominator *= term if term else 1.
+        return float((tp * tn - fp * fn) / math.sqrt(denominator))
+
+
+@register
+class PCC(EvalMetric):
+    """Multi-class Matthews correlation of the confusion matrix (rows: predictions, the argmax
+    of each row of scores, or the labels given; columns: labels), grown as classes appear."""
+
+    def __init__(self, name='pcc', output_names=None, label_names=None, has_global_stats=True):
+        self.k = 2
+        super(PCC, self).__init__(name, output_names=output_names, label_names=label_names,
+                                  has_global_stats=has_global_stats)
+
+    @staticmethod
+    def _mcc(cmat):
+        n = cmat.sum()
+        x, y = cmat.sum(axis=1), cmat.sum(axis=0)
+        cov_xx, cov_yy = numpy.sum(x * (n - x)), numpy.sum(y * (n - y))
+        if cov_xx == 0 or cov_yy == 0:
+            return float('nan')
+        return numpy.sum(cmat.diagonal() * n - x * y) / (cov_xx * cov_yy) ** 0.5
+
+    def update(self, labels, preds):
+        for label, pred in _numpy_pairs(labels, preds):
+            label = label.astype('int32')
+            pred = pred.argmax(axis=1) if pred.shape != label.shape else pred.astype('int32')
+            n = max(pred.max(), label.max())
+            if n >= self.k:  # more classes than seen so far: grow both matrices
+                grow = int(n + 1 - self.k)
+                self.lcm = numpy.pad(self.lcm, ((0, grow), (0, grow)), 'constant')
+                self.gcm = numpy.pad(self.gcm, ((0, grow), (0, grow)), 'constant')
+                self.k += grow
+            counts = numpy.zeros((self.k, self.k))
+            numpy.add.at(counts, (pred.ravel(), label.ravel()), 1)
+            self.lcm += counts
+            self.gcm += counts
+        self.num_inst += 1
+        self.global_num_inst += 1
+
+    sum_metric = property(lambda self: self._mcc(self.lcm) * self.num_inst, lambda self, value: None)
+    global_sum_metric = property(lambda self: self._mcc(self.gcm) * self.global_num_inst, lambda self, value: None)
+
+    def reset(self):
+        self.global_num_inst = 0.
+        self.gcm = numpy.zeros((self.k, self.k))
+        self.reset_local()
+
+    def reset_local(self):
+        self.num_inst = 0.
+        self.lcm = numpy.zeros((self.k, self.k))
+
+
+@alias("pearsonr")
+class PearsonCorrelation(EvalMetric):
+    """Pearson's correlation of predictions and labels: 'macro', the mean of each update's;
+    'micro', of all the values seen (running means and sums of squares, Welford's way)."""
+
+    def __init__(self, name='pearsonr', output_names=None, label_names=None, average='macro'):
+        self.average = average
+        super(PearsonCorrelation, self).__init__(name, output_names=output_names, label_names=label_names,
+                                                 has_global_stats=True)
+
+    def reset(self):
+        super(PearsonCorrelation, self).reset()
+        self._n = self._mean_p = self._mean_l = self._sse_p = self._sse_l = self._cov = 0
+
+    @staticmethod
+    def _welford(values, count, mean, m2):
+        count += len(values)
+        delta = values - mean
+        mean += numpy.sum(delta / count)
+        m2 += numpy.sum(delta * (values - mean))
+        return count, mean, m2
+
+    def update(self, labels, preds):
+        for label, pred in _numpy_pairs(labels, preds):
+            check_label_shapes(label, pred, False, True)
+            label, pred = label.ravel().astype(numpy.float64), pred.ravel().astype(numpy.float64)
+            self.num_inst += 1
+            self.global_num_inst += 1
+            if self.average == 'macro':
+                r = numpy.corrcoef(pred, label)[0, 1]
+                self.sum_metric += r
+                self.global_sum_metric += r
+            else:
+                n, self._mean_l, self._sse_l = self._welford(label, self._n, self._mean_l, self._sse_l)
+                self._cov += numpy.sum((label - self._mean_l) * (pred - self._mean_p))
+                self._n, self._mean_p, self._sse_p = self._welford(pred, self._n, self._mean_p, self._sse_p)
+
+    def get(self):
+        if self.num_inst == 0:
+            return (self.name, float('nan'))
+        if self.average == 'macro':
+            return (self.name, self.sum_metric / self.num_inst)
+        n = self._n
+        return (self.name, self._cov / ((n - 1) * numpy.sqrt(self._sse_p / (n - 1)) * numpy.sqrt(self._sse_l / (n - 1))))
 
 
 @alias("perplexity")
@@ -393,6 +523,15 @@ class CrossEntropy(EvalMetric):
                 raise ValueError("CrossEntropy: %d labels for %d predictions" % (label.shape[0], pred.shape[0]))
             prob = pred[numpy.arange(label.shape[0]), numpy.int64(label)]
             self._add((-numpy.log(prob + self.eps)).sum(), label.shape[0])
+
+
+@alias("nll_loss")
+class NegativeLogLikelihood(CrossEntropy):
+    """Mean of -log(p[label] + eps) over samples, named 'nll-loss' (MXNet's second name for
+    cross-entropy of probabilities)."""
+
+    def __init__(self, eps=1e-12, name='nll-loss', output_names=None, label_names=None):
+        super(NegativeLogLikelihood, self).__init__(eps, name, output_names, label_names)
 
 
 @alias("loss")

@@ -16,8 +16,8 @@ from . import _core
 from . import ndarray as nd
 from .ndarray import NDArray
 
-__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Updater", "get_updater",
-           "create", "register"]
+__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "AdaDelta", "Adamax", "Nadam", "SGLD",
+           "DCASGD", "Updater", "get_updater", "create", "register"]
 
 
 class Optimizer(object):
@@ -346,6 +346,138 @@ class RMSProp(Optimizer):
             nd.rmspropalex_update(weight, grad, *state, out=weight, gamma2=self.gamma2, **kwargs)
         else:
             nd.rmsprop_update(weight, grad, state[0], out=weight, **kwargs)
+
+
+# ---- Optimizers MXNet writes in Python, over NDArray arithmetic ----------------------------------
+
+class _Elementwise(Optimizer):
+    """The start of an update written in array arithmetic: counts it and gives (lr, wd, the
+    gradient rescaled and clipped as MXNet's Python optimizers do). The caller's gradient array is
+    left as it is (MXNet's AdaDelta scales it in place)."""
+
+    def _prepare(self, index, grad, weight=None, wd_in_grad=False):
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        grad = grad * self.rescale_grad
+        if wd_in_grad:
+            grad = grad + wd * weight
+        if self.clip_gradient is not None:
+            grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        return lr, wd, grad
+
+
+@register
+class AdaDelta(_Elementwise):
+    """AdaDelta (Zeiler): steps of sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g, decayed by rho;
+    the learning rate is not used."""
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super(AdaDelta, self).__init__(**kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))  # accumulated g^2, accumulated delta^2
+
+    def update(self, index, weight, grad, state):
+        _, wd, grad = self._prepare(index, grad)
+        acc_g, acc_delta = state
+        acc_g[:] = self.rho * acc_g + (1. - self.rho) * grad * grad
+        delta = nd.sqrt(acc_delta + self.epsilon) / nd.sqrt(acc_g + self.epsilon) * grad
+        acc_delta[:] = self.rho * acc_delta + (1. - self.rho) * delta * delta
+        weight[:] -= delta + wd * weight
+
+
+@register
+class Adamax(_Elementwise):
+    """Adamax (Kingma and Ba): Adam with the infinity norm, u = max(beta2 * u, |g|)."""
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super(Adamax, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))  # mean, infinity norm
+
+    def update(self, index, weight, grad, state):
+        lr, _, grad = self._prepare(index, grad, weight, wd_in_grad=True)
+        lr /= 1. - self.beta1 ** self._index_update_count[index]
+        m, u = state
+        m[:] = self.beta1 * m + (1. - self.beta1) * grad
+        u[:] = nd.maximum(self.beta2 * u, nd.abs(grad))
+        weight[:] -= lr * m / u
+
+
+@register
+class Nadam(_Elementwise):
+    """Nadam (Dozat): Adam with Nesterov momentum and the momentum schedule
+    beta1 * (1 - 0.5 * 0.96^(t * schedule_decay))."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, schedule_decay=0.004,
+                 **kwargs):
+        super(Nadam, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))  # mean, variance
+
+    def update(self, index, weight, grad, state):
+        lr, _, grad = self._prepare(index, grad, weight, wd_in_grad=True)
+        t = self._index_update_count[index]
+        momentum_t = self.beta1 * (1. - 0.5 * 0.96 ** (t * self.schedule_decay))
+        momentum_next = self.beta1 * (1. - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
+        self.m_schedule *= momentum_t
+        m_schedule_next = self.m_schedule * momentum_next
+        m, v = state
+        m[:] = self.beta1 * m + (1. - self.beta1) * grad
+        v[:] = self.beta2 * v + (1. - self.beta2) * grad * grad
+        m_bar = (1. - momentum_t) * (grad / (1. - self.m_schedule)) + momentum_next * (m / (1. - m_schedule_next))
+        weight[:] -= lr * m_bar / (nd.sqrt(v / (1. - self.beta2 ** t)) + self.epsilon)
+
+
+@register
+class SGLD(_Elementwise):
+    """Stochastic gradient Langevin dynamics: half a gradient step, then normal noise of
+    variance lr (from mx.random's stream)."""
+
+    def create_state(self, index, weight):
+        return None
+
+    def update(self, index, weight, grad, state):
+        lr, wd, grad = self._prepare(index, grad)
+        weight[:] += -lr / 2 * (grad + wd * weight)
+        weight[:] += nd.random.normal(0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype,
+                                      ctx=weight.context)
+
+
+@register
+class DCASGD(_Elementwise):
+    """Delay-compensated asynchronous SGD (Zheng et al.): the gradient corrected by
+    lamda * g * g * (w - w_previous), with momentum when given."""
+
+    def __init__(self, momentum=0.0, lamda=0.04, **kwargs):
+        super(DCASGD, self).__init__(**kwargs)
+        self.momentum = momentum
+        self.weight_previous = {}
+        self.lamda = lamda
+
+    def create_state(self, index, weight):
+        return (None if self.momentum == 0.0 else _zeros_like(weight), weight.copy())  # momentum, w_previous
+
+    def update(self, index, weight, grad, state):
+        lr, wd, grad = self._prepare(index, grad)
+        mom, previous = state
+        step = -lr * (grad + wd * weight + self.lamda * grad * grad * (weight - previous))
+        if mom is not None:  # MXNet 1.9.1 tests `if mom:`, the array's truth, and so fails here
+            mom[:] = self.momentum * mom + step
+            step = mom
+        previous[:] = weight
+        weight[:] += step
 
 
 class Updater(object):

@@ -341,3 +341,22 @@ def test_scheduler_drives_optimizer(mx):
     for _ in range(5):
         o.update(0, w, mx.nd.ones((1,)), None)
     assert w.asscalar() == pytest.approx(-(0.8 + 0.8 + 0.4 + 0.4 + 0.2))
+
+
+def test_dcasgd_with_momentum_against_numpy(mx):
+    """DCASGD with momentum (which MXNet 1.9.1 cannot run: its `if mom:` asks an array for its
+    truth) against the formula in NumPy: m = momentum * m - lr * (g + wd * w + lamda * g^2 *
+    (w - w_prev)); w_prev = w; w += m."""
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    opt = mx.optimizer.DCASGD(momentum=0.9, learning_rate=0.1, wd=0.01, lamda=0.3)
+    weight = mx.nd.array(w)
+    state = opt.create_state(0, weight)
+    m, previous = np.zeros_like(w), w.copy()
+    for _ in range(3):
+        g = rng.standard_normal((3, 4)).astype(np.float32)
+        opt.update(0, weight, mx.nd.array(g), state)
+        m = 0.9 * m - 0.1 * (g + 0.01 * w + 0.3 * g * g * (w - previous))
+        previous = w.copy()
+        w = w + m
+    np.testing.assert_allclose(weight.asnumpy(), w, rtol=1e-5, atol=1e-6)

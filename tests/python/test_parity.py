@@ -105,3 +105,85 @@ def test_csv_iterator_integers_and_unknown_keywords():
         "unknown keywords": CSV + "it = mx.io.CSVIter(data_csv=path, data_shape=(3,), batch_size=4, no_such_argument=3); "
                                   "r = next(iter(it)).data[0]",
     })
+
+
+def test_ndarray_methods_on_symbols_and_in_place_slices():
+    assert_parity({
+        "asnumpy": "mx.sym.var('x').asnumpy()",
+        "asscalar": "mx.sym.var('x').asscalar()",
+        "copy": "mx.sym.var('x').copy()",
+        "wait_to_read": "mx.sym.var('x').wait_to_read()",
+        "as_in_context": "mx.sym.var('x').as_in_context()",
+        "astype": "s = mx.sym.var('x').astype('float16'); r = (s.infer_type(x='float32')[1], "
+                  "s.eval(x=mx.nd.array([1.5, 2]))[0])",
+        "slice_assign": "a = mx.nd.zeros((3, 4)); b = a.slice_assign(mx.nd.ones((2, 2)), (0, 1), (2, 3), (None, None)); "
+                        "r = (a, b is a)",
+        "slice_assign_scalar": "a = mx.nd.zeros((3, 4)); a.slice_assign_scalar(7, (1, None), (3, None), (1, 2)); r = a",
+        "kvstore broadcast": "kv = mx.kv.create('local'); out = [mx.nd.zeros((2,)), mx.nd.zeros((2,))]\n"
+                             "kv.broadcast('w', mx.nd.array([1, 2]), out=out); r = out",
+    }, messages={"asnumpy": "Function asnumpy is not implemented for Symbol and only available in NDArray."})
+
+
+METRIC_DATA = """
+rng = np.random.RandomState(4)
+batches = []
+for n in (6, 9, 5):
+    p = rng.rand(n, 2); p /= p.sum(axis=1, keepdims=True)
+    batches.append(([mx.nd.array(rng.randint(0, 2, n))], [mx.nd.array(p)]))
+multi = []
+for n in (7, 8):
+    p = rng.rand(n, 4)
+    multi.append(([mx.nd.array(rng.randint(0, 4, n))], [mx.nd.array(p)]))
+reg = [([mx.nd.array(rng.rand(5))], [mx.nd.array(rng.rand(5))]) for _ in range(3)]
+def run(metric, data):
+    values = []
+    for labels, preds in data:
+        metric.update(labels, preds)
+        values.append((metric.get(), metric.get_global()))
+    metric.reset_local()
+    values.append(metric.get_global())
+    return values
+"""
+
+
+def test_classification_and_correlation_metrics():
+    assert_parity({
+        "F1": METRIC_DATA + "r = [run(mx.metric.F1(average=a), batches) for a in ('macro', 'micro')]",
+        "MCC": METRIC_DATA + "r = [run(mx.metric.MCC(average=a), batches) for a in ('macro', 'micro')]",
+        "PCC": METRIC_DATA + "r = (run(mx.metric.PCC(), batches), run(mx.metric.create('pcc'), multi))",
+        "PearsonCorrelation": METRIC_DATA + "r = [run(mx.metric.PearsonCorrelation(average=a), reg) for a in "
+                                            "('macro', 'micro')] + [run(mx.metric.create('pearsonr'), reg)]",
+        "NegativeLogLikelihood": METRIC_DATA + "r = (run(mx.metric.NegativeLogLikelihood(), batches), "
+                                               "run(mx.metric.create('nll_loss'), multi))",
+        "binary only": METRIC_DATA + "mx.metric.MCC().update(*multi[0])",
+    }, messages={"binary only": "currently only supports binary classification."})
+
+
+OPTIMIZER_STEPS = """
+rng = np.random.RandomState(5)
+w0 = rng.randn(3, 4).astype('float32')
+grads = [rng.randn(3, 4).astype('float32') for _ in range(3)]
+def steps(name, **kw):
+    opt = mx.optimizer.create(name, **kw)
+    w = mx.nd.array(w0)
+    state = opt.create_state(0, w)
+    for g in grads:
+        opt.update(0, w, mx.nd.array(g), state)
+    return w
+"""
+
+
+def test_optimizers_written_in_array_arithmetic():
+    assert_parity({
+        "adadelta": OPTIMIZER_STEPS + "r = (steps('adadelta'), steps('adadelta', rho=0.5, epsilon=1e-3, wd=0.1, "
+                                      "rescale_grad=0.5, clip_gradient=0.8))",
+        "adamax": OPTIMIZER_STEPS + "r = (steps('adamax'), steps('adamax', learning_rate=0.1, beta1=0.5, wd=0.01, "
+                                    "clip_gradient=1.0))",
+        "nadam": OPTIMIZER_STEPS + "r = (steps('nadam'), steps('nadam', learning_rate=0.05, schedule_decay=0.1, wd=0.01))",
+        "dcasgd": OPTIMIZER_STEPS + "r = (steps('dcasgd', learning_rate=0.1), steps('dcasgd', learning_rate=0.1, wd=0.1, "
+                                    "lamda=0.5))",
+        "sgld noise": "opt = mx.optimizer.SGLD(learning_rate=0.01, wd=0.1); w0 = np.linspace(-1, 1, 20000).astype('float32')\n"
+                      "g = np.cos(w0); w = mx.nd.array(w0); opt.update(0, w, mx.nd.array(g), opt.create_state(0, w))\n"
+                      "noise = w.asnumpy() - (w0 - 0.01 / 2 * (g + 0.1 * w0)); r = (round(float(noise.std()), 2), "
+                      "abs(float(noise.mean())) < 0.01)",
+    }, rtol=1e-5)

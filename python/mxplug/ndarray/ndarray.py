@@ -342,6 +342,17 @@ def _tostype(self, stype):
     return self.copy()
 
 
+def _slice_assign(self, rhs, begin, end, step):
+    """Writes ``rhs`` into the region begin:end:step of this array (in place); returns it."""
+    return _invoke("_slice_assign", [self, rhs], out=self, begin=begin, end=end, step=step)
+
+
+def _slice_assign_scalar(self, value, begin, end, step):
+    """Sets the region begin:end:step of this array to ``value`` (in place); returns it."""
+    return _invoke("_slice_assign_scalar", [self], out=self, scalar=float(value), begin=begin, end=end,
+                   step=step)
+
+
 def _T(self):
     if self.ndim > 2:
         raise ValueError("Only 2D matrix is allowed to be transposed")
@@ -604,6 +615,7 @@ def _extend():
         "asscalar": _asscalar, "copy": _copy, "copyto": _copyto, "as_in_context": _as_in_context,
         "astype": _astype, "reshape": _reshape, "reshape_like": _reshape_like,
         "flatten": _flatten, "expand_dims": _expand_dims, "squeeze": _squeeze, "tostype": _tostype,
+        "slice_assign": _slice_assign, "slice_assign_scalar": _slice_assign_scalar,
         "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
     }
     for name, fn in methods.items():

@@ -271,6 +271,26 @@ class Symbol(object):
     def __bool__(self):
         raise NotImplementedForSymbol(self.__bool__, "bool")
 
+    # NDArray's methods that make no sense for a graph raise as MXNet's do.
+    def asnumpy(self):
+        raise NotImplementedForSymbol(self.asnumpy, None)
+
+    def asscalar(self):
+        raise NotImplementedForSymbol(self.asscalar, None)
+
+    def wait_to_read(self):
+        raise NotImplementedForSymbol(self.wait_to_read, None)
+
+    def copy(self):
+        raise NotImplementedForSymbol(self.copy, None)
+
+    def as_in_context(self):
+        raise NotImplementedForSymbol(self.as_in_context, None)
+
+    def astype(self, dtype):
+        """The symbol cast to ``dtype`` (the op cast)."""
+        return _create("cast", "cast", [self], {"dtype": np.dtype(dtype).name})
+
 
 def _operator(op, hint, scalar_op, scalar_hint, reverse=False):
     """An arithmetic or comparison method: ``op`` with another symbol (operands swapped when
