@@ -33,6 +33,7 @@ from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  #
 from . import ndarray  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import random  # noqa: E402
+from . import autograd  # noqa: E402
 from . import name  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
 from . import symbol  # noqa: E402
@@ -65,5 +66,5 @@ kvstore_server._init_kvstore_server_module()
 
 __all__ = ["MXPlugError", "MXNetError", "library", "engine", "operator", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils",
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils", "autograd",
            "__version__"]

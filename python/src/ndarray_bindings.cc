@@ -106,8 +106,10 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
 }
 
 // Runs one op: positional inputs, then keyword inputs by argument name; the rest are kwargs.
+// all_outputs: (the inputs in the op's order, every output with the internal ones, how many of them
+// are visible) instead of the visible outputs: what mx.autograd records.
 py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py::dict kwargs,
-                  const py::handle& out, const py::handle& ctx, bool is_train) {
+                  const py::handle& out, const py::handle& ctx, bool is_train, bool all_outputs) {
   py::dict params;
   std::vector<std::pair<std::string, NDArray>> named;
   for (const auto& [k, v] : kwargs) {
@@ -147,6 +149,7 @@ py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py:
     py::gil_scoped_release release;  // the call never blocks on the engine
     op->Invoke(inputs, &outputs, is_train, {}, where ? &*where : nullptr);
   }
+  if (all_outputs) return py::make_tuple(inputs, outputs, op->num_visible_outputs());
   if (!out.is_none()) return py::reinterpret_borrow<py::object>(out);
   return Visible(*op, std::move(outputs));
 }
@@ -276,7 +279,10 @@ py::object FromFile(NDArrayFile&& file) {
 }  // namespace
 
 void DefineNDArray(py::module_& m) {
-  py::class_<NDArray> cls(m, "NDArray", "An n-dimensional array on a device (MXNet's NDArray).");
+  // dynamic_attr: mx.autograd keeps an array's gradient and the op that made it on the array,
+  // so that a recorded graph lives as long as the arrays that reach it, as in MXNet.
+  py::class_<NDArray> cls(m, "NDArray", py::dynamic_attr(),
+                          "An n-dimensional array on a device (MXNet's NDArray).");
   cls.def_property_readonly("shape", [](const NDArray& a) { return ShapeTuple(a.shape()); })
       .def_property_readonly("size", [](const NDArray& a) { return a.size(); })
       .def_property_readonly("ndim", [](const NDArray& a) { return a.shape().ndim(); })
@@ -349,7 +355,9 @@ void DefineNDArray(py::module_& m) {
       py::arg("shape"), py::arg("ctx"), py::arg("dtype"));
   m.def("invoke", &Invoke, py::arg("name"), py::arg("args"), py::arg("kwargs"),
         py::arg("out") = py::none(), py::arg("ctx") = py::none(), py::arg("is_train") = false,
-        "Runs a registered op imperatively; returns its visible outputs.");
+        py::arg("all_outputs") = false,
+        "Runs a registered op imperatively; returns its visible outputs (all_outputs: the inputs\n"
+        "in the op's order and every output, internal ones too).");
   m.def("op_inputs", [](const std::string& name, py::dict kwargs) {
     return ImperativeOp::Get(name, ToKwArgs(kwargs))->input_names();
   });

@@ -114,6 +114,9 @@ def test_ndarray_methods_on_symbols_and_in_place_slices():
         "copy": "mx.sym.var('x').copy()",
         "wait_to_read": "mx.sym.var('x').wait_to_read()",
         "as_in_context": "mx.sym.var('x').as_in_context()",
+        "backward": "mx.sym.var('x').backward()",
+        "detach": "mx.sym.var('x').detach()",
+        "gradient": "mx.sym.var('x').gradient(['x'])",
         "astype": "s = mx.sym.var('x').astype('float16'); r = (s.infer_type(x='float32')[1], "
                   "s.eval(x=mx.nd.array([1.5, 2]))[0])",
         "slice_assign": "a = mx.nd.zeros((3, 4)); b = a.slice_assign(mx.nd.ones((2, 2)), (0, 1), (2, 3), (None, None)); "
@@ -121,7 +124,8 @@ def test_ndarray_methods_on_symbols_and_in_place_slices():
         "slice_assign_scalar": "a = mx.nd.zeros((3, 4)); a.slice_assign_scalar(7, (1, None), (3, None), (1, 2)); r = a",
         "kvstore broadcast": "kv = mx.kv.create('local'); out = [mx.nd.zeros((2,)), mx.nd.zeros((2,))]\n"
                              "kv.broadcast('w', mx.nd.array([1, 2]), out=out); r = out",
-    }, messages={"asnumpy": "Function asnumpy is not implemented for Symbol and only available in NDArray."})
+    }, messages={"asnumpy": "Function asnumpy is not implemented for Symbol and only available in NDArray.",
+                 "gradient": "not implemented"})
 
 
 METRIC_DATA = """

@@ -11,6 +11,9 @@ from . import random
 
 _register.populate(globals())
 
+from .. import autograd as _autograd  # noqa: E402
+_autograd._ndarray_methods()  # attach_grad, grad, detach, backward
+
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "zeros_like",
            "ones_like", "full_like", "empty_like", "waitall", "save", "load", "load_frombuffer",
            "concatenate", "moveaxis", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "add",

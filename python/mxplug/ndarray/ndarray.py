@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from .. import _core
+from .. import autograd
 from ..base import MXNetError
 from ..context import Context, current_context, _from_dl
 
@@ -31,7 +32,7 @@ def _ctx(ctx):
 
 
 def _invoke(op, inputs, out=None, ctx=None, **kwargs):
-    return _core.invoke(op, inputs, kwargs, out, None if ctx is None else ctx._dl())
+    return autograd.invoke(op, inputs, kwargs, out, None if ctx is None else ctx._dl())
 
 
 # ---- Creation ------------------------------------------------------------------------------
@@ -286,6 +287,8 @@ def _reshape(self, *shape, **kwargs):
     reverse = kwargs.pop("reverse", False)
     if kwargs:
         raise TypeError("reshape got unexpected keyword arguments %s" % sorted(kwargs))
+    if autograd.is_recording():  # recorded as the op (a copy), so that gradients flow through it
+        return _invoke("Reshape", [self], shape=tuple(shape), reverse=reverse)
     target = _core.infer_shapes("Reshape", {"shape": tuple(shape), "reverse": reverse},
                                 [self.shape])[0]
     return self._reshape_view(tuple(target))
@@ -604,6 +607,44 @@ def _unpickle(data, device_type, device_id):
     return array(data, ctx=Context(device_type, device_id), dtype=data.dtype)
 
 
+# The arithmetic operators are C++ (python/src/ndarray_bindings.cc picks the op as below); inside
+# autograd.record() they go through autograd.invoke instead, so that they are recorded.
+_ARITHMETIC = {  # name: (same shape, broadcasting, array op number, number op array)
+    "add": ("elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "sub": ("elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "mul": ("elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "truediv": ("elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "mod": ("broadcast_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "pow": ("broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"),
+}
+
+
+def _recorded(name, ops, reflected):
+    original = NDArray.__dict__["__%s%s__" % ("r" if reflected else "", name)]
+    same, broadcast, scalar, rscalar = ops
+
+    def method(self, other):
+        if not autograd.is_recording():
+            return original(self, other)
+        if isinstance(other, NDArray):
+            op = same if other.shape == self.shape else broadcast
+            return _invoke(op, [other, self] if reflected else [self, other])
+        if isinstance(other, numbers.Number):
+            is_int = isinstance(other, numbers.Integral) and not isinstance(other, bool)
+            return _invoke(rscalar if reflected else scalar, [self], scalar=str(other) if is_int else float(other),
+                           is_int=is_int)
+        return NotImplemented
+    method.__name__ = "__%s%s__" % ("r" if reflected else "", name)
+    return method
+
+
+def _record_arithmetic():
+    for name, ops in _ARITHMETIC.items():
+        for reflected in (False, True):
+            if ("__%s%s__" % ("r" if reflected else "", name)) in NDArray.__dict__:
+                setattr(NDArray, "__%s%s__" % ("r" if reflected else "", name), _recorded(name, ops, reflected))
+
+
 def _extend():
     props = {"dtype": _dtype, "context": _context, "ctx": _context, "T": _T, "stype": _stype}
     for name, fn in props.items():
@@ -621,6 +662,7 @@ def _extend():
     for name, fn in methods.items():
         setattr(NDArray, name, fn)
     # The fluent methods of the ops (a.sum(axis=1)) come with the ops: register.populate.
+    _record_arithmetic()
     NDArray.__module__ = "mxplug.ndarray"
     NDArray.__array_priority__ = 1000.0  # numpy scalar * NDArray uses NDArray's __rmul__
 

@@ -6,6 +6,7 @@ import types
 import numpy as np
 
 from .. import _core
+from .. import autograd
 from ..context import Context
 from .ndarray import NDArray
 
@@ -108,7 +109,7 @@ def _make(name):
             ctx = Context(ctx)
         if "dtype" in kwargs and kwargs["dtype"] is not None and not isinstance(kwargs["dtype"], str):
             kwargs["dtype"] = np.dtype(kwargs["dtype"]).name
-        return _core.invoke(name, arrays, kwargs, out, None if ctx is None else ctx._dl())
+        return autograd.invoke(name, arrays, kwargs, out, None if ctx is None else ctx._dl())
 
     return named(op_function, name, _doc(info))
 

@@ -287,6 +287,16 @@ class Symbol(object):
     def as_in_context(self):
         raise NotImplementedForSymbol(self.as_in_context, None)
 
+    def backward(self):
+        raise NotImplementedForSymbol(self.backward, None)
+
+    def detach(self):
+        raise NotImplementedForSymbol(self.detach, None)
+
+    def gradient(self, wrt):
+        """Not implemented in MXNet 1.x either: raises MXNetError."""
+        raise MXNetError("Symbol.gradient: not implemented (as in MXNet 1.x); bind the symbol and call backward")
+
     def astype(self, dtype):
         """The symbol cast to ``dtype`` (the op cast)."""
         return _create("cast", "cast", [self], {"dtype": np.dtype(dtype).name})
