@@ -340,37 +340,24 @@ def assign_each2(input1, input2, function):
 
 # ---- Running symbols, and gradients ---------------------------------------------------------
 
-def _location(sym, location, ctx, dtype):
-    """Arguments by name as NDArrays (a list is in list_arguments order)."""
-    if isinstance(location, dict):
-        if set(location) != set(sym.list_arguments()):
-            raise ValueError("Symbol arguments and keys of the given location do not match. symbol args:%s, "
-                             "location.keys():%s" % (set(sym.list_arguments()), set(location)))
-    else:
-        location = dict(zip(sym.list_arguments(), location))
-    return {k: nd.array(v, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype) if isinstance(v, np.ndarray)
-            else v for k, v in sorted(location.items())}
+def _as_nd(value, ctx, dtype):
+    """A NumPy array as an NDArray of ``dtype`` ("asnumpy": its own); anything else as it is."""
+    if isinstance(value, np.ndarray):
+        return nd.array(value, ctx=ctx, dtype=value.dtype if dtype == "asnumpy" else dtype)
+    return value
 
 
-def _aux_states(sym, aux_states, ctx, dtype):
-    if aux_states is None:
+def _by_name(what, given, names, ctx, dtype):
+    """``given`` (a dict that names exactly ``names``, or a list in their order) as NDArrays by name;
+    None stays None."""
+    if given is None:
         return None
-    if isinstance(aux_states, dict):
-        if set(aux_states) != set(sym.list_auxiliary_states()):
-            raise ValueError("Symbol aux_states names and given aux_states do not match. symbol aux_names:%s, "
-                             "aux_states.keys:%s" % (set(sym.list_auxiliary_states()), set(aux_states)))
+    if isinstance(given, dict):
+        if set(given) != set(names):
+            raise ValueError("%s: the names %s do not match the symbol's %s" % (what, sorted(given), sorted(names)))
     else:
-        aux_states = dict(zip(sym.list_auxiliary_states(), aux_states))
-    return {k: nd.array(v, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype) for k, v in aux_states.items()}
-
-
-def _arrays(values, ctx, dtype):
-    """NumPy arrays among values (a list or dict) as NDArrays of dtype ("asnumpy": their own)."""
-    def one(v):
-        return nd.array(v, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype) if isinstance(v, np.ndarray) else v
-    if isinstance(values, dict):
-        return {k: one(v) for k, v in values.items()}
-    return [one(v) for v in values]
+        given = dict(zip(names, given))
+    return {k: _as_nd(v, ctx, dtype) for k, v in sorted(given.items())}
 
 
 def simple_forward(sym, ctx=None, is_train=False, **inputs):
@@ -421,9 +408,9 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     from . import symbol as _sym
     assert dtype in (np.float16, np.float32, np.float64)
     ctx = ctx or default_context()
-    location = _location(sym, location, ctx, dtype)
+    location = _by_name("location", location, sym.list_arguments(), ctx, dtype)
     location_np = {k: v.asnumpy() for k, v in location.items()}
-    aux = _aux_states(sym, aux_states, ctx, dtype)
+    aux = _by_name("aux_states", aux_states, sym.list_auxiliary_states(), ctx, dtype)
     aux_np = None if aux is None else {k: v.asnumpy() for k, v in aux.items()}
     if grad_nodes is None:
         grad_req = {k: "write" for k in sym.list_arguments()}
@@ -465,8 +452,8 @@ def check_symbolic_forward(sym, location, expected, rtol=None, atol=None, aux_st
     ``expected`` (a list in list_outputs order, or a dict); returns the outputs."""
     assert dtype == "asnumpy" or dtype in (np.float16, np.float32, np.float64)
     ctx = ctx or default_context()
-    location = _location(sym, location, ctx, dtype)
-    aux = _aux_states(sym, aux_states, ctx, dtype)
+    location = _by_name("location", location, sym.list_arguments(), ctx, dtype)
+    aux = _by_name("aux_states", aux_states, sym.list_auxiliary_states(), ctx, dtype)
     if isinstance(expected, dict):
         expected = [expected[k] for k in sym.list_outputs()]
     args_grad = {k: nd.zeros(v.shape, ctx=ctx, dtype=v.dtype if dtype == "asnumpy" else dtype)
@@ -485,8 +472,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     argument's grad_req; returns the gradient arrays."""
     assert dtype == "asnumpy" or dtype in (np.float16, np.float32, np.float64)
     ctx = ctx or default_context()
-    location = _location(sym, location, ctx, dtype)
-    aux = _aux_states(sym, aux_states, ctx, dtype)
+    location = _by_name("location", location, sym.list_arguments(), ctx, dtype)
+    aux = _by_name("aux_states", aux_states, sym.list_auxiliary_states(), ctx, dtype)
     if isinstance(expected, (list, tuple)):
         expected = dict(zip(sym.list_arguments(), expected))
     grads_np = {k: np.random.normal(size=v.shape) for k, v in sorted(expected.items())}
@@ -503,9 +490,9 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     exe = sym.bind(ctx=ctx, args=location, args_grad=args_grad, aux_states=aux, grad_req=grad_req)
     exe.forward(is_train=True)
     if isinstance(out_grads, dict):
-        out_grads = [_arrays(out_grads, ctx, dtype)[k] for k in sym.list_outputs()]
+        out_grads = [_as_nd(out_grads[k], ctx, dtype) for k in sym.list_outputs()]
     elif out_grads is not None:
-        out_grads = _arrays(list(out_grads), ctx, dtype)
+        out_grads = [_as_nd(g, ctx, dtype) for g in out_grads]
     exe.backward(out_grads)
     for name in expected:
         names = ("EXPECTED_%s" % name, "BACKWARD_%s" % name)

@@ -68,8 +68,9 @@ std::vector<T> ParseCSV(const std::string& path, const std::string& argument, in
       pos = comma + 1;
     }
     if (count != width)
-      throw Error("CSVIter: " + argument + " '" + path + "' line " + std::to_string(line_number) + " has " +
-                  std::to_string(count) + " values, expected " + std::to_string(width) + " for shape " + shape_text,
+      throw Error("CSVIter: " + argument + " '" + path + "' line " + std::to_string(line_number) +
+                      " has " + std::to_string(count) + " values, expected " +
+                      std::to_string(width) + " for shape " + shape_text,
                   kMXPInvalidArgument);
     ++*rows;
   }
@@ -142,7 +143,8 @@ std::unique_ptr<DataIter> MakeCSVIter(IterArgs& args) {
   files.label_shape = args.TakeShape("label_shape", TShape{1});
   Batching batching;
   batching.batch_size = args.TakeInt("batch_size", 1);
-  batching.last_batch = args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
+  batching.last_batch =
+      args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
   batching.TakeCommon(&args);
   // The data's and the labels' type, as MXNet's CSVIter has them: float32, int32 or int64.
   const std::string dtype_text = args.TakeString("dtype", "float32");
@@ -163,7 +165,8 @@ std::unique_ptr<DataIter> MakeCSVIter(IterArgs& args) {
   std::vector<int64_t> batch_data{n}, batch_label{n};
   batch_data.insert(batch_data.end(), files.data_shape.begin(), files.data_shape.end());
   const TShape& label_shape = files.label_shape;
-  if (!(label_shape.ndim() == 1 && label_shape[0] == 1))  // (1,) labels come as (batch,), as in MXNet
+  if (!(label_shape.ndim() == 1 &&
+        label_shape[0] == 1))  // (1,) labels come as (batch,), as in MXNet
     batch_label.insert(batch_label.end(), label_shape.begin(), label_shape.end());
   return std::make_unique<BatchedIter>(
       "CSVIter", batching, std::move(source), rows,

@@ -154,8 +154,9 @@ class ImageRecordSource : public ExampleSource {
 std::vector<uint64_t> ReadIndex(const std::string& path) {
   std::ifstream in(path);
   if (!in)
-    throw Error("ImageRecordIter: cannot open the index file '" + path + "': " + std::strerror(errno),
-                kMXPInvalidArgument);
+    throw Error(
+        "ImageRecordIter: cannot open the index file '" + path + "': " + std::strerror(errno),
+        kMXPInvalidArgument);
   std::vector<uint64_t> offsets;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {

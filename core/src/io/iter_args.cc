@@ -21,8 +21,10 @@ bool IterArgs::Find(const std::string& name, std::string* text) {
   return true;
 }
 
-void IterArgs::Bad(const std::string& name, const std::string& text, const std::string& expected) const {
-  throw Error(iter_ + ": argument '" + name + "' is '" + text + "', expected " + expected, kMXPInvalidArgument);
+void IterArgs::Bad(const std::string& name, const std::string& text,
+                   const std::string& expected) const {
+  throw Error(iter_ + ": argument '" + name + "' is '" + text + "', expected " + expected,
+              kMXPInvalidArgument);
 }
 
 void IterArgs::Missing(const std::string& name) const {
@@ -78,17 +80,22 @@ TShape IterArgs::TakeShape(const std::string& name, const TShape& fallback) {
   // "(3, 28, 28)", "[3,28,28]", "(2,)" or "2".
   std::vector<int64_t> dims;
   size_t i = 0;
-  auto skip = [&] { while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ',')) ++i; };
+  auto skip = [&] {
+    while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ','))
+      ++i;
+  };
   const bool bracketed = !text.empty() && (text[0] == '(' || text[0] == '[');
   if (bracketed) ++i;
   for (skip(); i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); skip()) {
     char* end = nullptr;
     const long long dim = std::strtoll(text.c_str() + i, &end, 10);
-    if (dim < 1 || dim > (1LL << 40)) Bad(name, text, "a shape of positive sizes such as (3, 28, 28)");
+    if (dim < 1 || dim > (1LL << 40))
+      Bad(name, text, "a shape of positive sizes such as (3, 28, 28)");
     dims.push_back(dim);
     i = static_cast<size_t>(end - text.c_str());
   }
-  const bool closed = bracketed ? (i + 1 == text.size() && (text[i] == ')' || text[i] == ']')) : i == text.size();
+  const bool closed =
+      bracketed ? (i + 1 == text.size() && (text[i] == ')' || text[i] == ']')) : i == text.size();
   if (dims.empty() || !closed) Bad(name, text, "a shape such as (3, 28, 28)");
   return TShape(std::move(dims));
 }

@@ -38,7 +38,8 @@ class IterArgs {
  private:
   bool Find(const std::string& name, std::string* text);
   [[noreturn]] void Missing(const std::string& name) const;
-  [[noreturn]] void Bad(const std::string& name, const std::string& text, const std::string& expected) const;
+  [[noreturn]] void Bad(const std::string& name, const std::string& text,
+                        const std::string& expected) const;
 
   std::string iter_;
   std::map<std::string, std::string> kwargs_;

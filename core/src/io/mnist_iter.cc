@@ -25,15 +25,17 @@ uint32_t BigEndian32(const std::string& bytes, size_t offset) {
 }
 
 // Reads an IDX file's header (magic and `dims` sizes) and checks that its body is complete.
-std::vector<uint32_t> ReadIdx(const std::string& bytes, const std::string& path, uint32_t magic, int dims,
-                              const char* what) {
+std::vector<uint32_t> ReadIdx(const std::string& bytes, const std::string& path, uint32_t magic,
+                              int dims, const char* what) {
   const size_t header = 4 * static_cast<size_t>(dims + 1);
   if (bytes.size() < header)
-    throw Error("MNISTIter: '" + path + "' ends at offset " + std::to_string(bytes.size()) + ", inside the " +
-                std::to_string(header) + "-byte IDX header of " + what, kMXPInvalidArgument);
+    throw Error("MNISTIter: '" + path + "' ends at offset " + std::to_string(bytes.size()) +
+                    ", inside the " + std::to_string(header) + "-byte IDX header of " + what,
+                kMXPInvalidArgument);
   if (BigEndian32(bytes, 0) != magic)
-    throw Error("MNISTIter: '" + path + "' is not an IDX file of " + what + ": magic " + Hex32(BigEndian32(bytes, 0)) +
-                " at offset 0, expected " + Hex32(magic), kMXPInvalidArgument);
+    throw Error("MNISTIter: '" + path + "' is not an IDX file of " + what + ": magic " +
+                    Hex32(BigEndian32(bytes, 0)) + " at offset 0, expected " + Hex32(magic),
+                kMXPInvalidArgument);
   std::vector<uint32_t> sizes;
   uint64_t body = 1;
   for (int i = 0; i < dims; ++i) {
@@ -41,8 +43,9 @@ std::vector<uint32_t> ReadIdx(const std::string& bytes, const std::string& path,
     body *= sizes.back();
   }
   if (bytes.size() - header < body)
-    throw Error("MNISTIter: '" + path + "' is truncated: " + std::to_string(sizes[0]) + " " + what + " need " +
-                std::to_string(header + body) + " bytes, the file ends at offset " + std::to_string(bytes.size()),
+    throw Error("MNISTIter: '" + path + "' is truncated: " + std::to_string(sizes[0]) + " " + what +
+                    " need " + std::to_string(header + body) + " bytes, the file ends at offset " +
+                    std::to_string(bytes.size()),
                 kMXPInvalidArgument);
   return sizes;
 }
@@ -55,7 +58,8 @@ void ScalePixels(const unsigned char* __restrict src, float* __restrict dst, siz
   constexpr size_t kBlock = 16;
   size_t i = 0;
   for (; i + kBlock <= n; i += kBlock)
-    for (size_t j = 0; j < kBlock; ++j) dst[i + j] = static_cast<float>(src[i + j]) * (1.0f / 256.0f);
+    for (size_t j = 0; j < kBlock; ++j)
+      dst[i + j] = static_cast<float>(src[i + j]) * (1.0f / 256.0f);
   for (; i < n; ++i) dst[i] = static_cast<float>(src[i]) * (1.0f / 256.0f);
 }
 
@@ -137,8 +141,9 @@ std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args) {
   const std::vector<uint32_t> image_sizes = ReadIdx(images, image, kImageMagic, 3, "images");
   const std::vector<uint32_t> label_sizes = ReadIdx(labels, label, kLabelMagic, 1, "labels");
   if (image_sizes[0] != label_sizes[0])
-    throw Error("MNISTIter: '" + image + "' has " + std::to_string(image_sizes[0]) + " images but '" + label +
-                "' has " + std::to_string(label_sizes[0]) + " labels", kMXPInvalidArgument);
+    throw Error("MNISTIter: '" + image + "' has " + std::to_string(image_sizes[0]) +
+                    " images but '" + label + "' has " + std::to_string(label_sizes[0]) + " labels",
+                kMXPInvalidArgument);
   const int64_t n = batching.batch_size, rows = image_sizes[1], cols = image_sizes[2];
   const TShape data_shape = flat ? TShape{n, rows * cols} : TShape{n, 1, rows, cols};
   auto source = std::make_unique<MNISTSource>(std::move(images), std::move(labels), image_sizes[0],

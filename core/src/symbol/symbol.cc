@@ -13,8 +13,9 @@ namespace {
 // The one output an argument of Compose must have.
 const NodeEntry& SingleOutput(const Symbol& s, const std::string& what) {
   if (s.num_outputs() != 1)
-    throw Error("compose: " + what + " must be a symbol of one output, got " + std::to_string(s.num_outputs()) +
-                " outputs", kMXPInvalidArgument);
+    throw Error("compose: " + what + " must be a symbol of one output, got " +
+                    std::to_string(s.num_outputs()) + " outputs",
+                kMXPInvalidArgument);
   return s.outputs()[0];
 }
 
@@ -31,14 +32,16 @@ TShape ParseShapeAttr(const std::string& text, const Node& node) {
   for (char c : text) {
     if (c >= '0' && c <= '9') {
       if (digits.size() > 17)
-        throw Error(node.Describe() + ": attribute __shape__ '" + text + "' has a dimension too large",
-                    kMXPInvalidArgument);
+        throw Error(
+            node.Describe() + ": attribute __shape__ '" + text + "' has a dimension too large",
+            kMXPInvalidArgument);
       digits += c;
     } else if (c == ',' || c == ')' || c == ']') {
       flush();
     } else if (c != ' ' && c != '(' && c != '[' && c != 'L') {
-      throw Error(node.Describe() + ": attribute __shape__ '" + text + "' is not a shape like (2, 3)",
-                  kMXPInvalidArgument);
+      throw Error(
+          node.Describe() + ": attribute __shape__ '" + text + "' is not a shape like (2, 3)",
+          kMXPInvalidArgument);
     }
   }
   flush();
@@ -46,16 +49,18 @@ TShape ParseShapeAttr(const std::string& text, const Node& node) {
 }
 
 template <typename T, typename Seed, typename Run>
-Symbol::Inferred<T> InferFromInputs(const std::vector<NodeEntry>& outputs, const std::map<std::string, T>& known,
-                                    T unknown, const char* what, Seed seed, Run run) {
+Symbol::Inferred<T> InferFromInputs(const std::vector<NodeEntry>& outputs,
+                                    const std::map<std::string, T>& known, T unknown,
+                                    const char* what, Seed seed, Run run) {
   IndexedGraph g(outputs);
   std::vector<T> values(g.num_entries(), unknown);
   std::vector<std::string> names;
   for (uint32_t v : g.variables()) names.push_back(g[v].node->name);
   for (const auto& [name, value] : known)
     if (std::find(names.begin(), names.end(), name) == names.end())
-      throw Error(std::string("infer_") + what + ": '" + name + "' is not an input of the symbol; its inputs are " +
-                  detail::JoinNames(names), kMXPInvalidArgument);
+      throw Error(std::string("infer_") + what + ": '" + name +
+                      "' is not an input of the symbol; its inputs are " + detail::JoinNames(names),
+                  kMXPInvalidArgument);
   for (uint32_t v : g.variables()) {
     const Node& node = *g[v].node;
     auto it = known.find(node.name);
@@ -63,7 +68,8 @@ Symbol::Inferred<T> InferFromInputs(const std::vector<NodeEntry>& outputs, const
   }
   Symbol::Inferred<T> result;
   result.complete = run(g, &values);
-  for (uint32_t v : g.variables()) (g.is_aux(v) ? result.aux_states : result.arguments).push_back(values[g.entry_id(v, 0)]);
+  for (uint32_t v : g.variables())
+    (g.is_aux(v) ? result.aux_states : result.arguments).push_back(values[g.entry_id(v, 0)]);
   for (uint32_t e : g.outputs()) result.outputs.push_back(values[e]);
   return result;
 }
@@ -89,8 +95,9 @@ Symbol::Inferred<int> Symbol::InferType(const std::map<std::string, int>& known)
         try {
           return std::stoi(it->second);
         } catch (const std::exception&) {
-          throw Error(n.Describe() + ": attribute __dtype__ '" + it->second + "' is not a dtype flag",
-                      kMXPInvalidArgument);
+          throw Error(
+              n.Describe() + ": attribute __dtype__ '" + it->second + "' is not a dtype flag",
+              kMXPInvalidArgument);
         }
       },
       [](const IndexedGraph& g, std::vector<int>* v) { return InferGraphTypes(g, v); });
@@ -109,7 +116,8 @@ Symbol Symbol::CreateOp(const std::string& op, const std::string& name, Attrs at
 
 Symbol Symbol::Group(const std::vector<Symbol>& symbols) {
   std::vector<NodeEntry> outputs;
-  for (const Symbol& s : symbols) outputs.insert(outputs.end(), s.outputs_.begin(), s.outputs_.end());
+  for (const Symbol& s : symbols)
+    outputs.insert(outputs.end(), s.outputs_.begin(), s.outputs_.end());
   return Symbol(std::move(outputs));
 }
 
@@ -121,14 +129,17 @@ Symbol Symbol::Copy() const {
     copies.emplace(node.get(), std::move(copy));
   }
   std::vector<NodeEntry> outputs;
-  for (const NodeEntry& e : outputs_) outputs.push_back(NodeEntry{copies.at(e.node.get()), e.index});
+  for (const NodeEntry& e : outputs_)
+    outputs.push_back(NodeEntry{copies.at(e.node.get()), e.index});
   return Symbol(std::move(outputs));
 }
 
 void Symbol::Compose(const std::vector<Symbol>& args,
-                     const std::vector<std::pair<std::string, Symbol>>& kwargs, const std::string& name) {
+                     const std::vector<std::pair<std::string, Symbol>>& kwargs,
+                     const std::string& name) {
   // An op node made by CreateOp and not composed yet: fill its inputs.
-  bool atomic = !outputs_.empty() && !outputs_[0].node->is_variable() && outputs_[0].node->inputs.empty();
+  bool atomic =
+      !outputs_.empty() && !outputs_[0].node->is_variable() && outputs_[0].node->inputs.empty();
   for (const NodeEntry& e : outputs_) atomic = atomic && e.node == outputs_[0].node;
   if (atomic) {
     Node& node = *outputs_[0].node;
@@ -136,18 +147,23 @@ void Symbol::Compose(const std::vector<Symbol>& args,
     std::vector<std::string> slots = node.signature->arguments;
     slots.insert(slots.end(), node.signature->aux_states.begin(), node.signature->aux_states.end());
     if (args.size() > slots.size())
-      throw Error("compose: " + node.Describe() + " takes " + std::to_string(slots.size()) + " inputs (" +
-                  detail::JoinNames(slots) + "), got " + std::to_string(args.size()) + " positional", kMXPInvalidArgument);
+      throw Error("compose: " + node.Describe() + " takes " + std::to_string(slots.size()) +
+                      " inputs (" + detail::JoinNames(slots) + "), got " +
+                      std::to_string(args.size()) + " positional",
+                  kMXPInvalidArgument);
     std::vector<NodeEntry> inputs(slots.size());
-    for (size_t i = 0; i < args.size(); ++i) inputs[i] = SingleOutput(args[i], "input '" + slots[i] + "'");
+    for (size_t i = 0; i < args.size(); ++i)
+      inputs[i] = SingleOutput(args[i], "input '" + slots[i] + "'");
     for (const auto& [key, sym] : kwargs) {
       size_t i = 0;
       while (i < slots.size() && slots[i] != key) ++i;
       if (i == slots.size())
-        throw Error("compose: " + node.Describe() + " has no input '" + key + "'; its inputs are " + detail::JoinNames(slots),
+        throw Error("compose: " + node.Describe() + " has no input '" + key + "'; its inputs are " +
+                        detail::JoinNames(slots),
                     kMXPInvalidArgument);
       if (inputs[i].node)
-        throw Error("compose: " + node.Describe() + ": input '" + key + "' is given twice", kMXPInvalidArgument);
+        throw Error("compose: " + node.Describe() + ": input '" + key + "' is given twice",
+                    kMXPInvalidArgument);
       inputs[i] = SingleOutput(sym, "input '" + key + "'");
     }
     // Missing inputs become variables; they inherit the node's attributes, as in MXNet (whose
@@ -167,15 +183,18 @@ void Symbol::Compose(const std::vector<Symbol>& args,
     if (node->is_variable()) inputs.push_back(node->name);
   std::unordered_map<std::string, NodeEntry> replace;
   if (args.size() > inputs.size())
-    throw Error("compose: the symbol has " + std::to_string(inputs.size()) + " free variables (" + detail::JoinNames(inputs) +
-                "), got " + std::to_string(args.size()) + " positional", kMXPInvalidArgument);
+    throw Error("compose: the symbol has " + std::to_string(inputs.size()) + " free variables (" +
+                    detail::JoinNames(inputs) + "), got " + std::to_string(args.size()) +
+                    " positional",
+                kMXPInvalidArgument);
   for (size_t i = 0; i < args.size(); ++i)
     replace[inputs[i]] = SingleOutput(args[i], "argument '" + inputs[i] + "'");
   for (const auto& [key, sym] : kwargs) {
     bool found = false;
     for (const std::string& n : inputs) found |= n == key;
     if (!found)
-      throw Error("compose: the symbol has no variable '" + key + "'; its variables are " + detail::JoinNames(inputs),
+      throw Error("compose: the symbol has no variable '" + key + "'; its variables are " +
+                      detail::JoinNames(inputs),
                   kMXPInvalidArgument);
     if (!replace.emplace(key, SingleOutput(sym, "argument '" + key + "'")).second)
       throw Error("compose: variable '" + key + "' is given twice", kMXPInvalidArgument);
@@ -202,14 +221,16 @@ void Symbol::Compose(const std::vector<Symbol>& args,
 Symbol Symbol::operator[](size_t i) const {
   if (i >= outputs_.size())
     throw Error("symbol index " + std::to_string(i) + " is out of range: the symbol has " +
-                std::to_string(outputs_.size()) + " outputs", kMXPInvalidArgument);
+                    std::to_string(outputs_.size()) + " outputs",
+                kMXPInvalidArgument);
   return Symbol({outputs_[i]});
 }
 
 Symbol Symbol::GetInternals() const {
   std::vector<NodeEntry> outputs;
   for (const auto& node : TopologicalOrder(outputs_))
-    for (uint32_t i = 0; i < node->num_visible_outputs(); ++i) outputs.push_back(NodeEntry{node, i});
+    for (uint32_t i = 0; i < node->num_visible_outputs(); ++i)
+      outputs.push_back(NodeEntry{node, i});
   return Symbol(std::move(outputs));
 }
 
@@ -283,11 +304,14 @@ void Symbol::SetAttr(const std::string& key, const std::string& value) {
     Attrs attrs = node->attrs;
     attrs[key] = value;
     std::shared_ptr<Node> fresh = Node::MakeOp(node->op->name, node->name, std::move(attrs));
-    if (!node->inputs.empty() && (fresh->signature->arguments != node->signature->arguments ||
-        fresh->signature->aux_states != node->signature->aux_states ||
-        fresh->signature->outputs.size() != node->signature->outputs.size()))
-      throw Error("set_attr: " + node->Describe() + ": parameter '" + key + "' cannot change the op's inputs "
-                  "or outputs once it is composed", kMXPInvalidArgument);
+    if (!node->inputs.empty() &&
+        (fresh->signature->arguments != node->signature->arguments ||
+         fresh->signature->aux_states != node->signature->aux_states ||
+         fresh->signature->outputs.size() != node->signature->outputs.size()))
+      throw Error("set_attr: " + node->Describe() + ": parameter '" + key +
+                      "' cannot change the op's inputs "
+                      "or outputs once it is composed",
+                  kMXPInvalidArgument);
     reconfigured.emplace_back(node, std::move(fresh));
   }
   for (auto& [node, fresh] : reconfigured) {

@@ -607,42 +607,32 @@ def _unpickle(data, device_type, device_id):
     return array(data, ctx=Context(device_type, device_id), dtype=data.dtype)
 
 
-# The arithmetic operators are C++ (python/src/ndarray_bindings.cc picks the op as below); inside
-# autograd.record() they go through autograd.invoke instead, so that they are recorded.
-_ARITHMETIC = {  # name: (same shape, broadcasting, array op number, number op array)
-    "add": ("elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"),
-    "sub": ("elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"),
-    "mul": ("elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"),
-    "truediv": ("elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"),
-    "mod": ("broadcast_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"),
-    "pow": ("broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"),
-}
+# The arithmetic operators are C++ (python/src/ndarray_bindings.cc); inside autograd.record() they
+# are the two-operand functions above instead (mx.nd.add...), whose calls autograd records.
+_RECORDED_ARITHMETIC = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+                        "mod": "modulo", "pow": "power"}
 
 
-def _recorded(name, ops, reflected):
-    original = NDArray.__dict__["__%s%s__" % ("r" if reflected else "", name)]
-    same, broadcast, scalar, rscalar = ops
+def _recorded(name, function, reflected):
+    dunder = "__%s%s__" % ("r" if reflected else "", name)
+    original = NDArray.__dict__[dunder]
 
     def method(self, other):
         if not autograd.is_recording():
             return original(self, other)
-        if isinstance(other, NDArray):
-            op = same if other.shape == self.shape else broadcast
-            return _invoke(op, [other, self] if reflected else [self, other])
-        if isinstance(other, numbers.Number):
-            is_int = isinstance(other, numbers.Integral) and not isinstance(other, bool)
-            return _invoke(rscalar if reflected else scalar, [self], scalar=str(other) if is_int else float(other),
-                           is_int=is_int)
-        return NotImplemented
-    method.__name__ = "__%s%s__" % ("r" if reflected else "", name)
+        if not isinstance(other, (NDArray, numbers.Number)):
+            return NotImplemented
+        return function(other, self) if reflected else function(self, other)
+    method.__name__ = dunder
     return method
 
 
 def _record_arithmetic():
-    for name, ops in _ARITHMETIC.items():
+    for name, function in _RECORDED_ARITHMETIC.items():
         for reflected in (False, True):
             if ("__%s%s__" % ("r" if reflected else "", name)) in NDArray.__dict__:
-                setattr(NDArray, "__%s%s__" % ("r" if reflected else "", name), _recorded(name, ops, reflected))
+                setattr(NDArray, "__%s%s__" % ("r" if reflected else "", name),
+                        _recorded(name, globals()[function], reflected))
 
 
 def _extend():

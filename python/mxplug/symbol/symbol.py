@@ -271,28 +271,6 @@ class Symbol(object):
     def __bool__(self):
         raise NotImplementedForSymbol(self.__bool__, "bool")
 
-    # NDArray's methods that make no sense for a graph raise as MXNet's do.
-    def asnumpy(self):
-        raise NotImplementedForSymbol(self.asnumpy, None)
-
-    def asscalar(self):
-        raise NotImplementedForSymbol(self.asscalar, None)
-
-    def wait_to_read(self):
-        raise NotImplementedForSymbol(self.wait_to_read, None)
-
-    def copy(self):
-        raise NotImplementedForSymbol(self.copy, None)
-
-    def as_in_context(self):
-        raise NotImplementedForSymbol(self.as_in_context, None)
-
-    def backward(self):
-        raise NotImplementedForSymbol(self.backward, None)
-
-    def detach(self):
-        raise NotImplementedForSymbol(self.detach, None)
-
     def gradient(self, wrt):
         """Not implemented in MXNet 1.x either: raises MXNetError."""
         raise MXNetError("Symbol.gradient: not implemented (as in MXNet 1.x); bind the symbol and call backward")
@@ -338,6 +316,18 @@ _OPERATORS = {
 }
 for _name, _spec in _OPERATORS.items():
     setattr(Symbol, _name, _operator(*_spec))
+
+
+def _ndarray_only(name):
+    """An NDArray method that makes no sense for a graph: raises as MXNet's Symbol does."""
+    def method(self, *args, **kwargs):
+        raise NotImplementedForSymbol(getattr(self, name), None)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in ("asnumpy", "asscalar", "wait_to_read", "copy", "as_in_context", "backward", "detach"):
+    setattr(Symbol, _name, _ndarray_only(_name))
 Symbol.__neg__ = lambda self: self * -1.0
 # __eq__ makes a symbol; identity stays the hash, as in MXNet.
 Symbol.__hash__ = object.__hash__

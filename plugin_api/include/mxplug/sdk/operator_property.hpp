@@ -49,12 +49,14 @@ inline bool InferTypeFromFirst(std::vector<int>* in, std::vector<int>* out) {
  * \brief Shape inference for a parameter input (weight, bias, gamma) whose shape follows from
  * the data: fills it when unknown, and otherwise throws naming `name`, both shapes and the data's.
  */
-inline void InferParameterShape(TShape* shape, const TShape& expected, const char* name, const TShape& data) {
+inline void InferParameterShape(TShape* shape, const TShape& expected, const char* name,
+                                const TShape& data) {
   if (shape->ndim() < 0) {
     *shape = expected;
   } else if (*shape != expected) {
-    throw std::invalid_argument(std::string(name) + " has shape " + shape->ToString() + ", expected " +
-                                expected.ToString() + " for data of shape " + data.ToString());
+    throw std::invalid_argument(std::string(name) + " has shape " + shape->ToString() +
+                                ", expected " + expected.ToString() + " for data of shape " +
+                                data.ToString());
   }
 }
 
@@ -62,7 +64,8 @@ class OperatorProperty {
  public:
   virtual ~OperatorProperty() = default;
 
-  /*! \brief Parses kwargs (usually `param_.Init(kwargs, "OpName")`). Throw ParamError on bad input. */
+  /*! \brief Parses kwargs (usually `param_.Init(kwargs, "OpName")`). Throw ParamError on bad input.
+   */
   virtual void Init(const KwArgs& kwargs) = 0;
 
   virtual std::vector<std::string> ListArguments() const { return {"data"}; }
@@ -85,10 +88,16 @@ class OperatorProperty {
     const std::vector<std::string> args = ListArguments();
     int known = kMXPUnknownDType;
     for (int t : *in_type)
-      if (t != kMXPUnknownDType) { known = t; break; }
+      if (t != kMXPUnknownDType) {
+        known = t;
+        break;
+      }
     if (known == kMXPUnknownDType)
       for (int t : *out_type)
-        if (t != kMXPUnknownDType) { known = t; break; }
+        if (t != kMXPUnknownDType) {
+          known = t;
+          break;
+        }
     if (known == kMXPUnknownDType) return false;
     for (size_t i = 0; i < in_type->size(); ++i) {
       int& t = (*in_type)[i];
@@ -162,14 +171,13 @@ class OperatorProperty {
 template <class Base = OperatorProperty>
 class FirstInPlace : public Base {
  public:
-  std::vector<std::pair<int, int>> ForwardInplaceOption(const std::vector<int>& in_data,
-                                                        const std::vector<int>& out_data) const override {
+  std::vector<std::pair<int, int>> ForwardInplaceOption(
+      const std::vector<int>& in_data, const std::vector<int>& out_data) const override {
     return {{in_data[0], out_data[0]}};
   }
-  std::vector<std::pair<int, int>> BackwardInplaceOption(const std::vector<int>& out_grad,
-                                                         const std::vector<int>& in_data,
-                                                         const std::vector<int>& out_data,
-                                                         const std::vector<int>& in_grad) const override {
+  std::vector<std::pair<int, int>> BackwardInplaceOption(
+      const std::vector<int>& out_grad, const std::vector<int>& in_data,
+      const std::vector<int>& out_data, const std::vector<int>& in_grad) const override {
     (void)in_data, (void)out_data;
     return {{out_grad[0], in_grad[0]}};
   }
