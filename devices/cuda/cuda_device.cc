@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -56,21 +57,30 @@ class CudaBackend : public mxplug::DeviceBackend {
            " multiprocessors, " + memory;
   }
 
-  // cudaMalloc's blocks are aligned to at least 256 bytes, more than the host ever asks for.
+  // cudaMalloc's blocks are aligned to 256 bytes, all the host's pool asks for. A larger
+  // alignment (abi/device.h allows any power of two) over-allocates and hands out the aligned
+  // address inside; Free finds the block it came from in `offset_blocks_`.
   void* Allocate(int dev_id, size_t bytes, size_t alignment) override {
     Bind(dev_id);
-    if (alignment > 256)
-      throw std::invalid_argument(std::string(mxplug_cuda::kGpuName) + "(" +
-                                  std::to_string(dev_id) + "): an alignment of " +
-                                  std::to_string(alignment) +
-                                  " bytes was asked for; cudaMalloc gives at most 256");
+    constexpr size_t kMallocAlignment = 256;
+    const size_t extra = alignment > kMallocAlignment ? alignment : 0;
     void* ptr = nullptr;
-    Check(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc", dev_id);
-    return ptr;
+    Check(cudaMalloc(&ptr, (bytes ? bytes : 1) + extra), "cudaMalloc", dev_id);
+    if (!extra) return ptr;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
+    void* aligned = reinterpret_cast<void*>((base + alignment - 1) & ~uintptr_t(alignment - 1));
+    std::lock_guard<std::mutex> lock(offset_mu_);
+    offset_blocks_[aligned] = ptr;
+    return aligned;
   }
 
   void Free(int dev_id, void* ptr) override {
     Bind(dev_id);
+    if (ptr) {
+      std::lock_guard<std::mutex> lock(offset_mu_);
+      auto it = offset_blocks_.find(ptr);
+      if (it != offset_blocks_.end()) ptr = it->second, offset_blocks_.erase(it);
+    }
     (void)cudaFree(ptr);  // free has no status to report to (abi/device.h)
     (void)cudaGetLastError();
   }
@@ -211,6 +221,8 @@ class CudaBackend : public mxplug::DeviceBackend {
 #endif
 
  private:
+  std::mutex offset_mu_;
+  std::map<void*, void*> offset_blocks_;  // aligned address -> cudaMalloc's, for alignments > 256
   static cudaStream_t Native(void* stream) { return static_cast<cudaStream_t>(stream); }
 
   // What cudaGetDeviceCount said, asked once: the answer does not change while the process runs.

@@ -179,6 +179,7 @@ LAYOUT = [
     Case("take", [(5, 4, 3), (2, 3)], {"axis": 1, "mode": "clip"}, domains=[SIGNED, INTS(10, -7)]),
     Case("take", [(5, 4, 3), (2, 3)], {"axis": 1, "mode": "wrap"}, domains=[SIGNED, INTS(10, -7)]),
     Case("take", [(6, 3), (4,)], domains=[SIGNED, INTS(6)]),
+    Case("take", [(5, 4, 3), (2, 3)], {"axis": 1, "mode": "raise"}, domains=[SIGNED, INTS(4, -4)]),
     Case("Embedding", [(6, 5), (7, 3)], {"input_dim": 7, "output_dim": 3}, domains=[INTS(9)]),
     Case("pick", [(5, 4, 3), (5, 3)], {"axis": 1}, domains=[SIGNED, INTS(6)]),
     Case("pick", [(5, 4), (5, 1)], {"axis": -1, "keepdims": True, "mode": "wrap"},

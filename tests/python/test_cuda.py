@@ -72,8 +72,8 @@ for name, op, data, kw in [
         ("deconv2d", "Deconvolution", (2, 6, 5, 4), dict(kernel=(3, 3), num_filter=4, stride=(2, 2),
                                                          pad=(1, 1), adj=(1, 0), num_group=2, no_bias=False))]:
     for dtype in ("float32", "float64"):
+        x = mx.nd.array(rng.standard_normal(data), dtype=dtype, ctx=mx.gpu(0))  # one for both
         for cudnn_off in (False, True):
-            x = mx.nd.array(rng.standard_normal(data), dtype=dtype, ctx=mx.gpu(0))
             sym = getattr(mx.sym, op)(mx.sym.Variable("data"), name="c", cudnn_off=cudnn_off, **kw)
             exe = sym.simple_bind(mx.gpu(0), data=data, type_dict={"data": dtype})
             for key, arr in sorted(exe.arg_dict.items()):

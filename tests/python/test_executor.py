@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MXNET_PYTHON, TEST_PLUGINS, require_mxnet, run_here, run_mxnet_script, run_python
+from conftest import MXNET_PYTHON, TEST_DEVICE, TEST_PLUGINS, require_mxnet, run_here, run_mxnet_script, run_python
 from nets import SHAPES, lenet, mlp, random_params, resnet18  # noqa: F401  (looked up by name)
 
 # The networks' text, run by MXNet 1.9.1 (import mxnet as mx) as by mxplug (import mxplug as mx).
@@ -267,9 +267,15 @@ def test_memory_plan_saves_memory_and_changes_no_value(mx, name, is_train):
     for ex in (planned, plain):  # predict mode for the LeNet: its Dropout draws in training
         ex.forward(is_train=is_train)
         ex.backward(is_train=is_train)
-    assert np.array_equal(planned.outputs[0].asnumpy(), plain.outputs[0].asnumpy())
+    # The same bits, but on CUDA: there cuDNN declines to write over its input, so where the plan
+    # runs softmax, BatchNorm or relu in place the op's own kernel runs instead, rounding
+    # differently, and through ResNet's training-mode BatchNorms a rounding grows to about 1e-5 of
+    # a gradient's norm. A buffer shared too early would be far off, not a few roundings.
+    same = (np.array_equal if TEST_DEVICE != "cuda" else
+            lambda a, b: np.linalg.norm(a - b) <= 1e-4 * np.linalg.norm(b))
+    assert same(planned.outputs[0].asnumpy(), plain.outputs[0].asnumpy())
     for k in sym.list_arguments():
-        assert np.array_equal(planned.grad_dict[k].asnumpy(), plain.grad_dict[k].asnumpy()), k
+        assert same(planned.grad_dict[k].asnumpy(), plain.grad_dict[k].asnumpy()), k
 
 
 def test_memory_plan_writes_in_place_where_ops_allow(mx):

@@ -89,3 +89,19 @@ print(os.getpid(), len(mx.library.operators()))
     assert p.stdout.strip() in log.read_text().split()
     p = run_python("import mxplug as mx\nmx.library.load(%r, probe=False)" % str(ctors / "libtest_constructor_crashes.so"))
     assert p.returncode == -11
+
+
+def test_the_extension_exports_none_of_a_cxx_runtime_it_links_statically():
+    """A C++ runtime linked into mxplug._core (some compilers link libstdc++ statically) stays
+    private: were its symbols exported, the process's shared libstdc++ would bind to them, and
+    std::call_once in every other library would call through a null pointer (seen on the GPU
+    machine, whose compiler does so)."""
+    import glob
+    import subprocess
+    from conftest import PYTHON_PACKAGES
+    (core,) = glob.glob(str(PYTHON_PACKAGES / "mxplug" / "_core*.so"))
+    symbols = subprocess.run(["nm", "-D", "--defined-only", "--with-symbol-versions", core],
+                             capture_output=True, text=True, check=True).stdout.split("\n")
+    assert any(line.endswith(" PyInit__core") for line in symbols)
+    runtime = [line for line in symbols if "@GLIBCXX" in line or "@CXXABI" in line or "__once_" in line]
+    assert not runtime, runtime[:10]

@@ -400,6 +400,19 @@ def test_files_are_compatible_with_mxnet_both_ways(mx, tmp_path):
     assert (open(ours, "rb").read() != open(on_cpu, "rb").read()) == saved_on_gpu
 
 
+def test_take_in_mode_raise_counts_negatives_from_the_end_and_names_the_index_out_of_range(mx):
+    """On every device (the GPU's kernel checks the indices first, as MXNet's does): the error comes
+    at the wait and names the index, the axis and its size."""
+    src = np.arange(12, dtype=np.float32).reshape(4, 3)
+    a = mx.nd.array(src)
+    got = mx.nd.take(a, mx.nd.array([-1, 0, -4, 3]), mode="raise")
+    assert np.array_equal(got.asnumpy(), src[[-1, 0, -4, 3]])
+    out = mx.nd.take(a, mx.nd.array([2, -5, 0]), mode="raise")
+    with pytest.raises(mx.MXNetError, match=r"index -5 is out of range for axis 0 of size 4"):
+        out.wait_to_read()
+    assert a.asnumpy().sum() == src.sum()  # the device works on
+
+
 def test_interpreter_exits_cleanly_with_work_still_pushed():
     from conftest import run_python
     code = ("import mxplug as mx\n"

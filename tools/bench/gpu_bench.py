@@ -288,7 +288,9 @@ def run_child(system, device, quick, env=None):
     p = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if p.returncode != 0:
         sys.exit("%s benchmark failed:\n%s" % (system, p.stderr[-5000:]))
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    measured = json.loads(p.stdout.strip().splitlines()[-1])
+    print("  %s: %s" % (system, json.dumps(measured)), file=sys.stderr, flush=True)  # kept if a later one fails
+    return measured
 
 
 def gpu_description(device):

@@ -57,9 +57,9 @@ void Prefetcher::InChildAfterFork() {
 Prefetcher::Prefetcher(int num_threads, int capacity)
     : num_threads_(std::max(1, num_threads)),
       capacity_(static_cast<size_t>(std::max(1, capacity))) {
-  static std::once_flag handlers;
-  std::call_once(handlers,
-                 [] { pthread_atfork(&BeforeFork, &InParentAfterFork, &InChildAfterFork); });
+  // Once per process; a static's initialization, not std::call_once (Note [No std::call_once]).
+  [[maybe_unused]] static const int handlers =
+      pthread_atfork(&BeforeFork, &InParentAfterFork, &InChildAfterFork);
   std::lock_guard<std::mutex> lock(LiveMutex());
   Live().insert(this);
 }

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "mxplug/plugin_probe.h"
+#include "mxplug/sdk/once.hpp"
 #include "mxplug/version.h"
 #include "registry/host_api.h"
 
@@ -30,7 +31,7 @@ namespace mxplug {
 
 struct Runtime::Impl {
   std::mutex load_mu;  // one load at a time: validation and commit see a stable registry
-  std::once_flag defaults_once;
+  mxplug::sdk::Once defaults_once;  // Note [No std::call_once] (sdk/once.hpp)
 };
 
 namespace {
@@ -198,7 +199,7 @@ void Runtime::LoadSearchPath(const std::vector<SearchFolder>& folders, const Loa
 }
 
 void Runtime::EnsureDefaultPluginsLoaded(const LoadOptions& options) {
-  std::call_once(impl_->defaults_once, [&] { LoadSearchPath(DefaultSearchPath(), options); });
+  impl_->defaults_once.Run([&] { LoadSearchPath(DefaultSearchPath(), options); });
 }
 
 PluginRecord Runtime::LoadFile(const std::string& path, const std::string& source) {

@@ -3,6 +3,7 @@
 // definition headers (plugins/tensor/shape.h, and join.h for concat, split, tile, repeat, flip...);
 // this file gives them CudaLayout and registers them.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -126,10 +127,55 @@ struct AddElements {
 
 using mxplug_tensor::TakeGeometry;
 
-TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int mode) {
-  if (mode == mxplug_tensor::kIndexRaise)
-    throw std::invalid_argument(std::string("take: mode 'raise' is not available on ") + kGpuName +
-                                " (the indices stay on the device); use mode 'clip' or 'wrap'");
+// take's mode 'raise', as MXNet's GPU kernel does it: a kernel finds the first index out of
+// [-n, n), the host reads back where it is (the stream waits for it), and the op fails with the
+// CPU's message; valid negative indices then count from the end, which is mode 'wrap' on them.
+template <class I>
+struct FirstOutOfRange {
+  const I* idx;
+  int64_t n;
+  unsigned long long* first;  // the smallest position whose index is out of range
+  __device__ void operator()(int64_t j) const {
+    const int64_t k = mxplug_tensor::IndexValue(idx[j]);
+    if (k < -n || k >= n) atomicMin(first, static_cast<unsigned long long>(j));
+  }
+};
+
+void CheckIndicesInRange(const TBlob& idx, int64_t n, int axis, cudaStream_t stream) {
+  // One word per engine worker thread and device: the thread waits for it before reusing it.
+  thread_local std::map<int, unsigned long long*> words;
+  int dev = 0;
+  Check(cudaGetDevice(&dev), "cudaGetDevice");
+  unsigned long long*& first = words[dev];
+  if (!first) Check(cudaMalloc(&first, sizeof(*first)), "take: cudaMalloc");
+  const unsigned long long none = idx.Size();
+  Check(cudaMemcpyAsync(first, &none, sizeof(none), cudaMemcpyHostToDevice, stream),
+        "take: checking the indices");
+  mxplug::TypeSwitch(idx.type_flag_, [&](auto zero) {
+    using I = decltype(zero);
+    ForEach(idx.Size(), stream, FirstOutOfRange<I>{idx.dptr<I>(), n, first});
+  });
+  unsigned long long at = none;
+  Check(cudaMemcpyAsync(&at, first, sizeof(at), cudaMemcpyDeviceToHost, stream),
+        "take: checking the indices");
+  Check(cudaStreamSynchronize(stream), "take: checking the indices");
+  if (at == none) return;
+  mxplug::TypeSwitch(idx.type_flag_, [&](auto zero) {
+    using I = decltype(zero);
+    I bad{};
+    Check(cudaMemcpy(&bad, idx.dptr<I>() + at, sizeof(I), cudaMemcpyDeviceToHost),
+          "take: reading the index out of range");
+    mxplug_tensor::ResolveIndex(mxplug_tensor::IndexValue(bad), n, mxplug_tensor::kIndexRaise,
+                                axis);  // throws the CPU's std::out_of_range
+  });
+}
+
+TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int mode,
+                              cudaStream_t stream) {
+  if (mode == mxplug_tensor::kIndexRaise) {
+    CheckIndicesInRange(idx, a[axis], axis, stream);
+    mode = mxplug_tensor::kIndexWrap;
+  }
   return TakeGeometry{a[axis], a.ProdShape(axis + 1, a.ndim()), idx.Size(), mode};
 }
 
@@ -235,7 +281,7 @@ struct CudaLayout {
   static void Take(const OpContext& ctx, const TBlob& a, const TBlob& idx, const TBlob& out,
                    OpReqType req, int axis, int mode) {
     if (req == mxplug::kNullOp) return;
-    const TakeGeometry geo = MakeTakeGeometry(a.shape_, idx, axis, mode);
+    const TakeGeometry geo = MakeTakeGeometry(a.shape_, idx, axis, mode, StreamOf(ctx));
     mxplug_tensor::TypeSwitch2(a.type_flag_, idx.type_flag_, [&](auto zero, auto index_zero) {
       using T = decltype(zero);
       using I = decltype(index_zero);
@@ -247,7 +293,7 @@ struct CudaLayout {
   static void TakeGrad(const OpContext& ctx, const TBlob& og, const TBlob& idx, const TBlob& grad,
                        OpReqType req, int axis, int mode) {
     if (req == mxplug::kNullOp) return;
-    const TakeGeometry geo = MakeTakeGeometry(grad.shape_, idx, axis, mode);
+    const TakeGeometry geo = MakeTakeGeometry(grad.shape_, idx, axis, mode, StreamOf(ctx));
     ZeroGradient(grad, req, StreamOf(ctx));
     mxplug::TypeSwitch(og.type_flag_, [&](auto zero) {
       using T = decltype(zero);

@@ -31,6 +31,7 @@
 #include "mxplug/abi/plugin.h"
 #include "mxplug/sdk/comm_backend.hpp"
 #include "mxplug/sdk/device_backend.hpp"
+#include "mxplug/sdk/once.hpp"
 #include "mxplug/sdk/operator.hpp"
 #include "mxplug/sdk/operator_property.hpp"
 #include "mxplug/sdk/parameter.hpp"
@@ -254,7 +255,7 @@ KernelRecord& RegisterKernel(const char* op_name, DLDeviceType device_type) {
 struct DeviceRecord {
   std::string name;
   std::unique_ptr<DeviceBackend> backend;
-  std::once_flag counted;
+  Once counted;
   int32_t count = 0;
   std::string reason;  // why the count is zero
   std::mutex describe_mutex;
@@ -292,7 +293,7 @@ struct DeviceRecord {
     def.device_count = [](void* u, int32_t* count, const char** reason) {
       return Guard([&] {
         DeviceRecord* self = Self(u);
-        std::call_once(self->counted, [self] {
+        self->counted.Run([self] {
           self->reason.clear();  // from a call that threw
           self->count = self->backend->DeviceCount(&self->reason);
         });
@@ -399,7 +400,7 @@ struct CommRecord {
   std::string name;
   std::unique_ptr<CommBackend> backend;
   std::vector<int32_t> memory_types;
-  std::once_flag checked;
+  Once checked;
   bool available = false;
   std::string reason;  // why not available
   MXPCommDef def{};
@@ -429,8 +430,7 @@ struct CommRecord {
     def.available = [](void* u, int32_t* yes, const char** reason) {
       return Guard([&] {
         auto* self = static_cast<CommRecord*>(u);
-        std::call_once(self->checked,
-                       [self] { self->available = self->backend->Available(&self->reason); });
+        self->checked.Run([self] { self->available = self->backend->Available(&self->reason); });
         *yes = self->available ? 1 : 0;
         *reason = self->available ? nullptr : self->reason.c_str();
       });
