@@ -59,6 +59,13 @@ MXPLUG_UNARY(Tan, kY, std::tan(x), C(1) + y * y)
 MXPLUG_UNARY(Arcsin, kX, std::asin(x), C(1) / std::sqrt(C(1) - x * x))
 MXPLUG_UNARY(Arccos, kX, std::acos(x), C(-1) / std::sqrt(C(1) - x * x))
 MXPLUG_UNARY(Arctan, kX, std::atan(x), C(1) / (C(1) + x * x))
+MXPLUG_UNARY(Arcsinh, kX, std::asinh(x), C(1) / std::sqrt(x * x + C(1)))
+MXPLUG_UNARY(Arccosh, kX, std::acosh(x), C(1) / std::sqrt(x * x - C(1)))
+MXPLUG_UNARY(Arctanh, kX, std::atanh(x), C(1) / (C(1) - x * x))
+MXPLUG_UNARY(Degrees, kNone, x* C(57.2957795130823208768), C(57.2957795130823208768))
+MXPLUG_UNARY(Radians, kNone, x* C(0.01745329251994329577), C(0.01745329251994329577))
+MXPLUG_UNARY(Rcbrt, kX, C(1) / std::cbrt(x), C(-1) / (C(3) * x * std::cbrt(x)))
+MXPLUG_UNARY(LogicalNot, kNone, x == C(0) ? C(1) : C(0), 0)
 MXPLUG_UNARY(Sinh, kX, std::sinh(x), std::cosh(x))
 MXPLUG_UNARY(Cosh, kX, std::cosh(x), std::sinh(x))
 MXPLUG_UNARY(Tanh, kY, std::tanh(x), C(1) - y * y)
@@ -194,6 +201,14 @@ void ForEachUnaryOp(Visitor&& visit) {
   visit.template Unary<Arcsin, false>("arcsin", "Inverse sine, element-wise.");
   visit.template Unary<Arccos, false>("arccos", "Inverse cosine, element-wise.");
   visit.template Unary<Arctan, false>("arctan", "Inverse tangent, element-wise.");
+  visit.template Unary<Arcsinh, false>("arcsinh", "Inverse hyperbolic sine, element-wise.");
+  visit.template Unary<Arccosh, false>("arccosh", "Inverse hyperbolic cosine, element-wise.");
+  visit.template Unary<Arctanh, false>("arctanh", "Inverse hyperbolic tangent, element-wise.");
+  visit.template Unary<Degrees, false>("degrees", "Radians to degrees, element-wise.");
+  visit.template Unary<Radians, false>("radians", "Degrees to radians, element-wise.");
+  visit.template Unary<Rcbrt, false>("rcbrt", "Inverse cube root 1/cbrt(x), element-wise.");
+  visit.template Unary<LogicalNot, false>("logical_not",
+                                          "1 where x is 0, else 0 (x's dtype), element-wise.");
   visit.template Unary<Sinh, false>("sinh", "Hyperbolic sine, element-wise.");
   visit.template Unary<Cosh, false>("cosh", "Hyperbolic cosine, element-wise.");
   visit.template Unary<Tanh, false>("tanh", "Hyperbolic tangent, element-wise.");

@@ -23,7 +23,7 @@ class Case:
         return "%s%s%s" % (self.op, self.shapes, self.kwargs or "")
 
 
-SIGNED, POSITIVE, UNIT = (-2.0, 2.0), (0.5, 2.0), (-0.9, 0.9)
+SIGNED, POSITIVE, UNIT, ABOVE_ONE = (-2.0, 2.0), (0.5, 2.0), (-0.9, 0.9), (1.1, 3.0)
 WITH_NAN = "with_nan"
 
 
@@ -40,10 +40,12 @@ WIDE = ("float32", "float64")
 UNARY_DOMAINS = {
     "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "log1p": POSITIVE, "sqrt": POSITIVE,
     "rsqrt": POSITIVE, "reciprocal": POSITIVE, "gamma": POSITIVE, "gammaln": POSITIVE,
-    "arcsin": UNIT, "arccos": UNIT, "tan": UNIT,
+    "arcsin": UNIT, "arccos": UNIT, "tan": UNIT, "arctanh": UNIT, "arccosh": ABOVE_ONE,
+    "rcbrt": POSITIVE, "logical_not": INTS(3, -1),
 }
 UNARY = ["negative", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
-         "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+         "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arcsinh",
+         "arccosh", "arctanh", "degrees", "radians", "rcbrt", "logical_not", "sinh",
          "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "round", "rint", "floor", "ceil",
          "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "BlockGrad", "stop_gradient"]
 

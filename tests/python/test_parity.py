@@ -191,3 +191,17 @@ def test_optimizers_written_in_array_arithmetic():
                       "noise = w.asnumpy() - (w0 - 0.01 / 2 * (g + 0.1 * w0)); r = (round(float(noise.std()), 2), "
                       "abs(float(noise.mean())) < 0.01)",
     }, rtol=1e-5)
+
+
+def test_inverse_hyperbolic_angle_and_logical_unary_ops_with_their_gradients():
+    grad = ("a = mx.nd.array(%s); a.attach_grad()\n"
+            "with mx.autograd.record():\n    y = mx.nd.%s(a)\ny.backward()\nr = (y, a.grad, a.%s())")
+    cases = {op: grad % (values, op, op) for op, values in [
+        ("arcsinh", "[0.5, -1.5, 0, 2]"), ("arccosh", "[1.5, 2, 3]"), ("arctanh", "[0.5, -0.2, 0]"),
+        ("degrees", "[0.5, -1.5, 0, 2]"), ("radians", "[30, -90, 0]"), ("rcbrt", "[0.5, -1.5, 0, 8]")]}
+    cases["logical_not"] = ("a = mx.nd.array([0.5, 0, -2]); a.attach_grad()\n"
+                            "with mx.autograd.record():\n    y = mx.nd.logical_not(a)\ny.backward()\n"
+                            "r = (y, a.grad, mx.nd.logical_not(mx.nd.array([0, 3, -1], dtype='int32')))")
+    cases["on symbols"] = ("x = mx.sym.var('x'); r = [getattr(mx.sym, op)(x + 1 if op == 'arccosh' else x).eval(x=mx.nd.array([0.25, 0.5]))[0] "
+                           "for op in ('arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'rcbrt', 'logical_not')]")
+    assert_parity(cases)
