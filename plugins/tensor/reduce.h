@@ -325,6 +325,8 @@ void ForEachReduceOp(Visitor&& visit) {
   visit.template Reduce<K::kNanSum>("nansum", "Sum over the given axes, NaN counted as 0.");
   visit.template Reduce<K::kNanProd>("nanprod", "Product over the given axes, NaN counted as 1.");
   visit.template Reduce<K::kSum>("sum_axis", "Same as sum.");
+  visit.template Reduce<K::kMax>("max_axis", "Same as max.");
+  visit.template Reduce<K::kMin>("min_axis", "Same as min.");
   visit.template Reduce<K::kNorm>("norm", "The L1 or L2 norm over the given axes.");
   visit.template Arg<true>("argmax", "Index of the maximum along an axis (as the input's dtype).");
   visit.template Arg<false>("argmin", "Index of the minimum along an axis (as the input's dtype).");

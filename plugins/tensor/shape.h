@@ -192,6 +192,35 @@ inline std::vector<int> Permutation(const TShape& axes, int nd) {
   return perm;
 }
 
+inline std::vector<int> TransposeOrder(const TransposeParam& p, int nd) {
+  return Permutation(p.axes, nd);
+}
+
+// SwapAxis (swapaxes): the transpose that exchanges two axes.
+struct SwapAxisParam : mxplug::Parameter<SwapAxisParam> {
+  int dim1, dim2;
+  MXPLUG_DECLARE_PARAMETER(SwapAxisParam) {
+    MXPLUG_DECLARE_FIELD(dim1).set_default(0).describe("The first axis to swap.");
+    MXPLUG_DECLARE_FIELD(dim2).set_default(0).describe("The second axis to swap.");
+  }
+};
+
+inline std::vector<int> SwapOrder(const SwapAxisParam& p, int nd) {
+  std::vector<int> perm(nd);
+  for (int i = 0; i < nd; ++i) perm[i] = i;
+  int axis[2] = {p.dim1, p.dim2};
+  for (int& a : axis) {
+    const int given = a;
+    if (a < 0) a += nd;
+    if (a < 0 || a >= nd)
+      throw std::invalid_argument("axis " + std::to_string(given) +
+                                  " is out of bounds for an array of " + std::to_string(nd) +
+                                  " axes");
+  }
+  std::swap(perm[axis[0]], perm[axis[1]]);
+  return perm;
+}
+
 struct SliceParam : mxplug::Parameter<SliceParam> {
   std::string begin, end, step;
   MXPLUG_DECLARE_PARAMETER(SliceParam) {
@@ -386,11 +415,15 @@ class ExpandDimsProp : public ReshapeLikeProp<ExpandDimsParam> {
   }
 };
 
-class TransposeProp : public LayoutProp<TransposeParam> {
+// transpose and SwapAxis: the input's axes in the order Order(param, ndim) gives.
+template <class Param, std::vector<int> (*Order)(const Param&, int)>
+class PermuteProp : public LayoutProp<Param> {
   TShape OutShape(const TShape& in) const override {
-    return TransposeWalk(in, Permutation(param_.axes, in.ndim())).shape;
+    return TransposeWalk(in, Order(this->param_, in.ndim())).shape;
   }
 };
+using TransposeProp = PermuteProp<TransposeParam, TransposeOrder>;
+using SwapAxisProp = PermuteProp<SwapAxisParam, SwapOrder>;
 
 class SliceProp : public LayoutProp<SliceParam> {
   TShape OutShape(const TShape& in) const override { return SliceRegion(param_, in).shape; }
@@ -621,23 +654,26 @@ struct CopyKernel : mxplug::Operator {
   MXPLUG_LAYOUT_BACKWARD { L::Copy(ctx, og[0], ig[0], req[0]); }
 };
 
-template <class L>
-struct TransposeKernel : mxplug::Operator {
-  TransposeParam p;
-  TransposeKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+template <class L, class Param, std::vector<int> (*Order)(const Param&, int)>
+struct PermuteKernel : mxplug::Operator {
+  Param p;
+  PermuteKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
   void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
-    L::Gather(ctx, TransposeWalk(in[0].shape_, Permutation(p.axes, in[0].ndim())), in[0], out[0],
-              req[0]);
+    L::Gather(ctx, TransposeWalk(in[0].shape_, Order(p, in[0].ndim())), in[0], out[0], req[0]);
   }
   MXPLUG_LAYOUT_BACKWARD {  // the inverse permutation
-    const std::vector<int> perm = Permutation(p.axes, ig[0].ndim());
+    const std::vector<int> perm = Order(p, ig[0].ndim());
     std::vector<int> inverse(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int>(i);
     L::Gather(ctx, TransposeWalk(og[0].shape_, inverse), og[0], ig[0], req[0]);
   }
 };
+template <class L>
+using TransposeKernel = PermuteKernel<L, TransposeParam, TransposeOrder>;
+template <class L>
+using SwapAxisKernel = PermuteKernel<L, SwapAxisParam, SwapOrder>;
 
 /*! \brief slice and slice_axis: the region Select(param, input shape) of the input. */
 template <class L, class Param, Region (*Select)(const Param&, const TShape&)>
@@ -774,6 +810,10 @@ void ForEachLayoutOp(Visitor&& visit) {
                                                 kDataInput, ExpandDimsParam::Fields());
   visit.template Op<TransposeProp, TransposeKernel>("transpose", "Permutes the axes.", kDataInput,
                                                     TransposeParam::Fields());
+  visit.template Op<SwapAxisProp, SwapAxisKernel>("SwapAxis", "Exchanges two axes.", kDataInput,
+                                                  SwapAxisParam::Fields());
+  visit.template Op<SwapAxisProp, SwapAxisKernel>("swapaxes", "Same as SwapAxis.", kDataInput,
+                                                  SwapAxisParam::Fields());
   visit.template Op<SliceProp, SliceKernel>("slice",
                                             "A slice of the input: begin, end and step per axis.",
                                             kDataInput, SliceParam::Fields());

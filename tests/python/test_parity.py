@@ -205,3 +205,17 @@ def test_inverse_hyperbolic_angle_and_logical_unary_ops_with_their_gradients():
     cases["on symbols"] = ("x = mx.sym.var('x'); r = [getattr(mx.sym, op)(x + 1 if op == 'arccosh' else x).eval(x=mx.nd.array([0.25, 0.5]))[0] "
                            "for op in ('arcsinh', 'arccosh', 'arctanh', 'degrees', 'radians', 'rcbrt', 'logical_not')]")
     assert_parity(cases)
+
+
+def test_swapaxes_and_the_axis_reductions_names():
+    assert_parity({
+        "SwapAxis": "a = mx.nd.arange(24).reshape((2, 3, 4)); r = (mx.nd.SwapAxis(a, dim1=0, dim2=2), "
+                    "mx.nd.swapaxes(a, dim1=-1, dim2=1), a.swapaxes(0, 1), mx.nd.swapaxes(a))",
+        "on a symbol": "r = mx.sym.SwapAxis(mx.sym.var('x'), dim1=1).infer_shape(x=(2, 3, 4))[1]",
+        "out of bounds": "r = mx.nd.swapaxes(mx.nd.ones((2, 3, 4)), dim1=3).asnumpy()",
+        "gradient": "a = mx.nd.arange(6).reshape((2, 3)); a.attach_grad()\n"
+                    "with mx.autograd.record():\n    y = mx.nd.swapaxes(a, dim1=0, dim2=1) * mx.nd.array([[1, 2], [3, 4], [5, 6]])\n"
+                    "y.backward()\nr = a.grad",
+        "max_axis and min_axis": "a = mx.nd.array([[1, 5, 2], [7, 0, 3]]); r = (mx.nd.max_axis(a, axis=1), "
+                                 "mx.nd.min_axis(a, axis=0, keepdims=True), mx.nd.max_axis(a))",
+    }, messages={"out of bounds": ["axis 3 is out of bounds for"]})
