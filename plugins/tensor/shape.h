@@ -209,13 +209,15 @@ inline std::vector<int> SwapOrder(const SwapAxisParam& p, int nd) {
   std::vector<int> perm(nd);
   for (int i = 0; i < nd; ++i) perm[i] = i;
   int axis[2] = {p.dim1, p.dim2};
-  for (int& a : axis) {
+  for (int i = 0; i < 2; ++i) {
+    int& a = axis[i];
     const int given = a;
     if (a < 0) a += nd;
     if (a < 0 || a >= nd)
-      throw std::invalid_argument("axis " + std::to_string(given) +
-                                  " is out of bounds for an array of " + std::to_string(nd) +
-                                  " axes");
+      throw std::invalid_argument(
+          std::string(i == 0 ? "dim1" : "dim2") + " = " + std::to_string(given) + ": axis " +
+          std::to_string(given) + " is out of bounds for an array of " + std::to_string(nd) +
+          " axes (expected " + std::to_string(-nd) + " to " + std::to_string(nd - 1) + ")");
   }
   std::swap(perm[axis[0]], perm[axis[1]]);
   return perm;
