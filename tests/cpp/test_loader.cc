@@ -121,6 +121,58 @@ TEST(Loader, SameFileTwiceIsOneRecord) {
   EXPECT_EQ(rt.ops().Size(), ops);
 }
 
+// Note [Adapted libraries]: an MXNet lib_api custom-op library, which exports no mxplug_init, loads
+// through the adapter plugin (plugins/mxnet_lib) under a record of its own.
+TEST(Loader, AnMXNetLibraryLoadsThroughTheAdapterPlugin) {
+  const std::string lib = test::kMXNetLibDir + "/libmxnet_test_ops.so";
+  const std::string adapter = kPluginDir + "/libmxplug_mxnet_lib.so";
+  Runtime bare;
+  PluginRecord unadapted = bare.LoadFile(lib);
+  EXPECT_FALSE(unadapted.loaded());
+  EXPECT_EQ(unadapted.reason, "not an mxplug plugin: it does not export mxplug_init");
+
+  Runtime rt;
+  ASSERT_TRUE(rt.LoadFile(adapter).loaded());
+  EXPECT_EQ(rt.AdapterPaths(), std::vector<std::string>{fs::canonical(adapter).string()});
+  PluginRecord r = rt.LoadFile(lib);
+  ASSERT_TRUE(r.loaded()) << r.reason;
+  EXPECT_EQ(r.name, "mxnet_lib:mxnet_test_ops");
+  EXPECT_EQ(r.ops, (std::vector<std::string>{"scaled_gemm", "stateful_gemm", "running_average",
+                                             "refuses_to_run"}));
+  EXPECT_EQ(r.kernels.size(), 4u);
+  EXPECT_NE(r.build_info.find("MX_LIBRARY_VERSION 11"), std::string::npos) << r.build_info;
+  EXPECT_NE(r.build_info.find("adapted by plugin 'mxnet_lib'"), std::string::npos) << r.build_info;
+  EXPECT_EQ(rt.GetOp("scaled_gemm")->plugin, r.name);
+  ASSERT_NE(rt.FindKernel("stateful_gemm", kDLCPU), nullptr);
+  EXPECT_EQ(rt.FindKernel("stateful_gemm", kDLCPU)->plugin, r.name);
+
+  // A file that is neither a plugin nor a library an adapter knows says which adapters it met.
+  PluginRecord neither = rt.LoadFile(kZooDir + "/libtest_no_entry.so");
+  EXPECT_FALSE(neither.loaded());
+  EXPECT_NE(neither.reason.find("and no adapter plugin ('mxnet_lib') recognises it"),
+            std::string::npos)
+      << neither.reason;
+}
+
+// Libraries that MXNet refuses are refused here with MXNet's words, and register nothing.
+TEST(Loader, AnMXNetLibraryThatMXNetRefusesChangesNothing) {
+  Runtime rt;
+  ASSERT_TRUE(rt.LoadFile(kPluginDir + "/libmxplug_mxnet_lib.so").loaded());
+  const std::map<std::string, std::string> refusals = {
+      {"libmxnet_test_ops_v10.so", "Library version (10) does not match MXNet version (11)"},
+      {"libmxnet_test_ops_init_fails.so",
+       "Library failed to initialize\nExtension Traceback:\n\t[0] this build of the library "
+       "refuses to initialize"}};
+  for (const auto& [file, words] : refusals) {
+    PluginRecord r = rt.LoadFile(test::kMXNetLibDir + "/" + file);
+    EXPECT_FALSE(r.loaded()) << file;
+    EXPECT_NE(r.reason.find("adapter plugin 'mxnet_lib' refused it: " + words), std::string::npos)
+        << r.reason;
+    EXPECT_TRUE(r.ops.empty()) << file;
+  }
+  EXPECT_FALSE(rt.ops().Contains("scaled_gemm"));
+}
+
 TEST(Loader, SecondCopyOfAPluginIsRefusedNamingTheFirst) {
   fs::path dir = fs::path(test::kScratchDir) / "copy";
   fs::create_directories(dir);

@@ -21,6 +21,8 @@ inline const std::string kLateDir = InBuildTree(MXPLUG_TEST_LATE_DIR);
 inline const std::string kDevicesDir = InBuildTree(MXPLUG_TEST_DEVICES_DIR);
 inline const std::string kFaultyDir =
     InBuildTree(MXPLUG_TEST_FAULTY_DIR);  // test.FailForward, test.Reverse
+inline const std::string kMXNetLibDir =
+    InBuildTree(MXPLUG_TEST_MXNET_LIB_DIR);  // MXNet lib_api libraries (tests/mxnet_lib)
 inline const std::string kScratchDir = InBuildTree(MXPLUG_TEST_SCRATCH_DIR);
 }  // namespace mxplug::test
 

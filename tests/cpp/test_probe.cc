@@ -57,6 +57,17 @@ TEST(Probe, GoodAndRefusedPluginsReportWhatTheyWouldRegister) {
   EXPECT_NE(bad.record.reason.find("built for plugin ABI 99.3"), std::string::npos);
 }
 
+// The child judges an MXNet custom-op library with the adapter plugins the caller has.
+TEST(Probe, AnMXNetLibraryIsProbedWithTheCallersAdapters) {
+  const std::string lib = test::kMXNetLibDir + "/libmxnet_test_ops.so";
+  ProbeVerdict without = ProbePlugin(lib);
+  EXPECT_EQ(without.kind, ProbeVerdict::Kind::kRefused);
+  ProbeVerdict with = ProbePlugin(lib, {test::kPluginDir + "/libmxplug_mxnet_lib.so"});
+  EXPECT_EQ(with.kind, ProbeVerdict::Kind::kOk) << with.record.reason;
+  EXPECT_EQ(with.record.name, "mxnet_lib:mxnet_test_ops");
+  EXPECT_EQ(with.record.ops.size(), 4u);
+}
+
 TEST(Probe, VerdictCacheFollowsFileIdentity) {
   std::string cache = FreshCacheDir("probe-cache");
   fs::path file = ScratchCopyOfTheCrashingPlugin("identity", "libcrash.so");

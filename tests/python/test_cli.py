@@ -32,8 +32,9 @@ def test_list_shows_every_op_with_plugin_and_devices(cache_dir):
     code, text, _ = run_cli(["list"], cache_dir=cache_dir)
     assert code == 0
     assert re.search(r"^Pooling +nn +%s$" % ", ".join(devices), text, re.M), text
-    # cpu, nn, optimizer, random, tensor, and cuda, hip and mpi where they are built
-    plugins = 4 + len(devices) + built_with("mpi")
+    # cpu, nn, optimizer, random, tensor, mxnet_lib (the adapter: no ops of its own), and cuda,
+    # hip and mpi where they are built
+    plugins = 5 + len(devices) + built_with("mpi")
     assert "%d operators from %d plugins" % (len(ops), plugins) in text
 
 

@@ -30,7 +30,7 @@ for path, text in [(%r, 'built for plugin ABI 99.3'), (%r, 'already registered b
         assert text in str(e) and path in str(e), str(e)
     else:
         raise AssertionError('no error for ' + path)
-for bad, text in [('/no/such/lib.so', 'does not exist'), ('relative.so', 'does not exist')]:
+for bad, text in [('/no/such/lib.so', 'does NOT exist'), ('relative.so', 'does NOT exist')]:
     try:
         mx.library.load(bad)
     except mx.MXPlugError as e:

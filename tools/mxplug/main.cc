@@ -458,8 +458,11 @@ std::vector<std::string> ExtraExports(const std::string& path) {
   std::vector<std::string> extra;
   try {
     boost::dll::library_info info(path);
-    for (const std::string& s : info.symbols())
-      if (s != MXP_INIT_SYMBOL && !s.empty()) extra.push_back(s);
+    std::vector<std::string> symbols = info.symbols();
+    // An adapted library (no mxplug_init) exports what its own interface asks for.
+    if (std::find(symbols.begin(), symbols.end(), MXP_INIT_SYMBOL) == symbols.end()) return extra;
+    for (const std::string& s : symbols)
+      if (s != MXP_INIT_SYMBOL && s != MXP_ADAPT_SYMBOL && !s.empty()) extra.push_back(s);
   } catch (const std::exception&) {
   }
   return extra;
@@ -468,7 +471,9 @@ std::vector<std::string> ExtraExports(const std::string& path) {
 int CmdCheck(const Options& o, const std::string& file) {
   mxplug::ProbeVerdict v;
   try {
-    v = mxplug::ProbePlugin(file);
+    // With the adapter plugins of the search path, so that a library they adapt (an MXNet
+    // custom-op library) is judged as mx.library.load judges it.
+    v = mxplug::ProbePlugin(file, LoadPlugins(o).AdapterPaths());
   } catch (const std::exception& e) {
     std::cerr << "mxplug check: " << e.what() << "\n";
     return kExitFailure;

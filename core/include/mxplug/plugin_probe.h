@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mxplug/plugin_record.h"
 
@@ -30,10 +31,13 @@ const char* ProbeKindName(ProbeVerdict::Kind kind);
 std::string ProbeHelperPath();
 
 /*!
- * \brief Loads `path` in a child process and reports what happened. Never throws for a bad
- * plugin; throws Error only when the helper itself cannot be started.
+ * \brief Loads `path` in a child process and reports what happened. The child loads the adapter
+ * plugins in `adapters` first, so that a library they adapt (Note [Adapted libraries]) is judged
+ * as the caller would judge it. Never throws for a bad plugin; throws Error only when the helper
+ * itself cannot be started.
  */
-ProbeVerdict ProbePlugin(const std::string& path, double timeout_seconds = 20.0);
+ProbeVerdict ProbePlugin(const std::string& path, const std::vector<std::string>& adapters = {},
+                         double timeout_seconds = 20.0);
 
 /*! \brief ${MXPLUG_CACHE_DIR}, else ${XDG_CACHE_HOME}/mxplug, else ~/.cache/mxplug. */
 std::string DefaultProbeCacheDir();

@@ -23,6 +23,8 @@
 #include "mxplug/plugin_record.h"
 #include "mxplug/registry.h"
 
+struct MXPRegistrar;  // abi/host.h
+
 namespace mxplug {
 
 /*! \brief How a search path is loaded. */
@@ -81,6 +83,8 @@ class Runtime {
    * the search path's files are: one that crashes or hangs there is refused unopened.
    */
   PluginRecord LoadLibrary(const std::string& path, const LoadOptions& options = {});
+  /*! \brief The loaded adapter plugins' files, in load order (Note [Adapted libraries]). */
+  std::vector<std::string> AdapterPaths() const;
 
   /*! \brief The op called `name`. \throws Error naming the closest registered names. */
   std::shared_ptr<const OpEntry> GetOp(const std::string& name) const;
@@ -113,6 +117,10 @@ class Runtime {
    * true unless the child loaded it. */
   bool RefusedByProbe(const std::string& canonical, const std::string& source,
                       const LoadOptions& options);
+  /*! \brief A file without mxplug_init, offered to the adapter plugins (Note [Adapted
+   * libraries]); returns why it is refused, or "". Called under the load lock. */
+  std::string Adapt(const std::string& path, MXPRegistrar* registrar, PluginRecord* record);
+  static void ListRegistrations(const MXPRegistrar& registrar, PluginRecord* record);
 
   Registry<OpEntry> ops_;
   Registry<KernelEntry> kernels_;

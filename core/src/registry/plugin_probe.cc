@@ -66,7 +66,8 @@ std::string ProbeHelperPath() {
   return fs::exists(helper, ec) ? helper.string() : "";
 }
 
-ProbeVerdict ProbePlugin(const std::string& path, double timeout_seconds) {
+ProbeVerdict ProbePlugin(const std::string& path, const std::vector<std::string>& adapters,
+                         double timeout_seconds) {
   std::string helper = ProbeHelperPath();
   if (helper.empty())
     throw Error("cannot probe " + path +
@@ -82,9 +83,14 @@ ProbeVerdict ProbePlugin(const std::string& path, double timeout_seconds) {
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   std::string arg_fd = "--report-fd=3";
-  char* argv[] = {helper.data(), arg_fd.data(), const_cast<char*>(path.c_str()), nullptr};
+  std::vector<std::string> adapter_args;
+  for (const std::string& a : adapters) adapter_args.push_back("--adapter=" + a);
+  std::vector<char*> argv = {helper.data(), arg_fd.data()};
+  for (std::string& a : adapter_args) argv.push_back(a.data());
+  argv.push_back(const_cast<char*>(path.c_str()));
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, helper.c_str(), &actions, nullptr, argv, environ);
+  int rc = posix_spawn(&pid, helper.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {

@@ -32,6 +32,12 @@ namespace mxplug {
 struct Runtime::Impl {
   std::mutex load_mu;  // one load at a time: validation and commit see a stable registry
   mxplug::sdk::Once defaults_once;  // Note [No std::call_once] (sdk/once.hpp)
+  // Loaded plugins that export mxplug_adapt (abi/plugin.h), in load order; under load_mu.
+  struct Adapter {
+    std::string name, path;
+    MXPAdaptFn adapt;
+  };
+  std::vector<Adapter> adapters;
 };
 
 namespace {
@@ -162,11 +168,20 @@ bool Runtime::RefusedByProbe(const std::string& canonical, const std::string& so
                              const LoadOptions& options) {
   const std::string cache_dir =
       options.cache_dir.empty() ? DefaultProbeCacheDir() : options.cache_dir;
-  std::optional<ProbeVerdict> verdict = CachedProbeVerdict(canonical, cache_dir);
+  const std::vector<std::string> adapters = AdapterPaths();
+  // A file refused for exporting no mxplug_init may be a library that an adapter loaded since
+  // then recognises (Note [Adapted libraries]): that verdict is not kept.
+  auto stale = [&](const ProbeVerdict& v) {
+    return v.kind == ProbeVerdict::Kind::kRefused && !adapters.empty() &&
+           v.record.reason.rfind("not an mxplug plugin", 0) == 0;
+  };
+  std::optional<ProbeVerdict> verdict;
+  if (auto stored = CachedProbeVerdict(canonical, cache_dir); stored && !stale(*stored))
+    verdict = std::move(stored);
   const bool cached = verdict.has_value();
   if (!cached) {
     try {
-      verdict = ProbePlugin(canonical);
+      verdict = ProbePlugin(canonical, adapters);
     } catch (const Error& e) {
       detail::HostApi()->log(kMXPLogWarning, "loader", e.what());
     }
@@ -215,6 +230,7 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
   MXPRegistrar registrar;
   registrar.pending.plugin = &record;
   registrar.pending.runtime = this;
+  MXPAdaptFn adapt = nullptr;  // set when the file is itself an adapter plugin
 
   // Each step either refuses with a reason or goes on; nothing touches the registries until the
   // commit at the end, so a refusal changes nothing.
@@ -227,9 +243,11 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
       return "cannot be loaded: " + DlErrorText(e.what());
     }
     KeepOpen(lib);
-    if (!lib.has(MXP_INIT_SYMBOL))
-      return "not an mxplug plugin: it does not export " MXP_INIT_SYMBOL;
+    if (!lib.has(MXP_INIT_SYMBOL)) return Adapt(canonical, &registrar, &record);
     auto init = lib.get<MXPStatus*(const MXPHostApi*, MXPPluginApi*)>(MXP_INIT_SYMBOL);
+    if (lib.has(MXP_ADAPT_SYMBOL))
+      adapt = lib.get<MXPStatus*(const MXPHostApi*, const char*, MXPRegistrar*, MXPPluginApi*,
+                                 int32_t*)>(MXP_ADAPT_SYMBOL);
 
     MXPPluginApi info{};
     info.struct_size = sizeof(info);
@@ -285,12 +303,11 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
     } catch (...) {
       return "registration threw a C++ exception across the ABI";
     }
-    for (const auto& op : registrar.pending.ops) record.ops.push_back(op->name);
-    for (const auto& k : registrar.pending.kernels) record.kernels.push_back(k->Key());
-    for (const auto& d : registrar.pending.devices) record.devices.push_back(d->name);
-    for (const auto& c : registrar.pending.comms) record.comms.push_back(c->name);
+    ListRegistrations(registrar, &record);
     if (status) return "registration failed: " + detail::TakeMessage(status);
-
+    return "";
+  };
+  auto check_conflicts = [&]() -> std::string {
     auto owner = [](const std::string& plugin, const std::string& path) {
       return "plugin '" + plugin + "' (" + path + ")";
     };
@@ -315,18 +332,92 @@ PluginRecord Runtime::LoadFile(const std::string& path, const std::string& sourc
   };
 
   record.reason = load();
+  if (record.reason.empty()) record.reason = check_conflicts();
   if (record.reason.empty()) {
     for (auto& op : registrar.pending.ops) ops_.Insert(op->name, op);
     for (auto& k : registrar.pending.kernels) kernels_.Insert(k->Key(), k);
     for (auto& d : registrar.pending.devices) devices_.Insert(d->name, d);
     for (auto& c : registrar.pending.comms) comms_.Insert(c->name, c);
     record.state = PluginState::kLoaded;
+    if (adapt) impl_->adapters.push_back({record.name, canonical, adapt});
   } else {
     record.state = PluginState::kRefused;
     detail::HostApi()->log(kMXPLogInfo, "loader", (canonical + ": " + record.reason).c_str());
   }
   Record(record);
   return record;
+}
+
+std::vector<std::string> Runtime::AdapterPaths() const {
+  std::lock_guard<std::mutex> load_lock(impl_->load_mu);
+  std::vector<std::string> paths;
+  for (const Impl::Adapter& a : impl_->adapters) paths.push_back(a.path);
+  return paths;
+}
+
+void Runtime::ListRegistrations(const MXPRegistrar& registrar, PluginRecord* record) {
+  for (const auto& op : registrar.pending.ops) record->ops.push_back(op->name);
+  for (const auto& k : registrar.pending.kernels) record->kernels.push_back(k->Key());
+  for (const auto& d : registrar.pending.devices) record->devices.push_back(d->name);
+  for (const auto& c : registrar.pending.comms) record->comms.push_back(c->name);
+}
+
+// Note [Adapted libraries]
+// A file without mxplug_init may still be a library of another framework's extension interface
+// (an MXNet 1.x lib_api.h custom-op library): each loaded adapter plugin is asked in turn, and
+// the first that recognises the file registers what it holds through this file's registrar, so
+// that the library is validated, committed or refused exactly like a plugin, under its own
+// record. The record names the adapter in its build_info; its ABI numbers are the adapter's.
+std::string Runtime::Adapt(const std::string& path, MXPRegistrar* registrar, PluginRecord* record) {
+  std::string names;
+  for (const Impl::Adapter& adapter : impl_->adapters) {
+    MXPPluginApi info{};
+    info.struct_size = sizeof(info);
+    int32_t recognized = 0;
+    MXPStatus* status = nullptr;
+    try {
+      status = adapter.adapt(detail::HostApi(), path.c_str(), registrar, &info, &recognized);
+    } catch (...) {
+      return "adapter plugin '" + adapter.name + "' threw a C++ exception across the ABI";
+    }
+    if (!recognized) {
+      if (status) detail::HostApi()->status_free(status);
+      if (!registrar->pending.ops.empty() || !registrar->pending.kernels.empty())
+        return "adapter plugin '" + adapter.name + "' registered from a file it did not recognise";
+      names += (names.empty() ? "'" : ", '") + adapter.name + "'";
+      continue;
+    }
+    if (auto adapter_record = plugins_.Find(adapter.path)) {
+      record->abi_major = adapter_record->abi_major;
+      record->abi_minor_built = adapter_record->abi_minor_built;
+      record->abi_minor_min = adapter_record->abi_minor_min;
+    }
+    const bool described = info.struct_size >= MXP_STRUCT_SIZE(MXPPluginApi, vendor);
+    if (described) {
+      record->name = PrintableText(detail::Str(info.name));
+      record->version = PrintableText(detail::Str(info.version));
+      record->vendor = PrintableText(detail::Str(info.vendor));
+      if (MXP_HAS_FIELD(&info, MXPPluginApi, build_info))
+        record->build_info = PrintableText(detail::Str(info.build_info));
+    }
+    // The library is named only now, after it registered: its entries take the name.
+    for (auto& op : registrar->pending.ops) op->plugin = record->name;
+    for (auto& k : registrar->pending.kernels) k->plugin = record->name;
+    record->build_info += (record->build_info.empty() ? "" : "; ") +
+                          std::string("adapted by plugin '") + adapter.name + "' (" + adapter.path +
+                          ")";
+    ListRegistrations(*registrar, record);
+    if (status)
+      return "adapter plugin '" + adapter.name + "' refused it: " + detail::TakeMessage(status);
+    if (!described || record->name.empty())
+      return "adapter plugin '" + adapter.name + "' gave the library no name";
+    for (const auto& other : plugins_.List())
+      if (other->loaded() && other->name == record->name)
+        return "a plugin named '" + record->name + "' is already loaded from " + other->path;
+    return "";
+  }
+  return "not an mxplug plugin: it does not export " MXP_INIT_SYMBOL +
+         (names.empty() ? std::string() : ", and no adapter plugin (" + names + ") recognises it");
 }
 
 PluginRecord Runtime::LoadLibrary(const std::string& path, const LoadOptions& options) {

@@ -6,6 +6,7 @@ import types
 import numpy as np
 
 from .. import _core
+from ..base import MXNetError
 from ..ndarray.register import _doc, add_fluent_methods, named, place, signature
 from .symbol import Symbol, _create
 
@@ -46,7 +47,12 @@ def _make(name):
             params["num_args"] = len(inputs) + len(named)
         if params.get("dtype") is not None and not isinstance(params["dtype"], str):
             params["dtype"] = np.dtype(params["dtype"]).name
-        return _create(name, name.lower(), inputs, params, sym_name, attr, named)
+        s = _create(name, name.lower(), inputs, params, sym_name, attr, named)
+        # An op whose inputs are neither named nor counted by num_args (an MXNet library's custom
+        # op) cannot make its missing inputs into variables: MXNet refuses too.
+        if not slots and not var_args and len(inputs) + len(named) < len(s.list_arguments()):
+            raise MXNetError("Not enough argument to call operator %s" % name)
+        return s
 
     return named(op_function, name, _doc(info).replace("NDArray", "Symbol"))
 

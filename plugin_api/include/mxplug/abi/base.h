@@ -25,7 +25,7 @@ extern "C" {
  * \since 1.0
  */
 #define MXP_ABI_MAJOR 1
-#define MXP_ABI_MINOR 4
+#define MXP_ABI_MINOR 5
 
 /*! \brief Size of a struct up to and including `last_field`: what a writer stores in struct_size.
  */

@@ -42,6 +42,25 @@ typedef struct MXPPluginApi {
 typedef MXPStatus* (*MXPInitFn)(const MXPHostApi* host, MXPPluginApi* out);
 #define MXP_INIT_SYMBOL "mxplug_init"
 
+/*!
+ * \brief The second, optional export of an adapter plugin: one that lets the host load, as if
+ * they were plugins, libraries written against another framework's extension interface (MXNet
+ * 1.x's lib_api.h custom-op libraries, plugins/mxnet_lib).
+ *
+ * For a file that exports no mxplug_init, the host calls `mxplug_adapt` of each loaded adapter,
+ * in load order, until one sets `*recognized` to 1. An adapter that does not recognise the file
+ * leaves it 0, registers nothing and returns NULL. One that does describes the library in `out`
+ * as mxplug_init describes a plugin (name, version, vendor, build_info; register_all unused),
+ * registers what the library holds through `registrar` as register_all would, and returns NULL,
+ * or a status that refuses the library; then the host commits nothing. It runs on the loader
+ * thread under the registry lock, like register_all, and must keep what it registered valid for
+ * the life of the process (the adapted library is never unloaded either).
+ * \since 1.5
+ */
+typedef MXPStatus* (*MXPAdaptFn)(const MXPHostApi* host, const char* path, MXPRegistrar* registrar,
+                                 MXPPluginApi* out, int32_t* recognized);
+#define MXP_ADAPT_SYMBOL "mxplug_adapt"
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -18,6 +18,7 @@
 #define MXPLUG_SDK_REGISTRATION_HPP_
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -510,7 +511,9 @@ bool RegisterParameter(const char* name) {
 /*! \brief One op's registration (returned by MXPLUG_REGISTER_OP_PROPERTY for chaining). */
 class OpRegistration {
  public:
-  using Factory = std::unique_ptr<OperatorProperty> (*)();
+  // A std::function, so that an op made at run time (an adapter's, plugins/mxnet_lib) can
+  // capture what it needs.
+  using Factory = std::function<std::unique_ptr<OperatorProperty>()>;
 
   OpRegistration(std::string name, Factory factory) : name_(std::move(name)), factory_(factory) {}
 
