@@ -45,9 +45,10 @@ class Executor(object):
     """Runs a bound symbol: ``forward(is_train=...)``, ``backward(out_grads)``, with the arrays in
     ``arg_dict``, ``grad_dict``, ``aux_dict`` and ``output_dict``."""
 
-    def __init__(self, symbol, ctx, handle, grad_req):
+    def __init__(self, symbol, ctx, handle, grad_req, group2ctx=None):
         self._symbol = symbol
         self._ctx = ctx
+        self._group2ctx = group2ctx
         self.handle = handle
         self._grad_req = grad_req
         self.arg_arrays = handle.arg_arrays
@@ -71,7 +72,7 @@ class Executor(object):
     # ---- Making ----------------------------------------------------------------------------
 
     @classmethod
-    def _bind(cls, symbol, ctx, args, args_grad, grad_req, aux_states, plan_memory=None):
+    def _bind(cls, symbol, ctx, args, args_grad, grad_req, aux_states, plan_memory=None, group2ctx=None):
         if plan_memory is None:
             plan_memory = os.environ.get("MXPLUG_EXEC_PLAN_MEMORY", "1") != "0"
         ctx = Context(ctx)
@@ -86,12 +87,20 @@ class Executor(object):
             for n, a in zip(names, arrays):
                 if a is not None and not isinstance(a, NDArray):
                     raise TypeError("%s['%s'] must be an NDArray, got %s" % (what, n, type(a).__name__))
-        handle = _core.Executor(symbol.handle, ctx._dl(), args, grads, reqs, aux, plan_memory)
-        return cls(symbol, ctx, handle, dict(zip(arg_names, reqs)))
+        groups = {str(k): Context(v)._dl() for k, v in (group2ctx or {}).items()}
+        handle = _core.Executor(symbol.handle, ctx._dl(), args, grads, reqs, aux, plan_memory, groups)
+        return cls(symbol, ctx, handle, dict(zip(arg_names, reqs)), group2ctx)
 
     @classmethod
-    def _simple_bind(cls, symbol, ctx, grad_req, type_dict, shapes, plan_memory=None):
+    def _simple_bind(cls, symbol, ctx, grad_req, type_dict, shapes, plan_memory=None, group2ctx=None):
         ctx = Context(ctx)
+        # Model parallelism: a variable of a ctx_group that group2ctx names is made on that
+        # group's context, as MXNet's simple_bind makes it; the others on ctx.
+        attrs = symbol.attr_dict()
+        group2ctx = {k: Context(v) for k, v in (group2ctx or {}).items()}
+
+        def where(name):
+            return group2ctx.get(attrs.get(name, {}).get("__ctx_group__"), ctx)
         arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
         if arg_shapes is None:
             partial, _, _ = symbol.infer_shape_partial(**shapes)
@@ -104,11 +113,13 @@ class Executor(object):
         arg_types, _, aux_types = symbol.infer_type(**type_dict)
         if arg_types is None:
             raise MXNetError("simple_bind: cannot infer the dtypes of the arguments from %s" % (type_dict,))
-        args = [zeros(s, ctx, dtype=t) for s, t in zip(arg_shapes, arg_types)]
+        aux_names = symbol.list_auxiliary_states()
+        args = [zeros(s, where(n), dtype=t) for n, s, t in zip(arg_names, arg_shapes, arg_types)]
         reqs = _grad_reqs(grad_req, arg_names)
-        grads = [zeros(s, ctx, dtype=t) if r != "null" else None for s, t, r in zip(arg_shapes, arg_types, reqs)]
-        aux = [zeros(s, ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
-        return cls._bind(symbol, ctx, args, grads, reqs, aux, plan_memory)
+        grads = [zeros(s, where(n), dtype=t) if r != "null" else None
+                 for n, s, t, r in zip(arg_names, arg_shapes, arg_types, reqs)]
+        aux = [zeros(s, where(n), dtype=t) for n, s, t in zip(aux_names, aux_shapes, aux_types)]
+        return cls._bind(symbol, ctx, args, grads, reqs, aux, plan_memory, group2ctx)
 
     # ---- Running ---------------------------------------------------------------------------
 
@@ -192,7 +203,7 @@ class Executor(object):
         args, grads = remake(self._arg_names, arg_shapes, self.arg_arrays, self.grad_arrays)
         aux, _ = remake(self._aux_names, aux_shapes, self.aux_arrays, None)
         reqs = [self._grad_req[n] for n in self._arg_names]
-        return Executor._bind(self._symbol, self._ctx, args, grads, reqs, aux)
+        return Executor._bind(self._symbol, self._ctx, args, grads, reqs, aux, group2ctx=self._group2ctx)
 
     # ---- Reporting -------------------------------------------------------------------------
 

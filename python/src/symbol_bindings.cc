@@ -119,39 +119,53 @@ void DefineSymbol(py::module_& m) {
       });
 
   py::class_<Executor>(m, "Executor")
-      .def(py::init([](const Symbol& symbol, const py::handle& ctx, const py::list& args, const py::list& grads,
-                       const std::vector<std::string>& grad_req, const py::list& aux, bool plan_memory) {
+      .def(py::init([](const Symbol& symbol, const py::handle& ctx, const py::list& args,
+                       const py::list& grads, const std::vector<std::string>& grad_req,
+                       const py::list& aux, bool plan_memory, const py::dict& group2ctx) {
              std::vector<GradReq> req;
              for (const std::string& r : grad_req) req.push_back(ToGradReq(r));
              ExecutorOptions options;
              options.plan_memory = plan_memory;
+             for (const auto& [group, c] : group2ctx)
+               options.group2ctx[group.cast<std::string>()] = ToContext(c);
              return std::make_unique<Executor>(symbol, ToContext(ctx), Arrays(args), Arrays(grads), req, Arrays(aux),
                                                options);
            }),
-           py::arg("symbol"), py::arg("ctx"), py::arg("args"), py::arg("args_grad"), py::arg("grad_req"),
-           py::arg("aux_states"), py::arg("plan_memory") = true)
-      .def("forward", [](Executor& e, bool is_train, const py::list& reading) {
-        std::vector<NDArray> arrays = Arrays(reading);
-        py::gil_scoped_release release;
-        e.Forward(is_train, arrays);
-      }, py::arg("is_train"), py::arg("reading") = py::list())
-      .def("backward", [](Executor& e, const py::list& out_grads, bool is_train) {
-        std::vector<NDArray> grads = Arrays(out_grads);
-        py::gil_scoped_release release;
-        e.Backward(grads, is_train);
-      }, py::arg("out_grads"), py::arg("is_train") = true)
+           py::arg("symbol"), py::arg("ctx"), py::arg("args"), py::arg("args_grad"),
+           py::arg("grad_req"), py::arg("aux_states"), py::arg("plan_memory") = true,
+           py::arg("group2ctx") = py::dict())
+      .def(
+          "forward",
+          [](Executor& e, bool is_train, const py::list& reading) {
+            std::vector<NDArray> arrays = Arrays(reading);
+            py::gil_scoped_release release;
+            e.Forward(is_train, arrays);
+          },
+          py::arg("is_train"), py::arg("reading") = py::list())
+      .def(
+          "backward",
+          [](Executor& e, const py::list& out_grads, bool is_train) {
+            std::vector<NDArray> grads = Arrays(out_grads);
+            py::gil_scoped_release release;
+            e.Backward(grads, is_train);
+          },
+          py::arg("out_grads"), py::arg("is_train") = true)
       .def_property_readonly("outputs", [](const Executor& e) { return ArrayList(e.outputs()); })
-      .def_property_readonly("arg_arrays", [](const Executor& e) { return ArrayList(e.arg_arrays()); })
-      .def_property_readonly("grad_arrays", [](const Executor& e) { return ArrayList(e.grad_arrays()); })
-      .def_property_readonly("aux_arrays", [](const Executor& e) { return ArrayList(e.aux_arrays()); })
-      .def_property_readonly("memory", [](const Executor& e) {
-        py::dict d;
-        d["planned"] = e.memory().planned;
-        d["naive"] = e.memory().naive;
-        d["inplace"] = e.memory().inplace;
-        d["shared"] = e.memory().shared;
-        return d;
-      })
+      .def_property_readonly("arg_arrays",
+                             [](const Executor& e) { return ArrayList(e.arg_arrays()); })
+      .def_property_readonly("grad_arrays",
+                             [](const Executor& e) { return ArrayList(e.grad_arrays()); })
+      .def_property_readonly("aux_arrays",
+                             [](const Executor& e) { return ArrayList(e.aux_arrays()); })
+      .def_property_readonly("memory",
+                             [](const Executor& e) {
+                               py::dict d;
+                               d["planned"] = e.memory().planned;
+                               d["naive"] = e.memory().naive;
+                               d["inplace"] = e.memory().inplace;
+                               d["shared"] = e.memory().shared;
+                               return d;
+                             })
       .def("debug_str", &Executor::DebugStr);
 }
 

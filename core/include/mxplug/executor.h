@@ -1,6 +1,7 @@
 /*!
  * \file mxplug/executor.h
- * \brief Executor: a Symbol bound to arrays on one device (MXNet's bind). At bind it infers every
+ * \brief Executor: a Symbol bound to arrays (MXNet's bind), on one device or, with group2ctx, on
+ * several. At bind it infers every
  * shape and dtype, builds the gradient steps from each op's DeclareBackwardDependency, plans the
  * memory of everything the graph makes (in-place reuse and co-sharing along dependency paths),
  * and prepares one engine push per step; Forward and Backward then only push. See
@@ -10,6 +11,7 @@
 #define MXPLUG_EXECUTOR_H_
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +28,12 @@ enum class GradReq { kNull, kWrite, kAdd };
 struct ExecutorOptions {
   /*! \brief Share buffers between entries whose lifetimes do not overlap; false: one buffer each. */
   bool plan_memory = true;
+  /*!
+   * \brief Model parallelism (MXNet's group2ctx): the context of each ctx_group; an op node whose
+   * "__ctx_group__" attribute names one runs there, copies crossing between contexts (Note
+   * [Model parallelism] in executor.cc).
+   */
+  std::map<std::string, Context> group2ctx;
 };
 
 /*! \brief Bytes of the arrays the graph makes itself (outputs of ops and internal gradients). */

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "environment/environment.h"
 #include "executor/memory_plan.h"
@@ -29,11 +32,24 @@ namespace mxplug {
 // outputs reach, inference pushes no backward step, and a node none of whose arguments leads to a
 // gradient gets no backward step.
 
+// Note [Model parallelism]
+// With group2ctx (MXNet's model parallelism), nodes run on several contexts, placed as MXNet's
+// PlaceDevice pass places them: a variable where its bound array is; an op node whose
+// "__ctx_group__" names a group of group2ctx on that group's context; any other op node where its
+// first input is (on the default context when it has none). Its backward step runs where it does.
+// Every buffer has a context: an entry its node's, a gradient its entry's (an argument's, its
+// bound gradient array's). Where a step reads a buffer of another context, a copy step before it
+// fills a buffer on its own context, once per buffer and context, which backward reads again;
+// a gradient computed for a buffer of another context is computed into scratch memory and copied
+// (then added, under kAddTo) there. Auxiliary states are updated in place, so they must be where
+// their op runs. Memory is planned per context. Without group2ctx and with every array on the
+// executor's context, no copy step arises.
+
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-enum class StepKind { kForward, kHead, kBackward, kSum };
+enum class StepKind { kForward, kHead, kBackward, kSum, kCopy };
 
 const char* KindName(StepKind k) {
   switch (k) {
@@ -45,6 +61,8 @@ const char* KindName(StepKind k) {
       return "backward";
     case StepKind::kSum:
       return "sum";
+    case StepKind::kCopy:
+      return "copy";
   }
   return "";
 }
@@ -87,20 +105,42 @@ struct Executor::Plan {
     std::vector<uint32_t> in, aux, out, out_grad, in_grad;
     std::vector<OpReqType> req;
     std::shared_ptr<const ImperativeOp::Call> call, call_infer;  // is_train true / false
+    Context ctx;  // where it runs (a copy: where it copies to)
   };
 
   // Bind, after the variables' shapes and dtypes are in place (Note [Executor steps]).
   void AddForwardSteps();
   /*! \brief var_req: per entry, the grad_req of the variable that makes it (kNull for the rest). */
   void AddGradientSteps(const std::vector<GradReq>& var_req);
-  MemoryReport Allocate(Context ctx, bool share);
-  void Prepare(Context ctx);
+  /*! \brief Steps that put a gradient computed into `from` into buffer `to` under `req`, across
+   * contexts if they differ. */
+  void Deliver(uint32_t from, uint32_t to, OpReqType req, uint32_t node,
+               const std::function<std::shared_ptr<const ImperativeOp>()>& copy_op);
+  MemoryReport Allocate(bool share);
+  void Prepare();
 
-  uint32_t NewBuffer(const TShape& shape, int dtype, BufferRole role) {
+  uint32_t NewBuffer(const TShape& shape, int dtype, BufferRole role, Context ctx) {
     shapes.push_back(shape);
     dtypes.push_back(dtype);
     roles.push_back(role);
+    buffer_ctx.push_back(ctx);
     return static_cast<uint32_t>(shapes.size() - 1);
+  }
+  /*! \brief Buffer b's contents on ctx: b itself, or its copy there, made by a copy step
+   * appended the first time it is asked for (Note [Model parallelism]). */
+  uint32_t On(uint32_t b, Context ctx) {
+    if (buffer_ctx[b] == ctx) return b;
+    const auto key = std::make_tuple(b, ctx.dev_type, ctx.dev_id);
+    if (auto it = copies.find(key); it != copies.end()) return it->second;
+    const uint32_t copy = NewBuffer(shapes[b], dtypes[b], BufferRole::kInternal, ctx);
+    Step s;
+    s.kind = StepKind::kCopy;
+    s.in = {b};
+    s.out = {copy};
+    s.req = {kWriteTo};
+    s.ctx = ctx;
+    steps.push_back(std::move(s));
+    return copies[key] = copy;
   }
   std::string BufferName(uint32_t b) const {
     const size_t e = graph.num_entries();
@@ -125,6 +165,9 @@ struct Executor::Plan {
   std::vector<uint32_t> head_steps;  // the steps that take a given output gradient
   std::vector<int> storage;          // per buffer: block of the memory plan, -1 not planned
   std::vector<uint32_t> arg_entry;   // per argument: its entry (and buffer) id
+  std::vector<Context> node_ctx;     // per node: where it runs (Note [Model parallelism])
+  std::vector<Context> buffer_ctx;   // per buffer: where it lives
+  std::map<std::tuple<uint32_t, int32_t, int32_t>, uint32_t> copies;  // (buffer, context) -> copy
 };
 
 Executor::~Executor() = default;
@@ -161,12 +204,24 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   check_list("gradient arrays (one per argument)", arg_grads_.size(), arg_nodes);
   check_list("grad_req entries (one per argument)", grad_req_.size(), arg_nodes);
   check_list("auxiliary states", aux_.size(), aux_nodes);
+  // With group2ctx an array may be on any context, copies bring it where it is read (Note [Model
+  // parallelism]); without, every array is on the executor's context, in MXNet's words.
   auto check_array = [&](const NDArray& a, const std::string& what) {
     if (a.is_none()) throw Error("bind: " + what + " is missing", kMXPInvalidArgument);
-    if (a.ctx() != ctx_)
-      throw Error(
-          "bind: " + what + " is on " + a.ctx().ToString() + ", the executor on " + ctx_.ToString(),
-          kMXPInvalidArgument);
+    if (!options.group2ctx.empty() || a.ctx() == ctx_) return;
+    const bool grad = what.rfind("gradient", 0) == 0, aux = what.rfind("auxiliary", 0) == 0;
+    throw Error("bind: " + what + ": " +
+                    (grad  ? "Gradient"
+                     : aux ? "Auxiliary"
+                           : "Input") +
+                    " array is in " + a.ctx().ToString() +
+                    " while binding with ctx=" + ctx_.ToString() + ". All " +
+                    (grad  ? "gradients"
+                     : aux ? "auxiliary states"
+                           : "arguments") +
+                    " must be in global context (" + ctx_.ToString() +
+                    ") unless group2ctx is specified for cross-device graph.",
+                kMXPInvalidArgument);
   };
   std::vector<TShape> shapes(E);
   std::vector<int> dtypes(E, kMXPUnknownDType);
@@ -206,8 +261,36 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     throw Error("bind: cannot infer the dtypes of " +
                     unknown([&](uint32_t e) { return dtypes[e] != kMXPUnknownDType; }),
                 kMXPInvalidArgument);
-  for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
-  for (uint32_t e = 0; e < E; ++e) p.NewBuffer(shapes[e], dtypes[e], BufferRole::kUnused);
+  // Where each node runs, as MXNet's PlaceDevice places it (Note [Model parallelism]).
+  p.node_ctx.assign(g.num_nodes(), ctx_);
+  for (size_t i = 0; i < arg_nodes.size(); ++i) p.node_ctx[arg_nodes[i]] = args_[i].ctx();
+  for (size_t i = 0; i < aux_nodes.size(); ++i) p.node_ctx[aux_nodes[i]] = aux_[i].ctx();
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = *g[n].node;
+    if (node.is_variable()) continue;
+    auto group = node.attrs.find("__ctx_group__");
+    if (group != node.attrs.end() && !options.group2ctx.empty()) {
+      auto placed = options.group2ctx.find(group->second);
+      if (placed == options.group2ctx.end())
+        throw Error("bind: The device assignment not found for group " + group->second + " (of " +
+                        node.Describe() + "); group2ctx names " + detail::JoinNames([&] {
+                          std::vector<std::string> groups;
+                          for (const auto& kv : options.group2ctx) groups.push_back(kv.first);
+                          return groups;
+                        }()),
+                    kMXPInvalidArgument);
+      p.node_ctx[n] = placed->second;
+    } else if (!g[n].inputs.empty()) {
+      p.node_ctx[n] = p.node_ctx[g.node_of_entry(g[n].inputs[0])];
+    }
+  }
+  for (uint32_t e = 0; e < E; ++e)
+    p.NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal, p.node_ctx[g.node_of_entry(e)]);
+  for (uint32_t e = 0; e < E; ++e)
+    p.NewBuffer(shapes[e], dtypes[e], BufferRole::kUnused, p.node_ctx[g.node_of_entry(e)]);
+  for (size_t i = 0; i < arg_nodes.size(); ++i)
+    if (grad_req_[i] != GradReq::kNull)
+      p.buffer_ctx[E + g.entry_id(arg_nodes[i], 0)] = arg_grads_[i].ctx();
   for (uint32_t v : g.variables()) p.roles[g.entry_id(v, 0)] = BufferRole::kExternal;
 
   std::vector<GradReq> var_req(E, GradReq::kNull);
@@ -215,8 +298,8 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   p.segment = SegmentSizes::FromEnvironment();
   p.AddForwardSteps();
   p.AddGradientSteps(var_req);
-  memory_ = p.Allocate(ctx_, options.plan_memory);
-  p.Prepare(ctx_);
+  memory_ = p.Allocate(options.plan_memory);
+  p.Prepare();
   for (uint32_t e : g.outputs()) outputs_.push_back(p.arrays[e]);
 }
 
@@ -228,10 +311,18 @@ void Executor::Plan::AddForwardSteps() {
     Step s;
     s.kind = StepKind::kForward;
     s.node = n;
+    s.ctx = node_ctx[n];
     s.op = ImperativeOp::Get(node.op->name, node.Params());
     const size_t nargs = node.num_arguments();
-    for (size_t i = 0; i < g[n].inputs.size(); ++i)
-      (i < nargs ? s.in : s.aux).push_back(g[n].inputs[i]);
+    for (size_t i = 0; i < g[n].inputs.size(); ++i) {
+      const uint32_t e = g[n].inputs[i];
+      if (i >= nargs && buffer_ctx[e] != s.ctx)  // updated in place: no copy can stand in
+        throw Error("bind: auxiliary state '" + BufferName(e) + "' is on " +
+                        buffer_ctx[e].ToString() + ", but " + node.Describe() + " runs on " +
+                        s.ctx.ToString() + "; bind it there",
+                    kMXPInvalidArgument);
+      (i < nargs ? s.in : s.aux).push_back(On(e, s.ctx));
+    }
     for (uint32_t j = 0; j < node.num_outputs(); ++j) s.out.push_back(g[n].first_entry + j);
     s.req.assign(s.out.size(), kWriteTo);
     steps.push_back(std::move(s));
@@ -285,7 +376,7 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     s.req = {contribute(e)};
     if (s.req[0] == kAddTo) {
       s.op = copy();
-      s.in = {NewBuffer(shapes[e], dtypes[e], BufferRole::kHeadInput)};
+      s.in = {NewBuffer(shapes[e], dtypes[e], BufferRole::kHeadInput, buffer_ctx[E + e])};
     }
     head_steps.push_back(static_cast<uint32_t>(steps.size()));
     steps.push_back(std::move(s));
@@ -301,6 +392,7 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     Step s;
     s.kind = StepKind::kBackward;
     s.node = n;
+    s.ctx = node_ctx[n];
     s.op = ImperativeOp::Get(node.op->name, node.Params());
     const BackwardDependency deps = s.op->property().DeclareBackwardDependency();
     for (uint32_t j = 0; j < nout; ++j) {
@@ -310,39 +402,35 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
       if (deps.out_grad[j]) read_grad[e] = true;
     }
     for (size_t i = 0; i < g[n].inputs.size(); ++i) {
+      // What forward read, on this step's context (the copies forward made).
+      const uint32_t e = On(g[n].inputs[i], s.ctx);
       if (i < nargs)
-        s.in.push_back(deps.in_data[i] ? g[n].inputs[i] : kNone);
+        s.in.push_back(deps.in_data[i] ? e : kNone);
       else
-        s.aux.push_back(g[n].inputs[i]);
+        s.aux.push_back(e);
     }
-    std::vector<Step> sums;
+    // Gradients computed into scratch memory, then put where they belong after the step: one
+    // read again through a later slot, or one that lives on another context.
+    std::vector<std::pair<uint32_t, uint32_t>> deliveries;  // (scratch, entry)
     for (size_t i = 0; i < nargs; ++i) {
       const uint32_t e = g[n].inputs[i];
       const auto first = g[n].inputs.begin(), here = first + static_cast<std::ptrdiff_t>(i);
       if (!needs[e]) {
         s.in_grad.push_back(kNone);
         s.req.push_back(kNullOp);
-      } else if (std::find(first, here, e) == here) {
+      } else if (std::find(first, here, e) == here && buffer_ctx[E + e] == s.ctx) {
         s.in_grad.push_back(E + e);
         s.req.push_back(contribute(e));
-      } else {  // read again through a later slot: into scratch, summed after the step
-        const uint32_t scratch = NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal);
+      } else {
+        const uint32_t scratch = NewBuffer(shapes[e], dtypes[e], BufferRole::kInternal, s.ctx);
         s.in_grad.push_back(scratch);
         s.req.push_back(kWriteTo);
-        Step sum;
-        sum.kind = StepKind::kSum;
-        sum.node = n;
-        sum.op = copy();
-        sum.in = {scratch};
-        sum.out = {E + e};  // its request is set once this step's own writes are counted
-        sums.push_back(std::move(sum));
+        deliveries.emplace_back(scratch, e);
       }
     }
     steps.push_back(std::move(s));
-    for (Step& sum : sums) {
-      sum.req = {contribute(sum.out[0] - E)};
-      steps.push_back(std::move(sum));
-    }
+    // Each request is set once this step's own writes are counted.
+    for (const auto& [scratch, e] : deliveries) Deliver(scratch, E + e, contribute(e), n, copy);
   }
   for (uint32_t e = 0; e < E; ++e)
     if (read_grad[e] && !written[e]) roles[E + e] = BufferRole::kZero;
@@ -354,7 +442,35 @@ void Executor::Plan::AddGradientSteps(const std::vector<GradReq>& var_req) {
     if (roles[e] == BufferRole::kInternal) roles[e] = BufferRole::kOutput;
 }
 
-MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
+void Executor::Plan::Deliver(uint32_t from, uint32_t to, OpReqType req, uint32_t node,
+                             const std::function<std::shared_ptr<const ImperativeOp>()>& copy_op) {
+  auto sum = [&](uint32_t in, OpReqType r) {
+    Step s;
+    s.kind = StepKind::kSum;
+    s.node = node;
+    s.op = copy_op();
+    s.in = {in};
+    s.out = {to};
+    s.req = {r};
+    s.ctx = buffer_ctx[to];
+    steps.push_back(std::move(s));
+  };
+  if (buffer_ctx[from] == buffer_ctx[to]) return sum(from, req);
+  if (req == kWriteTo) {  // a copy straight into the target
+    Step s;
+    s.kind = StepKind::kCopy;
+    s.node = node;
+    s.in = {from};
+    s.out = {to};
+    s.req = {kWriteTo};
+    s.ctx = buffer_ctx[to];
+    steps.push_back(std::move(s));
+    return;
+  }
+  sum(On(from, buffer_ctx[to]), req);  // copied there, then added
+}
+
+MemoryReport Executor::Plan::Allocate(bool share) {
   std::vector<PlanStep> plan_steps;
   for (const Step& s : steps) {
     PlanStep ps;
@@ -395,17 +511,25 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
     bytes[b] = roles[b] == BufferRole::kUnused || roles[b] == BufferRole::kExternal
                    ? 0
                    : static_cast<size_t>(shapes[b].Size()) * DTypeSize(dtypes[b]);
-  MemoryPlan mp = PlanMemory(plan_steps, bytes, roles, dtypes, share);
+  // One pool per context: buffers share blocks only on their own.
+  std::vector<Context> pool_ctx;
+  std::vector<int> pools;
+  for (const Context& c : buffer_ctx) {
+    auto it = std::find(pool_ctx.begin(), pool_ctx.end(), c);
+    pools.push_back(static_cast<int>(it - pool_ctx.begin()));
+    if (it == pool_ctx.end()) pool_ctx.push_back(c);
+  }
+  MemoryPlan mp = PlanMemory(plan_steps, bytes, roles, dtypes, share, pools);
   storage = mp.storage;
   std::vector<NDArray> blocks;
-  for (size_t bytes_of_block : mp.block_bytes)
-    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(bytes_of_block, 1))}, ctx,
-                        kMXPUint8);
+  for (size_t k = 0; k < mp.block_bytes.size(); ++k)
+    blocks.emplace_back(TShape{static_cast<int64_t>(std::max<size_t>(mp.block_bytes[k], 1))},
+                        pool_ctx[mp.block_pool[k]], kMXPUint8);
   arrays.resize(shapes.size());
   for (size_t b = 0; b < shapes.size(); ++b) {
     if (storage[b] >= 0) arrays[b] = blocks[storage[b]].View(shapes[b], dtypes[b]);
     if (roles[b] == BufferRole::kZero || roles[b] == BufferRole::kHeadInput) {
-      arrays[b] = NDArray(shapes[b], ctx, dtypes[b]);
+      arrays[b] = NDArray(shapes[b], buffer_ctx[b], dtypes[b]);
       if (roles[b] == BufferRole::kZero) {
         std::vector<char> zeros(arrays[b].bytes(), 0);
         arrays[b].SyncCopyFromCPU(zeros.data(), zeros.size());
@@ -415,9 +539,9 @@ MemoryReport Executor::Plan::Allocate(Context ctx, bool share) {
   return mp.report;
 }
 
-void Executor::Plan::Prepare(Context ctx) {
+void Executor::Plan::Prepare() {
   for (Step& s : steps) {
-    if (!s.op) continue;  // a head step that Backward does by copying
+    if (!s.op) continue;  // a head or copy step, which Forward and Backward do by copying
     // Only backward steps have absent slots (kNone): what the op's backward does not read and
     // the gradients not asked for. Each crosses as an absent array of its entry's shape and
     // dtype, so a kernel that sizes its loops by a gradient it does not write still sees the
@@ -445,9 +569,9 @@ void Executor::Plan::Prepare(Context ctx) {
         s.call_infer = s.op->PrepareBackward(out_grad, in, out, in_grad, s.req, false);
       } else {
         const std::vector<NDArray> out = get(s.out, true);
-        s.call = s.op->PrepareForward(in, out, s.req, true, &ctx);
+        s.call = s.op->PrepareForward(in, out, s.req, true, &s.ctx);
         if (s.kind == StepKind::kForward)
-          s.call_infer = s.op->PrepareForward(in, out, s.req, false, &ctx);
+          s.call_infer = s.op->PrepareForward(in, out, s.req, false, &s.ctx);
       }
     } catch (const Error& e) {
       const std::string where = s.node == kNone ? "" : " of " + graph[s.node].node->Describe();
@@ -498,6 +622,14 @@ void Executor::Forward(bool is_train, const std::vector<NDArray>& reading) {
   ImperativeOp::Segments segments(is_train ? p.segment.train_forward : p.segment.inference);
   for (size_t i = 0; i < p.num_forward; ++i) {
     const Plan::Step& s = p.steps[i];
+    if (s.kind == StepKind::kCopy) {  // between contexts: a function of its own
+      segments.Flush();
+      const NDArray* from = &p.arrays[s.in[0]];
+      for (const auto& [b, a] : instead)
+        if (b == s.in[0]) from = &a;
+      NDArray::Copy(*from, p.arrays[s.out[0]]);
+      continue;
+    }
     std::shared_ptr<const ImperativeOp::Call> call = is_train ? s.call : s.call_infer;
     std::vector<std::pair<size_t, NDArray>> inputs;
     for (size_t k = 0; k < s.in.size(); ++k)
@@ -534,6 +666,11 @@ void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
   ImperativeOp::Segments segments(is_train ? p.segment.train_backward : p.segment.inference);
   for (size_t i = p.num_forward; i < p.steps.size(); ++i) {
     const Plan::Step& s = p.steps[i];
+    if (s.kind == StepKind::kCopy) {
+      segments.Flush();
+      NDArray::Copy(p.arrays[s.in[0]], p.arrays[s.out[0]]);
+      continue;
+    }
     if (s.kind != StepKind::kHead) {
       segments.Add(is_train || !s.call_infer ? s.call : s.call_infer);
       continue;
@@ -563,7 +700,10 @@ std::string Executor::DebugStr() const {
   };
   os << "Symbol outputs: " << detail::JoinNames(symbol_.ListOutputs()) << "\n";
   for (const Plan::Step& s : p.steps) {
-    os << KindName(s.kind) << " " << (s.op ? s.op->name() : "copy of the given gradient");
+    os << KindName(s.kind) << " "
+       << (s.op                        ? s.op->name()
+           : s.kind == StepKind::kCopy ? "to " + s.ctx.ToString()
+                                       : std::string("copy of the given gradient"));
     if (s.node != kNone) os << " '" << p.graph[s.node].node->name << "'";
     const bool backward = s.kind == StepKind::kBackward;
     os << "\n  reads: " << list(s.in) << (s.aux.empty() ? "" : "; aux: " + list(s.aux));

@@ -28,13 +28,16 @@ struct Block {
   size_t bytes = 0;
   bool free = false;
   std::vector<uint32_t> users;  // the steps that wrote or read its current buffer
+  int pool = 0;
 };
 
 }  // namespace
 
 MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size_t>& bytes,
-                      const std::vector<BufferRole>& roles, const std::vector<int>& dtypes, bool share) {
+                      const std::vector<BufferRole>& roles, const std::vector<int>& dtypes,
+                      bool share, const std::vector<int>& pools) {
   const size_t nbuf = bytes.size(), nstep = steps.size();
+  auto pool = [&](uint32_t b) { return pools.empty() ? 0 : pools[b]; };
   MemoryPlan plan;
   plan.storage.assign(nbuf, -1);
   auto planned = [&](uint32_t b) { return roles[b] == BufferRole::kInternal || roles[b] == BufferRole::kOutput; };
@@ -89,12 +92,13 @@ MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size
       const size_t need = bytes[b];
       if (!share) {
         plan.storage[b] = static_cast<int>(blocks.size());
-        blocks.push_back(Block{need, false, {}});
+        blocks.push_back(Block{need, false, {}, pool(b)});
         continue;
       }
       for (const auto& [src, dst] : step.inplace) {
-        if (dst != b || roles[src] != BufferRole::kInternal || plan.storage[src] < 0 || handed_on[src] ||
-            refs[src] != 1 || bytes[src] != need || dtypes[src] != dtypes[b])
+        if (dst != b || roles[src] != BufferRole::kInternal || plan.storage[src] < 0 ||
+            handed_on[src] || refs[src] != 1 || bytes[src] != need || dtypes[src] != dtypes[b] ||
+            pool(src) != pool(b))
           continue;
         plan.storage[b] = plan.storage[src];
         handed_on[src] = true;
@@ -105,7 +109,7 @@ MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size
       int fit = -1, grow = -1;
       for (size_t k = 0; k < blocks.size(); ++k) {
         const Block& blk = blocks[k];
-        if (!blk.free) continue;
+        if (!blk.free || blk.pool != pool(b)) continue;
         bool ordered = true;
         for (uint32_t u : blk.users) ordered = ordered && is_ancestor(u, s);
         if (!ordered) continue;
@@ -118,7 +122,7 @@ MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size
       const int k = fit >= 0 ? fit : grow;
       if (k < 0) {
         plan.storage[b] = static_cast<int>(blocks.size());
-        blocks.push_back(Block{need, false, {}});
+        blocks.push_back(Block{need, false, {}, pool(b)});
         continue;
       }
       Block& blk = blocks[k];
@@ -146,6 +150,7 @@ MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size
   }
   for (const Block& blk : blocks) {
     plan.block_bytes.push_back(blk.bytes);
+    plan.block_pool.push_back(blk.pool);
     plan.report.planned += blk.bytes;
   }
   return plan;

@@ -29,15 +29,18 @@ struct PlanStep {
 struct MemoryPlan {
   std::vector<int> storage;          // per buffer: its block, -1 when not planned
   std::vector<size_t> block_bytes;   // per block
+  std::vector<int> block_pool;       // per block: the pool of its buffers
   MemoryReport report;
 };
 
 /*!
  * \brief Assigns a block to each kInternal and kOutput buffer, in step order. With `share` false
- * every buffer gets a block of its own (the naive plan).
+ * every buffer gets a block of its own (the naive plan). `pools` numbers each buffer's device
+ * (empty: all one): buffers share blocks only within a pool.
  */
 MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size_t>& bytes,
-                      const std::vector<BufferRole>& roles, const std::vector<int>& dtypes, bool share);
+                      const std::vector<BufferRole>& roles, const std::vector<int>& dtypes,
+                      bool share, const std::vector<int>& pools = {});
 
 }  // namespace mxplug
 

@@ -47,14 +47,43 @@ def _merge(tensors, axis):
     return nd.concat(*[t.as_in_context(ctx) for t in tensors], dim=axis)
 
 
+def _prepare_group2ctxs(group2ctxs, count):
+    """Module's group2ctxs as one group2ctx per data-parallel context, as MXNet reads it: a list of
+    dicts (one per context), or a dict of group to a context or to a list of them (one per context,
+    or one for all)."""
+    if group2ctxs is None:
+        return [None] * count
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != count:
+            raise ValueError("group2ctxs: a list of %d dicts, one per context, was given %d"
+                             % (count, len(group2ctxs)))
+        return list(group2ctxs)
+    if not isinstance(group2ctxs, dict):
+        raise TypeError("group2ctxs should be a dict of str to context (or to a list of them), or a "
+                        "list of such dicts; got %s" % type(group2ctxs).__name__)
+    out = [{} for _ in range(count)]
+    for group, where in group2ctxs.items():
+        contexts = list(where) if isinstance(where, (list, tuple)) else [where]
+        if len(contexts) == 1:
+            contexts = contexts * count
+        if len(contexts) != count:
+            raise ValueError("group2ctxs['%s']: %d contexts given, expected 1 or %d (one per "
+                             "context of the module)" % (group, len(contexts), count))
+        for i, c in enumerate(contexts):
+            out[i][group] = c
+    return out
+
+
 class ExecutorGroup(object):
     """Executors of one symbol over `contexts`, with the parameter, gradient and auxiliary
     arrays listed per name and then per device."""
 
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
-                 for_training, inputs_need_grad, fixed_param_names=None, grad_req='write'):
+                 for_training, inputs_need_grad, fixed_param_names=None, grad_req='write',
+                 group2ctxs=None):
         self.symbol = symbol
         self.contexts = contexts
+        self.group2ctxs = _prepare_group2ctxs(group2ctxs, len(contexts))
         self.workload = workload
         self.param_names = param_names
         self.for_training = for_training
@@ -125,7 +154,8 @@ class ExecutorGroup(object):
                 self.execs[i] = self._default_execs[i].reshape(allow_up_sizing=True, **shapes)
             else:
                 self.execs.append(self.symbol.simple_bind(ctx, grad_req=self.grad_req,
-                                                          type_dict=type_dict, **shapes))
+                                                          type_dict=type_dict,
+                                                          group2ctx=self.group2ctxs[i], **shapes))
         self._collect_arrays()
 
     def reshape(self, data_shapes, label_shapes):

@@ -90,8 +90,7 @@ class Module(BaseModule):
             raise ValueError("work_load_list has %d entries for %d contexts"
                              % (len(work_load_list), len(self._context)))
         self._work_load_list = work_load_list
-        if group2ctxs is not None:
-            raise NotImplementedError("Module: group2ctxs (model parallelism) is not supported yet")
+        self._group2ctxs = group2ctxs
         self._symbol = symbol
         data_names = list(data_names) if data_names is not None else []
         label_names = list(label_names) if label_names is not None else []
@@ -270,7 +269,8 @@ class Module(BaseModule):
         self._exec_group = ExecutorGroup(
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
-            fixed_param_names=self._fixed_param_names, grad_req=grad_req)
+            fixed_param_names=self._fixed_param_names, grad_req=grad_req,
+            group2ctxs=self._group2ctxs)
         self.binded = True
         if self.params_initialized:
             # Parameters set before binding (Module.load) go to the new executors.

@@ -251,15 +251,16 @@ class Symbol(object):
              shared_exec=None):
         """An Executor over the given arrays: ``args`` (and ``args_grad``, ``aux_states``) as a
         list in ``list_arguments`` order or a dict by name; ``grad_req`` 'write', 'add' or 'null',
-        one for all, a list or a dict."""
+        one for all, a list or a dict. ``group2ctx`` maps ctx_group names (``AttrScope``) to the
+        contexts their ops run on (model parallelism); arrays may be on any context."""
         from ..executor import Executor
-        return Executor._bind(self, ctx, args, args_grad, grad_req, aux_states)
+        return Executor._bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx=group2ctx)
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
         """Binds with arrays made here (zeros) from the input shapes given as keywords."""
         from ..executor import Executor
-        return Executor._simple_bind(self, ctx, grad_req, type_dict, kwargs)
+        return Executor._simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx=group2ctx)
 
     def eval(self, ctx=None, **kwargs):
         """Binds ``kwargs`` as the arguments, runs forward, returns the outputs."""
