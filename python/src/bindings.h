@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <vector>
 
 #include "mxplug/ndarray.h"
 #include "mxplug/sdk/parameter.hpp"
@@ -23,6 +24,14 @@ std::string KwargString(const std::string& key, const pybind11::handle& value);
 KwArgs ToKwArgs(const pybind11::dict& kwargs);
 /*! \brief A (DLPack device type, index) pair as a Context. */
 Context ToContext(const pybind11::handle& ctx);
+/*!
+ * \brief C-order strides in bytes, for making NumPy arrays. Always given explicitly: Debian's
+ * pybind11 (2.10) would compute them from the item size it reads out of the dtype's C struct,
+ * whose layout NumPy 2 changed (a wheel's virtual environment gets NumPy 2 from PyPI), and the
+ * array would repeat its first element.
+ */
+std::vector<pybind11::ssize_t> CStrides(const std::vector<pybind11::ssize_t>& shape,
+                                        size_t itemsize);
 
 /*! \brief NDArray, invoke, empty, waitall, random_seed, save/load (ndarray_bindings.cc). */
 void DefineNDArray(pybind11::module_& m);

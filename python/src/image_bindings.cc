@@ -23,7 +23,7 @@ ChannelOrder Order(bool bgr) { return bgr ? ChannelOrder::kBGR : ChannelOrder::k
 py::array ToArray(Image image) {
   std::vector<py::ssize_t> shape{image.height, image.width};
   if (image.channels != 1) shape.push_back(image.channels);
-  py::array_t<uint8_t> out(shape);
+  py::array_t<uint8_t> out(shape, CStrides(shape, 1));
   std::memcpy(out.mutable_data(), image.pixels.data(), image.pixels.size());
   return std::move(out);
 }

@@ -77,6 +77,16 @@ Context ToContext(const py::handle& ctx) {
   return Context{t.first, t.second};
 }
 
+std::vector<py::ssize_t> CStrides(const std::vector<py::ssize_t>& shape, size_t itemsize) {
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t step = static_cast<py::ssize_t>(itemsize);
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i];
+  }
+  return strides;
+}
+
 namespace {
 
 py::object Visible(const ImperativeOp& op, std::vector<NDArray>&& outputs) {
@@ -214,7 +224,7 @@ py::array AsNumPy(const NDArray& a) {
   py::object np = py::module_::import("numpy");
   py::dtype dt(DTypeName(a.dtype()));
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
-  py::array result(dt, shape);
+  py::array result(dt, shape, CStrides(shape, DTypeSize(a.dtype())));
   void* dst = result.mutable_data();
   const size_t n = a.bytes();
   {
@@ -226,7 +236,9 @@ py::array AsNumPy(const NDArray& a) {
 
 void CopyFromNumPy(const NDArray& a, const py::array& src) {
   py::array c = py::array::ensure(src, py::array::c_style | py::array::forcecast);
-  if (static_cast<size_t>(c.nbytes()) != a.bytes() ||
+  // The size as NumPy says it: Debian's pybind11 (2.10) reads the item size from the dtype's C
+  // struct, whose layout NumPy 2 changed (a wheel's venv gets NumPy 2 from PyPI).
+  if (c.attr("nbytes").cast<size_t>() != a.bytes() ||
       DTypeName(a.dtype()) != std::string(py::str(c.dtype())))
     throw Error("NDArray: cannot copy a NumPy array of shape " +
                     std::string(py::str(src.attr("shape"))) + " and dtype " +
