@@ -33,6 +33,7 @@ from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus  #
 from . import ndarray  # noqa: E402
 from . import ndarray as nd  # noqa: E402
 from . import random  # noqa: E402
+from . import random as rnd  # noqa: E402
 from . import autograd  # noqa: E402
 from . import name  # noqa: E402
 from .attribute import AttrScope  # noqa: E402
@@ -55,6 +56,7 @@ from . import recordio  # noqa: E402
 from . import module  # noqa: E402
 from . import module as mod  # noqa: E402
 from . import util  # noqa: E402
+from . import runtime  # noqa: E402
 from . import test_utils  # noqa: E402
 
 # A process of a distributed job: a server serves from here until the workers finish (MXNet's

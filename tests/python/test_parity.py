@@ -219,3 +219,49 @@ def test_swapaxes_and_the_axis_reductions_names():
         "max_axis and min_axis": "a = mx.nd.array([[1, 5, 2], [7, 0, 3]]); r = (mx.nd.max_axis(a, axis=1), "
                                  "mx.nd.min_axis(a, axis=0, keepdims=True), mx.nd.max_axis(a))",
     }, messages={"out of bounds": ["axis 3 is out of bounds for"]})
+
+
+def test_runtime_features_and_the_rnd_alias():
+    # The values are each build's own (MXNet's wheel has no CUDA; this build may); what must match
+    # is the names, their order, the classes and the errors. mxplug's values are checked against
+    # its components.json below.
+    assert_parity({
+        "names": "f = mx.runtime.Features(); r = [list(f.keys()), type(f).__name__, f is mx.runtime.Features()]",
+        "items": "r = [(type(x).__name__, x.name, type(x.enabled).__name__, repr(x)[2:]) for x in mx.runtime.feature_list()]",
+        "known": "r = [mx.runtime.Features().is_enabled(n) in (True, False) for n in ('cuda', 'CPU_SSE', 'Dist_KVStore')]",
+        "unknown": "mx.runtime.Features().is_enabled('WARP_DRIVE')",
+        "rnd": "mx.rnd.seed(3); a = mx.rnd.uniform(shape=(3,)); mx.random.seed(3); r = [mx.rnd is mx.random, (a - mx.random.uniform(shape=(3,))).asnumpy()]",
+    }, messages={"unknown": "Feature 'WARP_DRIVE' is unknown, known features are: ['CUDA', 'CUDNN'"})
+
+
+def test_runtime_features_follow_the_build(mx):
+    import json
+    from conftest import BUILD
+    built = json.loads((BUILD / "components.json").read_text())
+    f = mx.runtime.Features()
+    assert f.is_enabled("CUDA") == built["cuda"]
+    assert f.is_enabled("CUDNN") == (built["cuda"] and built["cudnn"])
+    assert f.is_enabled("NCCL") == (built["cuda"] and built["nccl"])
+    assert f.is_enabled("MKLDNN") == built["onednn"]
+    assert f.is_enabled("DIST_KVSTORE") == built["mpi"]
+    assert f.is_enabled("BLAS_OPEN") and not f.is_enabled("OPENCV") and not f.is_enabled("TVM_OP")
+
+
+def test_from_numpy_shares_memory_and_locks_the_numpy_array():
+    assert_parity({
+        "zero_copy": """
+a = np.arange(6, dtype='float32').reshape(2, 3)
+x = mx.nd.from_numpy(a)
+r = [x, x.dtype, a.flags['WRITEABLE'], x.context == mx.cpu()]""",
+        "shares": """
+a = np.arange(6, dtype='float64')
+x = mx.nd.from_numpy(a)
+x[1] = 40.0
+r = [x, a]""",
+        "copy": """
+a = np.arange(4, dtype='int32')
+x = mx.nd.from_numpy(a, zero_copy=False)
+a[0] = 9
+r = [x, a.flags['WRITEABLE']]""",
+        "not_contiguous": "mx.nd.from_numpy(np.arange(12.0).reshape(3, 4)[:, 1])",
+    }, messages={"not_contiguous": "Only c-contiguous arrays are supported for zero-copy"})

@@ -2,7 +2,7 @@
 registered operator, generated from the registry (see ``register``)."""
 from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, eye, zeros_like,
                       ones_like, full_like, empty_like, waitall, concatenate, moveaxis,
-                      from_dlpack, to_dlpack_for_read, to_dlpack_for_write, add, subtract, multiply,
+                      from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write, add, subtract, multiply,
                       divide, true_divide, modulo, power, maximum, minimum, equal, not_equal,
                       greater, greater_equal, lesser, lesser_equal, logical_and, logical_or, logical_xor)
 from . import register as _register
@@ -16,7 +16,7 @@ _autograd._ndarray_methods()  # attach_grad, grad, detach, backward
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "zeros_like",
            "ones_like", "full_like", "empty_like", "waitall", "save", "load", "load_frombuffer",
-           "concatenate", "moveaxis", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "add",
+           "concatenate", "moveaxis", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write", "add",
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum", "minimum",
            "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
            "logical_or", "logical_xor", "random"]

@@ -120,6 +120,19 @@ def from_dlpack(dlpack):
     return _core.from_dlpack(dlpack)
 
 
+def from_numpy(ndarray, zero_copy=True, array_cls=None):
+    """An NDArray of a NumPy array (MXNet's ``mx.nd.from_numpy``). With ``zero_copy`` (the
+    default) it shares the array's memory through DLPack; the array must be C-contiguous and is
+    made read-only, as MXNet makes it, since the NDArray now owns what it holds. Without, a copy."""
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags['C_CONTIGUOUS']:
+        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
+    capsule = ndarray.__dlpack__()  # NumPy exports only writable arrays
+    ndarray.flags['WRITEABLE'] = False
+    return from_dlpack(capsule)
+
+
 def to_dlpack_for_read(data):
     """A DLPack capsule of ``data`` for a consumer that only reads (waits for pending writes)."""
     return data.to_dlpack_for_read()
