@@ -29,6 +29,10 @@ struct OnednnSoftmax {
       .describe("Softmax along an axis: exp(x / t) / sum(exp(x / t)).")
       .add_argument("data", "NDArray-or-Symbol", "The input array.")
       .add_arguments(SoftmaxParam::Fields());
+  mxplug::RegisterOpProperty<mxplug_nn::SoftmaxProp<false>>("softmin")
+      .describe("Softmin along an axis: exp(-x / t) / sum(exp(-x / t)), softmax of -x.")
+      .add_argument("data", "NDArray-or-Symbol", "The input array.")
+      .add_arguments(SoftmaxParam::Fields());
   mxplug::RegisterOpProperty<mxplug_nn::SoftmaxProp<true>>("log_softmax")
       .describe("The log of softmax along an axis, computed stably.")
       .add_argument("data", "NDArray-or-Symbol", "The input array.")

@@ -162,14 +162,15 @@ struct NoFusedSoftmax {
  * Fused::Backward(ctx, out_grad, out, axis, log, data_grad, req) are tried first and return false
  * where the device has no fused kernel for the call.
  */
-template <bool kLog, class Loop, class Fused = NoFusedSoftmax>
+template <bool kLog, class Loop, class Fused = NoFusedSoftmax, bool kMin = false>
 class SoftmaxKernel : public mxplug::Operator {
  public:
   SoftmaxKernel(const mxplug::KwArgs& kwargs, mxplug::Context) {
     SoftmaxParam p;
     p.Init(kwargs);
     axis_ = p.axis;
-    temp_ = p.temperature.value_or(1.0);
+    // softmin(x) is softmax(-x): a negative temperature, which the gradient carries too.
+    temp_ = p.temperature.value_or(1.0) * (kMin ? -1.0 : 1.0);
   }
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
@@ -413,6 +414,7 @@ template <class Loop, class Fused = NoFusedSoftmax>
 void RegisterSoftmaxKernels(DLDeviceType device) {
   mxplug::sdk::RegisterKernel<SoftmaxKernel<false, Loop, Fused>>("softmax", device);
   mxplug::sdk::RegisterKernel<SoftmaxKernel<true, Loop, Fused>>("log_softmax", device);
+  mxplug::sdk::RegisterKernel<SoftmaxKernel<false, Loop, Fused, true>>("softmin", device);
   for (const char* name : {"SoftmaxOutput", "Softmax"})
     mxplug::sdk::RegisterKernel<SoftmaxOutputKernel<Loop, Fused>>(name, device);
 }

@@ -187,6 +187,29 @@ struct Hypot {
   }
   static constexpr bool kReadsInputs = true, kLogical = false;
 };
+// MXNet's smooth_l1, Fast R-CNN's loss, with the scalar as sigma: 0.5 (sigma x)^2 where
+// |x| < 1 / sigma^2, else |x| - 0.5 / sigma^2. Only its array form exists.
+struct SmoothL1 {
+  template <class C>
+  MXPLUG_XINLINE static C F(C x, C sigma) {
+    const C s2 = sigma * sigma;
+    if (x > C(1) / s2) return x - C(0.5) / s2;
+    if (x < C(-1) / s2) return -x - C(0.5) / s2;
+    return C(0.5) * x * x * s2;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DA(C x, C sigma, C) {
+    const C s2 = sigma * sigma;
+    if (x > C(1) / s2) return C(1);
+    if (x < C(-1) / s2) return C(-1);
+    return x * s2;
+  }
+  template <class C>
+  MXPLUG_XINLINE static C DB(C, C, C) {
+    return C(0);
+  }
+  static constexpr bool kReadsInputs = true, kLogical = false;
+};
 #define MXPLUG_LOGICAL_FUNCTOR(Name, expr)                       \
   struct Name {                                                  \
     template <class C>                                           \
@@ -375,6 +398,10 @@ void ForEachBinaryOp(Visitor&& visit) {
                           {"_logical_or", "_Logical_Or"});
   BinaryFamily<LogicalXor>(visit, "logical_xor", "logical_xor", "Logical exclusive or (1 or 0)",
                            {"_logical_xor", "_Logical_Xor"});
+  visit.template Scalar<SmoothL1, false>(
+      "smooth_l1",
+      "Smooth L1 loss of an array, element-wise, with scalar as sigma: 0.5 (sigma x)^2 where "
+      "|x| < 1 / sigma^2, else |x| - 0.5 / sigma^2.");
   // MXNet's other names for the same operations.
   visit.template Binary<Add, true>("broadcast_plus", "Same as broadcast_add.");
   visit.template Binary<Sub, true>("broadcast_minus", "Same as broadcast_sub.");

@@ -118,6 +118,8 @@ def _elementwise_cases():
         for op in ("_r%s_scalar" % scalar_name, _legacy_scalar_name(scalar_name, reversed=True)):
             cases.append(Case(op, [(33,)] if scalar_name == "power" else [(4, 6)], {"scalar": scalar},
                               domains=domains))
+    # smooth_l1: both of its pieces (|x| beyond 1 / sigma^2 and within).
+    cases += [Case("smooth_l1", [(4, 6)], {"scalar": 1.5}), Case("smooth_l1", [(33,)], {"scalar": 0.5})]
     return cases
 
 
@@ -225,6 +227,8 @@ NN = (
        Case("LeakyReLU", [(6, 2), (1,)], {"act_type": "prelu"}),
        Case("softmax", [(4, 5, 6)], {"axis": 1}),
        Case("softmax", [(8, 10)], {"temperature": 2.0}),
+       Case("softmin", [(4, 5, 6)], {"axis": 1}),
+       Case("softmin", [(8, 10)], {"temperature": 2.0}),
        Case("log_softmax", [(4, 5, 6)], {"axis": 0}),
        Case("log_softmax", [(3, 300)], tol=4),
        Case("SoftmaxOutput", [(8, 10), (8,)], domains=[SIGNED, INTS(10)]),

@@ -265,3 +265,21 @@ a[0] = 9
 r = [x, a.flags['WRITEABLE']]""",
         "not_contiguous": "mx.nd.from_numpy(np.arange(12.0).reshape(3, 4)[:, 1])",
     }, messages={"not_contiguous": "Only c-contiguous arrays are supported for zero-copy"})
+
+
+def test_smooth_l1_and_softmin_with_their_gradients():
+    grads = """
+x = mx.nd.array(%s); x.attach_grad()
+with mx.autograd.record():
+    y = %s
+y.backward(mx.nd.array(np.linspace(-1, 2, y.size).reshape(y.shape)))
+r = [y, x.grad]"""
+    data = "np.linspace(-3, 3, 24).reshape(4, 6)"
+    assert_parity({
+        "smooth_l1": grads % (data, "mx.nd.smooth_l1(x, scalar=1.5)"),
+        "smooth_l1_small_sigma": grads % (data, "mx.nd.smooth_l1(x, 0.5)"),
+        "softmin": grads % (data, "mx.nd.softmin(x)"),
+        "softmin_axis_temperature": grads % (data, "mx.nd.softmin(x, axis=0, temperature=2.0)"),
+        "symbols": "r = [mx.sym.smooth_l1(mx.sym.var('x'), scalar=2).list_arguments(), "
+                   "mx.sym.softmin(mx.sym.var('x'), axis=0).infer_shape(x=(3, 4))]",
+    }, rtol=1e-5)
