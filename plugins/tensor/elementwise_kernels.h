@@ -118,6 +118,7 @@ struct ElementwiseKernels {
     ForEachUnaryOp(*this);
     ForEachBinaryOp(*this);
     mxplug::sdk::RegisterKernel<MapKernel<ClipMap, Loop>>("clip", device);
+    mxplug::sdk::RegisterKernel<MapKernel<HardSigmoidMap, Loop>>("hard_sigmoid", device);
   }
 };
 

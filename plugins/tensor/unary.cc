@@ -5,8 +5,10 @@
 namespace {
 
 using mxplug_tensor::ClipParam;
+using mxplug_tensor::HardSigmoidParam;
 
 MXPLUG_REGISTER_PARAMETER(ClipParam);
+MXPLUG_REGISTER_PARAMETER(HardSigmoidParam);
 
 struct DefineUnary {
   template <class F, bool kNoGrad>
@@ -21,6 +23,9 @@ struct DefineUnary {
   mxplug_tensor::Define<mxplug_tensor::ClipProp>("clip",
                                                  "Clips values to [a_min, a_max], element-wise.",
                                                  mxplug_tensor::kDataInput, ClipParam::Fields());
+  mxplug_tensor::Define<mxplug_tensor::ParamMapProp<HardSigmoidParam>>(
+      "hard_sigmoid", "Hard sigmoid: max(0, min(1, alpha * x + beta)), element-wise.",
+      mxplug_tensor::kDataInput, HardSigmoidParam::Fields());
   return true;
 }();
 

@@ -1,8 +1,8 @@
 // The definitions of the unary elementwise ops (MXNet's names): each op's math as a functor
 // with its derivative, written once for the kernels of every device (MXPLUG_XINLINE), the
-// maps that kernels run (UnaryMap, ClipMap), the properties, and the list that registers them.
-// unary.cc registers the definitions; the kernels of each device register from the same list
-// (elementwise_kernels.h).
+// maps that kernels run (UnaryMap, ClipMap, HardSigmoidMap), the properties, and the list that
+// registers them. unary.cc registers the definitions; the kernels of each device register from the
+// same list (elementwise_kernels.h).
 #ifndef MXPLUG_PLUGINS_TENSOR_UNARY_H_
 #define MXPLUG_PLUGINS_TENSOR_UNARY_H_
 
@@ -162,18 +162,56 @@ struct ClipMap {
   }
 };
 
-class ClipProp : public UnaryShapeProp<ClipParam> {
+// hard_sigmoid(data, alpha, beta) = clip(alpha x + beta, 0, 1); the gradient is alpha where
+// 0 < alpha x + beta < 1.
+struct HardSigmoidParam : mxplug::Parameter<HardSigmoidParam> {
+  float alpha, beta;
+  MXPLUG_DECLARE_PARAMETER(HardSigmoidParam) {
+    MXPLUG_DECLARE_FIELD(alpha).set_default(0.2f).describe("slope of hard sigmoid");
+    MXPLUG_DECLARE_FIELD(beta).set_default(0.5f).describe("bias of hard sigmoid.");
+  }
+};
+
+struct HardSigmoidMap {
+  template <class T>
+  using Compute = MathType<T>;
+  static constexpr bool kReadsX = true, kReadsY = false;
+  float alpha, beta;
+  explicit HardSigmoidMap(const mxplug::KwArgs& kwargs) {
+    HardSigmoidParam p;
+    p.Init(kwargs);
+    alpha = p.alpha, beta = p.beta;
+  }
+  template <class C>
+  MXPLUG_XINLINE C operator()(C x) const {
+    const C z = C(alpha) * x + C(beta);
+    return z < C(0) ? C(0) : z > C(1) ? C(1) : z;
+  }
+  template <class C>
+  MXPLUG_XINLINE C Grad(C g, C x, C) const {
+    const C z = C(alpha) * x + C(beta);
+    return z > C(0) && z < C(1) ? g * C(alpha) : C(0);
+  }
+};
+
+// The maps with parameters (clip, hard_sigmoid): their gradient reads the input.
+template <class Param>
+class ParamMapProp : public UnaryShapeProp<Param> {
+ public:
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>&) const override {
+    return {out_grad[0], in_data[0]};
+  }
+};
+
+class ClipProp : public ParamMapProp<ClipParam> {
  public:
   void Init(const mxplug::KwArgs& kwargs) override {
     param_.Init(kwargs);
     if (param_.a_min > param_.a_max)
       throw std::invalid_argument("a_min (" + std::to_string(param_.a_min) +
                                   ") must not exceed a_max (" + std::to_string(param_.a_max) + ")");
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
-                                             const std::vector<int>& in_data,
-                                             const std::vector<int>&) const override {
-    return {out_grad[0], in_data[0]};
   }
 };
 

@@ -118,6 +118,7 @@ def _elementwise_cases():
         for op in ("_r%s_scalar" % scalar_name, _legacy_scalar_name(scalar_name, reversed=True)):
             cases.append(Case(op, [(33,)] if scalar_name == "power" else [(4, 6)], {"scalar": scalar},
                               domains=domains))
+    cases += [Case("hard_sigmoid", [(4, 6)]), Case("hard_sigmoid", [(33,)], {"alpha": 0.7, "beta": 0.2})]
     # smooth_l1: both of its pieces (|x| beyond 1 / sigma^2 and within).
     cases += [Case("smooth_l1", [(4, 6)], {"scalar": 1.5}), Case("smooth_l1", [(33,)], {"scalar": 0.5})]
     return cases

@@ -267,7 +267,7 @@ r = [x, a.flags['WRITEABLE']]""",
     }, messages={"not_contiguous": "Only c-contiguous arrays are supported for zero-copy"})
 
 
-def test_smooth_l1_and_softmin_with_their_gradients():
+def test_smooth_l1_softmin_and_hard_sigmoid_with_their_gradients():
     grads = """
 x = mx.nd.array(%s); x.attach_grad()
 with mx.autograd.record():
@@ -280,6 +280,8 @@ r = [y, x.grad]"""
         "smooth_l1_small_sigma": grads % (data, "mx.nd.smooth_l1(x, 0.5)"),
         "softmin": grads % (data, "mx.nd.softmin(x)"),
         "softmin_axis_temperature": grads % (data, "mx.nd.softmin(x, axis=0, temperature=2.0)"),
+        "hard_sigmoid": grads % (data, "mx.nd.hard_sigmoid(x)"),
+        "hard_sigmoid_params": grads % (data, "mx.nd.hard_sigmoid(x, alpha=0.7, beta=0.2)"),
         "symbols": "r = [mx.sym.smooth_l1(mx.sym.var('x'), scalar=2).list_arguments(), "
                    "mx.sym.softmin(mx.sym.var('x'), axis=0).infer_shape(x=(3, 4))]",
     }, rtol=1e-5)
