@@ -14,6 +14,7 @@ MXPLUG_REGISTER_PARAMETER(EmbeddingParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastToParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastAxisParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastLikeParam);
+MXPLUG_REGISTER_PARAMETER(ReshapeLikeParam);
 
 [[maybe_unused]] const bool registered = [] {
   ForEachLayoutOp(LayoutDefinitions{});

@@ -387,6 +387,32 @@ struct BroadcastLikeParam : mxplug::Parameter<BroadcastLikeParam> {
   }
 };
 
+struct ReshapeLikeParam : mxplug::Parameter<ReshapeLikeParam> {
+  std::optional<int> lhs_begin, lhs_end, rhs_begin, rhs_end;
+  MXPLUG_DECLARE_PARAMETER(ReshapeLikeParam) {
+    MXPLUG_DECLARE_FIELD(lhs_begin)
+        .set_default(std::nullopt)
+        .describe(
+            "Defaults to 0. The beginning index along which the lhs dimensions are to be "
+            "reshaped. Supports negative indices.");
+    MXPLUG_DECLARE_FIELD(lhs_end)
+        .set_default(std::nullopt)
+        .describe(
+            "Defaults to None. The ending index along which the lhs dimensions are to be "
+            "used for reshaping. Supports negative indices.");
+    MXPLUG_DECLARE_FIELD(rhs_begin)
+        .set_default(std::nullopt)
+        .describe(
+            "Defaults to 0. The beginning index along which the rhs dimensions are to be "
+            "used for reshaping. Supports negative indices.");
+    MXPLUG_DECLARE_FIELD(rhs_end)
+        .set_default(std::nullopt)
+        .describe(
+            "Defaults to None. The ending index along which the rhs dimensions are to be "
+            "used for reshaping. Supports negative indices.");
+  }
+};
+
 // ---- Properties ----
 
 // LayoutProp whose output is its input's elements in order (reshapes). The copy may be done in
@@ -415,6 +441,49 @@ class ExpandDimsProp : public ReshapeLikeProp<ExpandDimsParam> {
     d.insert(d.begin() + axis, 1);
     return TShape(d);
   }
+};
+
+// reshape_like(lhs, rhs): lhs's elements in the shape lhs[:lhs_begin] + rhs[rhs_begin:rhs_end] +
+// lhs[lhs_end:]; rhs gives only its shape (its gradient is 0).
+class ReshapeToRhsProp : public mxplug::FirstInPlace<LayoutProp<ReshapeLikeParam>> {
+ public:
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &lhs = (*in)[0], &rhs = (*in)[1];
+    if (!lhs.IsKnown() || !rhs.IsKnown()) return false;
+    auto range = [](const std::optional<int>& begin, const std::optional<int>& end, int ndim,
+                    const char* what) {
+      auto index = [&](int i, const char* name) {
+        const int k = i < 0 ? i + ndim : i;
+        if (k < 0 || k > ndim)
+          throw std::invalid_argument(std::string(what) + "_" + name + " " + std::to_string(i) +
+                                      " is out of range for " + std::to_string(ndim) +
+                                      " dimensions");
+        return k;
+      };
+      const int b = index(begin.value_or(0), "begin"), e = end ? index(*end, "end") : ndim;
+      if (b > e)
+        throw std::invalid_argument(std::string(what) + "_begin must not be after " + what +
+                                    "_end");
+      return std::make_pair(b, e);
+    };
+    const auto [lb, le] = range(param_.lhs_begin, param_.lhs_end, lhs.ndim(), "lhs");
+    const auto [rb, re] = range(param_.rhs_begin, param_.rhs_end, rhs.ndim(), "rhs");
+    std::vector<int64_t> d(lhs.begin(), lhs.begin() + lb);
+    d.insert(d.end(), rhs.begin() + rb, rhs.begin() + re);
+    d.insert(d.end(), lhs.begin() + le, lhs.end());
+    const TShape shape(d);
+    if (shape.Size() != lhs.Size())
+      throw std::invalid_argument("Cannot reshape lhs with shape " + lhs.ToString() +
+                                  " to new shape " + shape.ToString() +
+                                  " because they have different size.");
+    (*out)[0] = shape;
+    return true;
+  }
+
+ private:
+  TShape OutShape(const TShape& in) const override { return in; }  // InferShape decides
 };
 
 // transpose and SwapAxis: the input's axes in the order Order(param, ndim) gives.
@@ -644,7 +713,8 @@ using mxplug::OpReqType;
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,          \
                 const std::vector<TBlob>&) override
 
-/*! \brief Reshape, Flatten, expand_dims: the elements in order, both ways. */
+/*! \brief Reshape, Flatten, expand_dims, reshape_like: the elements in order, both ways (an
+ * input that gives only a shape gets a gradient of 0). */
 template <class L>
 struct CopyKernel : mxplug::Operator {
   CopyKernel(const mxplug::KwArgs&, mxplug::Context) {}
@@ -653,7 +723,10 @@ struct CopyKernel : mxplug::Operator {
                const std::vector<TBlob>&) override {
     L::Copy(ctx, in[0], out[0], req[0]);
   }
-  MXPLUG_LAYOUT_BACKWARD { L::Copy(ctx, og[0], ig[0], req[0]); }
+  MXPLUG_LAYOUT_BACKWARD {
+    for (size_t i = 1; i < ig.size(); ++i) L::Zero(ctx, ig[i], req[i]);
+    L::Copy(ctx, og[0], ig[0], req[0]);
+  }
 };
 
 template <class L, class Param, std::vector<int> (*Order)(const Param&, int)>
@@ -808,6 +881,10 @@ void ForEachLayoutOp(Visitor&& visit) {
   visit.template Op<FlattenProp, CopyKernel>(
       "Flatten", "Collapses all axes but the first: (d0, d1 * ... * dn).", kDataInput, none);
   visit.template Op<FlattenProp, CopyKernel>("flatten", "Same as Flatten.", kDataInput, none);
+  visit.template Op<ReshapeToRhsProp, CopyKernel>(
+      "reshape_like",
+      "lhs reshaped to the shape of rhs (or of part of it, in place of part of lhs).",
+      {{"lhs", "First input."}, {"rhs", "Second input."}}, ReshapeLikeParam::Fields());
   visit.template Op<ExpandDimsProp, CopyKernel>("expand_dims", "Inserts a new axis of size 1.",
                                                 kDataInput, ExpandDimsParam::Fields());
   visit.template Op<TransposeProp, TransposeKernel>("transpose", "Permutes the axes.", kDataInput,

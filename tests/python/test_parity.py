@@ -285,3 +285,20 @@ r = [y, x.grad]"""
         "symbols": "r = [mx.sym.smooth_l1(mx.sym.var('x'), scalar=2).list_arguments(), "
                    "mx.sym.softmin(mx.sym.var('x'), axis=0).infer_shape(x=(3, 4))]",
     }, rtol=1e-5)
+
+
+def test_reshape_like_with_and_without_ranges():
+    assert_parity({
+        "whole": """
+x = mx.nd.array(np.arange(6.0).reshape(2, 3)); x.attach_grad(); y = mx.nd.ones((3, 2)); y.attach_grad()
+with mx.autograd.record():
+    z = mx.nd.reshape_like(x, y) * mx.nd.array(np.arange(6.0).reshape(3, 2))
+z.backward()
+r = [z, x.grad, y.grad]""",
+        "ranges": "r = [mx.nd.reshape_like(mx.nd.ones((30, 7)), mx.nd.ones((15, 2, 4)), lhs_begin=0, lhs_end=1, "
+                  "rhs_begin=0, rhs_end=2).shape, mx.nd.reshape_like(mx.nd.ones((30, 7)), mx.nd.ones((15, 2, 4)), "
+                  "lhs_begin=-2, lhs_end=-1, rhs_begin=0, rhs_end=-1).shape]",
+        "symbol": "s = mx.sym.reshape_like(mx.sym.var('a'), mx.sym.var('b')); "
+                  "r = [s.list_arguments(), s.infer_shape(a=(4, 6), b=(2, 12))]",
+        "size_mismatch": "mx.nd.reshape_like(mx.nd.ones((2, 3)), mx.nd.ones((3, 3))).wait_to_read()",
+    }, messages={"size_mismatch": "Cannot reshape lhs with shape"})
