@@ -15,6 +15,7 @@ MXPLUG_REGISTER_PARAMETER(BroadcastToParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastAxisParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastLikeParam);
 MXPLUG_REGISTER_PARAMETER(ReshapeLikeParam);
+MXPLUG_REGISTER_PARAMETER(BlockParam);
 
 [[maybe_unused]] const bool registered = [] {
   ForEachLayoutOp(LayoutDefinitions{});

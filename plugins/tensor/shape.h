@@ -413,6 +413,52 @@ struct ReshapeLikeParam : mxplug::Parameter<ReshapeLikeParam> {
   }
 };
 
+struct BlockParam : mxplug::Parameter<BlockParam> {
+  int block_size;
+  MXPLUG_DECLARE_PARAMETER(BlockParam) {
+    MXPLUG_DECLARE_FIELD(block_size).describe("Blocks of [block_size. block_size] are moved");
+  }
+};
+
+// depth_to_space (kToSpace) and space_to_depth on (N, C, H, W): a transpose of a 6-D view of
+// the input (MXNet's definition), e.g. depth_to_space views (N, b, b, C/b^2, H, W) and orders it
+// (0, 3, 4, 1, 5, 2), which read as (N, C/b^2, H*b, W*b).
+template <bool kToSpace>
+struct BlockLayout {
+  TShape view;
+  std::vector<int> perm;
+  TShape out;
+  BlockLayout(const TShape& in, int b) {
+    const char* what = kToSpace ? "Depth To Space" : "Space To Depth";
+    if (b <= 0) throw std::invalid_argument("block_size must be a positive integer value");
+    if (in.ndim() != 4)
+      throw std::invalid_argument(std::string("Operation ") + what +
+                                  " requires exactly 4D tensor; got " + in.ToString());
+    const int64_t n = in[0], c = in[1], h = in[2], w = in[3];
+    auto need = [&](int dim, int64_t size, int64_t multiple, const char* name) {
+      if (size % multiple != 0)
+        throw std::invalid_argument(
+            "Cannot perform Depth To Space operation on the specified "
+            "tensor. Dimension:" +
+            std::to_string(dim) + "(" + name + ") should be a multiple of " +
+            (kToSpace ? "'block^2'" : "'block'") + "; got shape " + in.ToString() +
+            " and block_size " + std::to_string(b));
+    };
+    if (kToSpace) {
+      need(1, c, int64_t{b} * b, "depth dimension");
+      view = TShape{n, b, b, c / (int64_t{b} * b), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+      out = TShape{n, c / (int64_t{b} * b), h * b, w * b};
+    } else {
+      need(2, h, b, "1st Space dimension");
+      need(3, w, b, "2nd Space dimension");
+      view = TShape{n, c, h / b, b, w / b, b};
+      perm = {0, 3, 5, 1, 2, 4};
+      out = TShape{n, c * b * b, h / b, w / b};
+    }
+  }
+};
+
 // ---- Properties ----
 
 // LayoutProp whose output is its input's elements in order (reshapes). The copy may be done in
@@ -484,6 +530,13 @@ class ReshapeToRhsProp : public mxplug::FirstInPlace<LayoutProp<ReshapeLikeParam
 
  private:
   TShape OutShape(const TShape& in) const override { return in; }  // InferShape decides
+};
+
+template <bool kToSpace>
+class BlockProp : public LayoutProp<BlockParam> {
+  TShape OutShape(const TShape& in) const override {
+    return BlockLayout<kToSpace>(in, param_.block_size).out;
+  }
 };
 
 // transpose and SwapAxis: the input's axes in the order Order(param, ndim) gives.
@@ -747,6 +800,30 @@ struct PermuteKernel : mxplug::Operator {
 };
 template <class L>
 using TransposeKernel = PermuteKernel<L, TransposeParam, TransposeOrder>;
+
+/*! \brief depth_to_space and space_to_depth: the permuted walk of BlockLayout's view; backward,
+ * the inverse permutation of the output's view. */
+template <bool kToSpace>
+struct BlockKernels {
+  template <class L>
+  struct Kernel : mxplug::Operator {
+    BlockParam p;
+    Kernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+    void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                 const std::vector<TBlob>&) override {
+      const BlockLayout<kToSpace> b(in[0].shape_, p.block_size);
+      L::Gather(ctx, TransposeWalk(b.view, b.perm), in[0], out[0], req[0]);
+    }
+    MXPLUG_LAYOUT_BACKWARD {
+      const BlockLayout<kToSpace> b(ig[0].shape_, p.block_size);
+      std::vector<int> inverse(b.perm.size());
+      for (size_t i = 0; i < b.perm.size(); ++i) inverse[b.perm[i]] = static_cast<int>(i);
+      L::Gather(ctx, TransposeWalk(TransposeWalk(b.view, b.perm).shape, inverse), og[0], ig[0],
+                req[0]);
+    }
+  };
+};
 template <class L>
 using SwapAxisKernel = PermuteKernel<L, SwapAxisParam, SwapOrder>;
 
@@ -887,6 +964,14 @@ void ForEachLayoutOp(Visitor&& visit) {
       {{"lhs", "First input."}, {"rhs", "Second input."}}, ReshapeLikeParam::Fields());
   visit.template Op<ExpandDimsProp, CopyKernel>("expand_dims", "Inserts a new axis of size 1.",
                                                 kDataInput, ExpandDimsParam::Fields());
+  visit.template Op<BlockProp<true>, BlockKernels<true>::template Kernel>(
+      "depth_to_space",
+      "Moves depth into blocks of space: (N, C, H, W) to (N, C / b^2, H * b, W * b).", kDataInput,
+      BlockParam::Fields());
+  visit.template Op<BlockProp<false>, BlockKernels<false>::template Kernel>(
+      "space_to_depth",
+      "Moves blocks of space into depth: (N, C, H, W) to (N, C * b^2, H / b, W / b).", kDataInput,
+      BlockParam::Fields());
   visit.template Op<TransposeProp, TransposeKernel>("transpose", "Permutes the axes.", kDataInput,
                                                     TransposeParam::Fields());
   visit.template Op<SwapAxisProp, SwapAxisKernel>("SwapAxis", "Exchanges two axes.", kDataInput,

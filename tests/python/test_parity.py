@@ -302,3 +302,23 @@ r = [z, x.grad, y.grad]""",
                   "r = [s.list_arguments(), s.infer_shape(a=(4, 6), b=(2, 12))]",
         "size_mismatch": "mx.nd.reshape_like(mx.nd.ones((2, 3)), mx.nd.ones((3, 3))).wait_to_read()",
     }, messages={"size_mismatch": "Cannot reshape lhs with shape"})
+
+
+def test_depth_to_space_and_space_to_depth():
+    grads = """
+x = mx.nd.array(np.arange(%d.0).reshape(%s)); x.attach_grad()
+with mx.autograd.record():
+    y = mx.nd.%s(x, %d)
+y.backward(mx.nd.array(np.linspace(-1, 1, y.size).reshape(y.shape)))
+r = [y, x.grad]"""
+    assert_parity({
+        "depth_to_space": grads % (96, "(2, 12, 2, 2)", "depth_to_space", 2),
+        "space_to_depth": grads % (72, "(1, 2, 6, 6)", "space_to_depth", 3),
+        "round_trip": "x = mx.nd.array(np.arange(48.0).reshape(1, 3, 4, 4)); "
+                      "r = mx.nd.depth_to_space(mx.nd.space_to_depth(x, 2), 2) - x",
+        "not_4d": "mx.nd.depth_to_space(mx.nd.ones((6, 2, 2)), 2).wait_to_read()",
+        "depth": "mx.nd.depth_to_space(mx.nd.ones((1, 6, 2, 2)), 2).wait_to_read()",
+        "space": "mx.nd.space_to_depth(mx.nd.ones((1, 3, 5, 4)), 2).wait_to_read()",
+    }, messages={"not_4d": "requires exactly 4D tensor",
+                 "depth": "Dimension:1(depth dimension) should be a multiple of 'block^2'",
+                 "space": "Dimension:2(1st Space dimension) should be a multiple of 'block'"})
