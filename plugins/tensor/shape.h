@@ -539,6 +539,31 @@ class BlockProp : public LayoutProp<BlockParam> {
   }
 };
 
+// shape_array and size_array (kSize): the input's shape (its size) as int64; the input's values
+// are never read, and its gradient is 0.
+template <bool kSize>
+class ShapeArrayProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    if ((*in)[0].ndim() < 0) return false;
+    (*out)[0] = TShape{kSize ? 1 : (*in)[0].ndim()};
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = kMXPInt64;
+    return (*in)[0] != kMXPUnknownDType;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+
+ private:
+  NoParam param_;
+};
+
 // transpose and SwapAxis: the input's axes in the order Order(param, ndim) gives.
 template <class Param, std::vector<int> (*Order)(const Param&, int)>
 class PermuteProp : public LayoutProp<Param> {
@@ -801,6 +826,27 @@ struct PermuteKernel : mxplug::Operator {
 template <class L>
 using TransposeKernel = PermuteKernel<L, TransposeParam, TransposeOrder>;
 
+template <bool kSize>
+struct ShapeArrayKernels {
+  template <class L>
+  struct Kernel : mxplug::Operator {
+    Kernel(const mxplug::KwArgs&, mxplug::Context) {}
+    void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                 const std::vector<TBlob>&) override {
+      if (req[0] == mxplug::kNullOp) return;
+      const TShape& s = in[0].shape_;
+      const std::vector<int64_t> values =
+          kSize ? std::vector<int64_t>{s.Size()} : std::vector<int64_t>(s.begin(), s.end());
+      for (size_t i = 0; i < values.size(); ++i) {
+        StridedWalk one{TShape{1}, {1}, static_cast<int64_t>(i)};
+        L::Fill(ctx, one, static_cast<double>(values[i]), out[0]);
+      }
+    }
+    MXPLUG_LAYOUT_BACKWARD { L::Zero(ctx, ig[0], req[0]); }
+  };
+};
+
 /*! \brief depth_to_space and space_to_depth: the permuted walk of BlockLayout's view; backward,
  * the inverse permutation of the output's view. */
 template <bool kToSpace>
@@ -964,6 +1010,11 @@ void ForEachLayoutOp(Visitor&& visit) {
       {{"lhs", "First input."}, {"rhs", "Second input."}}, ReshapeLikeParam::Fields());
   visit.template Op<ExpandDimsProp, CopyKernel>("expand_dims", "Inserts a new axis of size 1.",
                                                 kDataInput, ExpandDimsParam::Fields());
+  visit.template Op<ShapeArrayProp<false>, ShapeArrayKernels<false>::template Kernel>(
+      "shape_array", "The shape of the input, as an int64 array.", kDataInput, none);
+  visit.template Op<ShapeArrayProp<true>, ShapeArrayKernels<true>::template Kernel>(
+      "size_array", "The number of elements of the input, as an int64 array of one element.",
+      kDataInput, none);
   visit.template Op<BlockProp<true>, BlockKernels<true>::template Kernel>(
       "depth_to_space",
       "Moves depth into blocks of space: (N, C, H, W) to (N, C / b^2, H * b, W * b).", kDataInput,

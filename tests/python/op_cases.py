@@ -165,6 +165,7 @@ LAYOUT = [
     Case("crop", [(6, 7)], {"begin": (0, 2), "end": (4, 7)}),
     Case("reshape_like", [(4, 6), (3, 8)]),
     Case("depth_to_space", [(2, 12, 3, 5)], {"block_size": 2}),
+    Case("shape_array", [(2, 3, 4)], grad=False), Case("size_array", [(5, 7)], grad=False),
     Case("space_to_depth", [(2, 3, 4, 6)], {"block_size": 2}),
     Case("reshape_like", [(30, 7), (15, 2, 4)], {"lhs_begin": 0, "lhs_end": 1, "rhs_begin": 0, "rhs_end": 2}),
     Case("_slice_assign", [(5, 6), (2, 3)], {"begin": (1, 0), "end": (5, 6), "step": (2, 2)}),

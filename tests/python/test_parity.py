@@ -322,3 +322,14 @@ r = [y, x.grad]"""
     }, messages={"not_4d": "requires exactly 4D tensor",
                  "depth": "Dimension:1(depth dimension) should be a multiple of 'block^2'",
                  "space": "Dimension:2(1st Space dimension) should be a multiple of 'block'"})
+
+
+def test_shape_array_and_size_array():
+    assert_parity({
+        "values": "a = mx.nd.ones((2, 3, 4), dtype='float16'); r = [mx.nd.shape_array(a), mx.nd.size_array(a)]",
+        "types": "x = mx.sym.var('x'); r = [mx.sym.shape_array(x).infer_type(x='float16'), "
+                 "mx.sym.size_array(x).infer_shape(x=(2, 3)), mx.sym.shape_array(x).infer_shape(x=(2, 3))]",
+        "in_a_graph": "x = mx.sym.var('x'); s = mx.sym.broadcast_mul(mx.sym.sum(x), mx.sym.cast(mx.sym.size_array(x), 'float32')); "
+                      "ex = s.bind(mx.cpu(), {'x': mx.nd.ones((3, 5))}, args_grad={'x': mx.nd.zeros((3, 5))}); "
+                      "ex.forward(is_train=True); ex.backward(mx.nd.ones(1)); r = [ex.outputs[0], ex.grad_dict['x']]",
+    })
