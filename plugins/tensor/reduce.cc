@@ -20,10 +20,11 @@ struct DefineReduce {
         name, doc, mxplug_tensor::kDataInput,
         K == ReduceKind::kNorm ? NormParam::Fields() : ReduceParam::Fields());
   }
-  template <bool kMax>
+  template <bool kMax, bool kChannel = false>
   void Arg(const char* name, const char* doc) const {
-    mxplug_tensor::Define<mxplug_tensor::ArgProp<kMax>>(name, doc, mxplug_tensor::kDataInput,
-                                                        ArgParam::Fields());
+    static const std::vector<mxplug::FieldInfo> none;
+    mxplug_tensor::Define<mxplug_tensor::ArgProp<kMax, kChannel>>(
+        name, doc, mxplug_tensor::kDataInput, kChannel ? none : ArgParam::Fields());
   }
 };
 

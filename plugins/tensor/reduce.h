@@ -245,6 +245,22 @@ MXPLUG_XINLINE int64_t ArgExtreme(const T* x, int64_t n, int64_t stride) {
   return best;
 }
 
+/*! \brief argmax/argmin's parameters; argmax_channel (kChannel) has none of its own and
+ * searches axis 1, the channels, as MXNet's. */
+template <bool kChannel>
+ArgParam ParseArgParam(const mxplug::KwArgs& kwargs) {
+  ArgParam p;
+  if (!kChannel) {
+    p.Init(kwargs);
+    return p;
+  }
+  NoParam none;
+  none.Init(kwargs);  // refuses every keyword
+  p.Init({});
+  p.axis = 1;
+  return p;
+}
+
 /*! \brief argmax/argmin viewed as (outer, n, inner): the searched axis of length n between the
  * axes before and after it (the flattened array when axis is None). */
 struct ArgGeometry {
@@ -280,10 +296,10 @@ class ReduceProp : public mxplug::OperatorProperty {
   ReduceParam param_;
 };
 
-template <bool kMax>
+template <bool kMax, bool kChannel = false>
 class ArgProp : public mxplug::OperatorProperty {
  public:
-  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  void Init(const mxplug::KwArgs& kwargs) override { param_ = ParseArgParam<kChannel>(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     const TShape& s = (*in)[0];
@@ -311,9 +327,9 @@ class ArgProp : public mxplug::OperatorProperty {
   ArgParam param_;
 };
 
-// Calls visit.template Reduce<K>(name, doc) for every reduction and visit.template Arg<kMax>(name,
-// doc) for argmax and argmin: the one list the definitions and each device's kernels register
-// from.
+// Calls visit.template Reduce<K>(name, doc) for every reduction and visit.template Arg<kMax,
+// kChannel>(name, doc) for argmax, argmin and argmax_channel: the one list the definitions and each
+// device's kernels register from.
 template <class Visitor>
 void ForEachReduceOp(Visitor&& visit) {
   using K = ReduceKind;
@@ -330,6 +346,9 @@ void ForEachReduceOp(Visitor&& visit) {
   visit.template Reduce<K::kNorm>("norm", "The L1 or L2 norm over the given axes.");
   visit.template Arg<true>("argmax", "Index of the maximum along an axis (as the input's dtype).");
   visit.template Arg<false>("argmin", "Index of the minimum along an axis (as the input's dtype).");
+  visit.template Arg<true, true>("argmax_channel",
+                                 "Index of the maximum along axis 1, the channels (as the "
+                                 "input's dtype).");
 }
 
 /*! \brief argmax/argmin's search at position o of the (outer, inner) positions: its run of n. */
@@ -348,10 +367,10 @@ struct ArgSearch {
 
 /*! \brief argmax/argmin on a device whose element loop is Loop: a search per position; an index
  * has no gradient. */
-template <bool kMax, class Loop>
+template <bool kMax, bool kChannel, class Loop>
 class ArgKernel : public mxplug::Operator {
  public:
-  ArgKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  ArgKernel(const mxplug::KwArgs& kwargs, mxplug::Context) : p_(ParseArgParam<kChannel>(kwargs)) {}
 
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
@@ -384,9 +403,9 @@ struct ReduceKernels {
   void Reduce(const char* name, const char*) const {
     mxplug::sdk::RegisterKernel<ReduceKernel<K>>(name, device);
   }
-  template <bool kMax>
+  template <bool kMax, bool kChannel = false>
   void Arg(const char* name, const char*) const {
-    mxplug::sdk::RegisterKernel<ArgKernel<kMax, Loop>>(name, device);
+    mxplug::sdk::RegisterKernel<ArgKernel<kMax, kChannel, Loop>>(name, device);
   }
   void RegisterAll() const { ForEachReduceOp(*this); }
 };

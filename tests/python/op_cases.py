@@ -146,6 +146,8 @@ REDUCTIONS = [
     Case("argmax", [(5, 6)], {"axis": 1}),
     Case("argmax", [(4, 5)], {"axis": 0, "keepdims": True}, domains=[INTS(3)]),  # ties: the first
     Case("argmin", [(5, 6, 7)], {"axis": 0}),
+    Case("argmax_channel", [(5, 6, 7)]),
+    Case("argmax_channel", [(4, 5)], domains=[INTS(3)]),
 ]
 
 # ---- Layout, indexing and selection ----

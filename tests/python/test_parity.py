@@ -333,3 +333,11 @@ def test_shape_array_and_size_array():
                       "ex = s.bind(mx.cpu(), {'x': mx.nd.ones((3, 5))}, args_grad={'x': mx.nd.zeros((3, 5))}); "
                       "ex.forward(is_train=True); ex.backward(mx.nd.ones(1)); r = [ex.outputs[0], ex.grad_dict['x']]",
     })
+
+
+def test_argmax_channel():
+    assert_parity({
+        "matrix": "r = mx.nd.argmax_channel(mx.nd.array([[0, 1, 2], [3, 4, 5]]))",
+        "channels": "r = mx.nd.argmax_channel(mx.nd.array(np.random.RandomState(1).randn(2, 3, 4)))",
+        "symbol": "r = mx.sym.argmax_channel(mx.sym.var('x')).infer_shape(x=(2, 3, 4))",
+    })
