@@ -412,9 +412,10 @@ class SoftmaxOutputKernel : public mxplug::Operator {
  * definitions register in softmax.cc). */
 template <class Loop, class Fused = NoFusedSoftmax>
 void RegisterSoftmaxKernels(DLDeviceType device) {
+  // In the order softmax.cc defines the ops (a plugin's records list them alike).
   mxplug::sdk::RegisterKernel<SoftmaxKernel<false, Loop, Fused>>("softmax", device);
-  mxplug::sdk::RegisterKernel<SoftmaxKernel<true, Loop, Fused>>("log_softmax", device);
   mxplug::sdk::RegisterKernel<SoftmaxKernel<false, Loop, Fused, true>>("softmin", device);
+  mxplug::sdk::RegisterKernel<SoftmaxKernel<true, Loop, Fused>>("log_softmax", device);
   for (const char* name : {"SoftmaxOutput", "Softmax"})
     mxplug::sdk::RegisterKernel<SoftmaxOutputKernel<Loop, Fused>>(name, device);
 }
