@@ -74,8 +74,17 @@ std::string LibraryName(const std::string& path) {
 struct Adapted {
   Library lib;
   std::vector<std::unique_ptr<LibOp>> ops;
+  std::vector<std::unique_ptr<OpRegistration>> registrations;
+  std::vector<std::unique_ptr<sdk::KernelRecord>> kernels;
   std::string name, build_info;
 };
+
+// Every adapted library, for the life of the process: any runtime that registered its ops may
+// call into them until the end (and a leak checker sees them held).
+std::vector<std::unique_ptr<Adapted>>& AdaptedLibraries() {
+  static auto* libraries = new std::vector<std::unique_ptr<Adapted>>();
+  return *libraries;
+}
 
 std::unique_ptr<Adapted> Open(void* handle, const std::string& path) {
   auto a = std::make_unique<Adapted>();
@@ -159,9 +168,11 @@ std::unique_ptr<Adapted> Open(void* handle, const std::string& path) {
 void Register(Adapted* a, const MXPHostApi* host, MXPRegistrar* registrar) {
   for (const auto& op_ptr : a->ops) {
     const LibOp* op = op_ptr.get();
-    auto* reg = new OpRegistration(op->name, [op]() -> std::unique_ptr<OperatorProperty> {
-      return std::make_unique<LibOpProperty>(op);
-    });
+    a->registrations.push_back(
+        std::make_unique<OpRegistration>(op->name, [op]() -> std::unique_ptr<OperatorProperty> {
+          return std::make_unique<LibOpProperty>(op);
+        }));
+    OpRegistration* reg = a->registrations.back().get();
     reg->describe("Custom operator '" + op->name + "' of the MXNet library " + a->lib.path +
                   ": inputs and parameters as the library defines them (its ParseAttrs).");
     const size_t first_kernel = sdk::Records().kernels.size();
@@ -170,12 +181,13 @@ void Register(Adapted* a, const MXPHostApi* host, MXPRegistrar* registrar) {
     if (on("gpu")) reg->add_kernel(kDLCUDA);
     // add_kernel keeps its records with the plugin's own, which every host that loads this
     // plugin registers: this library's are taken back out, registered here only.
-    std::vector<sdk::KernelRecord*> kernels(sdk::Records().kernels.begin() + first_kernel,
-                                            sdk::Records().kernels.end());
+    const size_t first_own = a->kernels.size();
+    for (size_t k = first_kernel; k < sdk::Records().kernels.size(); ++k)
+      a->kernels.emplace_back(sdk::Records().kernels[k]);
     sdk::Records().kernels.resize(first_kernel);
     sdk::ThrowIfError(host->register_op(registrar, reg->Def()));
-    for (sdk::KernelRecord* k : kernels)
-      sdk::ThrowIfError(host->register_kernel(registrar, &k->def));
+    for (size_t k = first_own; k < a->kernels.size(); ++k)
+      sdk::ThrowIfError(host->register_kernel(registrar, &a->kernels[k]->def));
   }
 }
 
@@ -201,7 +213,8 @@ extern "C" MXP_EXPORT MXPStatus* mxplug_adapt(const MXPHostApi* host, const char
   return mxplug::sdk::Guard([&] {
     mxplug::sdk::HostSlot() = host;
     // Kept for the life of the process: the host may call into its ops until the end.
-    Adapted* adapted = Open(handle, path).release();
+    AdaptedLibraries().push_back(Open(handle, path));
+    Adapted* adapted = AdaptedLibraries().back().get();
     out->struct_size = MXP_STRUCT_SIZE(MXPPluginApi, build_info);
     out->abi_major = MXP_ABI_MAJOR;
     out->abi_minor_built = MXP_ABI_MINOR;
