@@ -105,7 +105,7 @@ class LibOpKernel : public Operator {
   void Forward(const OpContext& ctx, const std::vector<TBlob>& in_data,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out_data,
                const std::vector<TBlob>& aux) override {
-    std::vector<TBlob> inputs = Merge(in_data, aux);
+    std::vector<TBlob> inputs = MergeInputs(mutated_, in_data, aux);
     if (op_->stateful() && !state_) CreateState(inputs);
     Call(ctx, /*forward=*/true, inputs, out_data, req);
   }
@@ -114,8 +114,9 @@ class LibOpKernel : public Operator {
                 const std::vector<TBlob>& in_data, const std::vector<TBlob>& out_data,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
                 const std::vector<TBlob>& aux) override {
+    const std::vector<TBlob> lib_inputs = MergeInputs(mutated_, in_data, aux);
     std::vector<TBlob> inputs(out_grad);
-    for (const TBlob& b : Merge(in_data, aux)) inputs.push_back(b);
+    inputs.insert(inputs.end(), lib_inputs.begin(), lib_inputs.end());
     inputs.insert(inputs.end(), out_data.begin(), out_data.end());
     // One gradient per library input; an auxiliary state's is written and dropped.
     std::vector<TBlob> grads;
@@ -132,7 +133,6 @@ class LibOpKernel : public Operator {
       }
     }
     // The dropped gradients take the shape and type of their state.
-    std::vector<TBlob> lib_inputs = Merge(in_data, aux);
     for (size_t i = 0; i < grads.size(); ++i)
       if (mutated_[i]) {
         grads[i].shape_ = lib_inputs[i].shape_;
@@ -147,13 +147,6 @@ class LibOpKernel : public Operator {
   }
 
  private:
-  std::vector<TBlob> Merge(const std::vector<TBlob>& args, const std::vector<TBlob>& aux) const {
-    std::vector<TBlob> out;
-    size_t a = 0, x = 0;
-    for (bool is_aux : mutated_) out.push_back(is_aux ? aux.at(x++) : args.at(a++));
-    return out;
-  }
-
   void CreateState(const std::vector<TBlob>& inputs) {
     const char* dev = DeviceName(ctx_);
     auto it = op_->create.find(dev);
@@ -314,17 +307,9 @@ std::vector<std::string> LibOpProperty::ListAuxiliaryStates() const {
   return names;
 }
 
-template <typename T>
-std::vector<T> LibOpProperty::Merge(const std::vector<T>& args, const std::vector<T>& aux) const {
-  std::vector<T> out;
-  size_t a = 0, x = 0;
-  for (bool is_aux : mutated_) out.push_back(is_aux ? aux.at(x++) : args.at(a++));
-  return out;
-}
-
 bool LibOpProperty::InferShape(std::vector<TShape>* in_shape, std::vector<TShape>* out_shape,
                                std::vector<TShape>* aux_shape) const {
-  std::vector<TShape> inputs = Merge(*in_shape, *aux_shape);
+  std::vector<TShape> inputs = MergeInputs(mutated_, *in_shape, *aux_shape);
   // The library is asked once every input shape is known (MXNet would hand it unknown ones).
   for (const TShape& s : inputs)
     if (!s.IsKnown()) return false;
@@ -371,7 +356,7 @@ bool LibOpProperty::InferShape(std::vector<TShape>* in_shape, std::vector<TShape
 
 bool LibOpProperty::InferType(std::vector<int>* in_type, std::vector<int>* out_type,
                               std::vector<int>* aux_type) const {
-  std::vector<int> inputs = Merge(*in_type, *aux_type);
+  std::vector<int> inputs = MergeInputs(mutated_, *in_type, *aux_type);
   bool any = false;
   for (int t : inputs) any = any || t != kMXPUnknownDType;
   if (!any) return false;

@@ -33,6 +33,17 @@ namespace mxplug::mxnet_lib {
  * - Tensor version numbers (MXTensor::verID) are new for every call, so a library that caches on
  *   them recomputes rather than reading stale data.
  */
+/*! \brief The library's inputs in its own order, from mxplug's arguments and auxiliary states
+ * (`mutated`: per library input, whether it is an auxiliary state). */
+template <typename T>
+std::vector<T> MergeInputs(const std::vector<bool>& mutated, const std::vector<T>& args,
+                           const std::vector<T>& aux) {
+  std::vector<T> out;
+  size_t a = 0, x = 0;
+  for (bool is_aux : mutated) out.push_back(is_aux ? aux.at(x++) : args.at(a++));
+  return out;
+}
+
 class LibOpProperty : public OperatorProperty {
  public:
   explicit LibOpProperty(const LibOp* op) : op_(op) {}
@@ -61,10 +72,6 @@ class LibOpProperty : public OperatorProperty {
   };
 
  private:
-  // The library's input order, split into arguments and auxiliary states and merged back.
-  template <typename T>
-  std::vector<T> Merge(const std::vector<T>& args, const std::vector<T>& aux) const;
-
   const LibOp* op_;
   std::shared_ptr<Attrs> attrs_;
   int num_in_ = 0, num_out_ = 0;

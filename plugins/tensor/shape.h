@@ -49,6 +49,13 @@ inline StridedWalk TransposeWalk(const TShape& in, const std::vector<int>& perm)
   return w;
 }
 
+/*! \brief The permutation that undoes perm (a transpose's backward). */
+inline std::vector<int> InversePermutation(const std::vector<int>& perm) {
+  std::vector<int> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int>(i);
+  return inverse;
+}
+
 /*! \brief The same walk in as few axes as it takes: size-1 axes dropped, and an axis merged into
  * the one before it where the two step through memory as one (stride[d] == stride[d+1] *
  * shape[d+1]). Devices that walk with fixed-size index arrays need this (tile and repeat
@@ -784,7 +791,11 @@ class BroadcastLikeProp : public mxplug::OperatorProperty {
 using mxplug::OpContext;
 using mxplug::OpReqType;
 
-// The layout kernels' Backward signature, shared by the classes below.
+// The layout kernels' Forward and Backward signatures, shared by the classes below.
+#define MXPLUG_LAYOUT_FORWARD                                                    \
+  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,               \
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out, \
+               const std::vector<TBlob>&) override
 #define MXPLUG_LAYOUT_BACKWARD                                                            \
   void Backward(const OpContext& ctx, const std::vector<TBlob>& og,                       \
                 [[maybe_unused]] const std::vector<TBlob>& in, const std::vector<TBlob>&, \
@@ -796,11 +807,7 @@ using mxplug::OpReqType;
 template <class L>
 struct CopyKernel : mxplug::Operator {
   CopyKernel(const mxplug::KwArgs&, mxplug::Context) {}
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    L::Copy(ctx, in[0], out[0], req[0]);
-  }
+  MXPLUG_LAYOUT_FORWARD { L::Copy(ctx, in[0], out[0], req[0]); }
   MXPLUG_LAYOUT_BACKWARD {
     for (size_t i = 1; i < ig.size(); ++i) L::Zero(ctx, ig[i], req[i]);
     L::Copy(ctx, og[0], ig[0], req[0]);
@@ -811,76 +818,68 @@ template <class L, class Param, std::vector<int> (*Order)(const Param&, int)>
 struct PermuteKernel : mxplug::Operator {
   Param p;
   PermuteKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
+  MXPLUG_LAYOUT_FORWARD {
     L::Gather(ctx, TransposeWalk(in[0].shape_, Order(p, in[0].ndim())), in[0], out[0], req[0]);
   }
   MXPLUG_LAYOUT_BACKWARD {  // the inverse permutation
-    const std::vector<int> perm = Order(p, ig[0].ndim());
-    std::vector<int> inverse(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int>(i);
-    L::Gather(ctx, TransposeWalk(og[0].shape_, inverse), og[0], ig[0], req[0]);
+    L::Gather(ctx, TransposeWalk(og[0].shape_, InversePermutation(Order(p, ig[0].ndim()))), og[0],
+              ig[0], req[0]);
   }
 };
 template <class L>
 using TransposeKernel = PermuteKernel<L, TransposeParam, TransposeOrder>;
 
-template <bool kSize>
-struct ShapeArrayKernels {
-  template <class L>
-  struct Kernel : mxplug::Operator {
-    Kernel(const mxplug::KwArgs&, mxplug::Context) {}
-    void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-                 const std::vector<TBlob>&) override {
-      if (req[0] == mxplug::kNullOp) return;
-      const TShape& s = in[0].shape_;
-      const std::vector<int64_t> values =
-          kSize ? std::vector<int64_t>{s.Size()} : std::vector<int64_t>(s.begin(), s.end());
-      for (size_t i = 0; i < values.size(); ++i) {
-        StridedWalk one{TShape{1}, {1}, static_cast<int64_t>(i)};
-        L::Fill(ctx, one, static_cast<double>(values[i]), out[0]);
-      }
-    }
-    MXPLUG_LAYOUT_BACKWARD { L::Zero(ctx, ig[0], req[0]); }
-  };
-};
-
-/*! \brief depth_to_space and space_to_depth: the permuted walk of BlockLayout's view; backward,
- * the inverse permutation of the output's view. */
-template <bool kToSpace>
-struct BlockKernels {
-  template <class L>
-  struct Kernel : mxplug::Operator {
-    BlockParam p;
-    Kernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
-    void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-                 const std::vector<TBlob>&) override {
-      const BlockLayout<kToSpace> b(in[0].shape_, p.block_size);
-      L::Gather(ctx, TransposeWalk(b.view, b.perm), in[0], out[0], req[0]);
-    }
-    MXPLUG_LAYOUT_BACKWARD {
-      const BlockLayout<kToSpace> b(ig[0].shape_, p.block_size);
-      std::vector<int> inverse(b.perm.size());
-      for (size_t i = 0; i < b.perm.size(); ++i) inverse[b.perm[i]] = static_cast<int>(i);
-      L::Gather(ctx, TransposeWalk(TransposeWalk(b.view, b.perm).shape, inverse), og[0], ig[0],
-                req[0]);
-    }
-  };
-};
 template <class L>
 using SwapAxisKernel = PermuteKernel<L, SwapAxisParam, SwapOrder>;
+
+/*! \brief depth_to_space and space_to_depth: the permuted walk of BlockLayout's view; backward,
+ * the inverse permutation over the output's view. */
+template <class L, bool kToSpace>
+struct BlockKernel : mxplug::Operator {
+  BlockParam p;
+  BlockKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+  MXPLUG_LAYOUT_FORWARD {
+    const BlockLayout<kToSpace> b(in[0].shape_, p.block_size);
+    L::Gather(ctx, TransposeWalk(b.view, b.perm), in[0], out[0], req[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD {
+    const BlockLayout<kToSpace> b(ig[0].shape_, p.block_size);
+    L::Gather(ctx, TransposeWalk(TransposeWalk(b.view, b.perm).shape, InversePermutation(b.perm)),
+              og[0], ig[0], req[0]);
+  }
+};
+template <class L>
+using DepthToSpaceKernel = BlockKernel<L, true>;
+template <class L>
+using SpaceToDepthKernel = BlockKernel<L, false>;
+
+/*! \brief shape_array and size_array (kSize): the input's shape, or size, written one value at a
+ * time with the fill primitive; the input's values are not read. */
+template <class L, bool kSize>
+struct ShapeValuesKernel : mxplug::Operator {
+  ShapeValuesKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  MXPLUG_LAYOUT_FORWARD {
+    if (req[0] == mxplug::kNullOp) return;
+    const TShape& s = in[0].shape_;
+    const std::vector<int64_t> values =
+        kSize ? std::vector<int64_t>{s.Size()} : std::vector<int64_t>(s.begin(), s.end());
+    for (size_t i = 0; i < values.size(); ++i)
+      L::Fill(ctx, StridedWalk{TShape{1}, {1}, static_cast<int64_t>(i)},
+              static_cast<double>(values[i]), out[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD { L::Zero(ctx, ig[0], req[0]); }
+};
+template <class L>
+using ShapeArrayKernel = ShapeValuesKernel<L, false>;
+template <class L>
+using SizeArrayKernel = ShapeValuesKernel<L, true>;
 
 /*! \brief slice and slice_axis: the region Select(param, input shape) of the input. */
 template <class L, class Param, Region (*Select)(const Param&, const TShape&)>
 struct RegionKernel : mxplug::Operator {
   Param p;
   RegionKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
+  MXPLUG_LAYOUT_FORWARD {
     const TShape& s = in[0].shape_;
     L::Gather(ctx, RegionWalk(Select(p, s), s), in[0], out[0], req[0]);
   }
@@ -907,9 +906,7 @@ struct SliceAssignKernel : mxplug::Operator {
     s.Init(rest);
     scalar = s.scalar;
   }
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
+  MXPLUG_LAYOUT_FORWARD {
     if (req[0] == mxplug::kNullOp) return;
     if (req[0] == mxplug::kAddTo)
       throw std::invalid_argument("_slice_assign: adding to its output (kAddTo) is not supported");
@@ -938,9 +935,7 @@ template <class L>
 struct TakeKernel : mxplug::Operator {
   TakeParam p;
   TakeKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
+  MXPLUG_LAYOUT_FORWARD {
     L::Take(ctx, in[0], in[1], out[0], req[0], mxplug::NormalizeAxis(p.axis, in[0].ndim()), p.mode);
   }
   MXPLUG_LAYOUT_BACKWARD {
@@ -954,11 +949,7 @@ struct TakeKernel : mxplug::Operator {
 template <class L>
 struct EmbeddingKernel : mxplug::Operator {
   EmbeddingKernel(const mxplug::KwArgs&, mxplug::Context) {}
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
-    L::Take(ctx, in[1], in[0], out[0], req[0], 0, kIndexClip);
-  }
+  MXPLUG_LAYOUT_FORWARD { L::Take(ctx, in[1], in[0], out[0], req[0], 0, kIndexClip); }
   MXPLUG_LAYOUT_BACKWARD {
     L::Zero(ctx, ig[0], req[0]);  // indices get no gradient
     L::TakeGrad(ctx, og[0], in[0], ig[1], req[1], 0, kIndexClip);
@@ -971,9 +962,7 @@ struct EmbeddingKernel : mxplug::Operator {
 template <class L>
 struct BroadcastKernel : mxplug::Operator {
   BroadcastKernel(const mxplug::KwArgs&, mxplug::Context) {}
-  void Forward(const OpContext& ctx, const std::vector<TBlob>& in,
-               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
-               const std::vector<TBlob>&) override {
+  MXPLUG_LAYOUT_FORWARD {
     L::Gather(ctx, BroadcastWalk(in[0].shape_, out[0].shape_), in[0], out[0], req[0]);
   }
   MXPLUG_LAYOUT_BACKWARD {
@@ -982,6 +971,7 @@ struct BroadcastKernel : mxplug::Operator {
   }
 };
 
+#undef MXPLUG_LAYOUT_FORWARD
 #undef MXPLUG_LAYOUT_BACKWARD
 
 // Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for every layout op: the one
@@ -1010,16 +1000,16 @@ void ForEachLayoutOp(Visitor&& visit) {
       {{"lhs", "First input."}, {"rhs", "Second input."}}, ReshapeLikeParam::Fields());
   visit.template Op<ExpandDimsProp, CopyKernel>("expand_dims", "Inserts a new axis of size 1.",
                                                 kDataInput, ExpandDimsParam::Fields());
-  visit.template Op<ShapeArrayProp<false>, ShapeArrayKernels<false>::template Kernel>(
+  visit.template Op<ShapeArrayProp<false>, ShapeArrayKernel>(
       "shape_array", "The shape of the input, as an int64 array.", kDataInput, none);
-  visit.template Op<ShapeArrayProp<true>, ShapeArrayKernels<true>::template Kernel>(
+  visit.template Op<ShapeArrayProp<true>, SizeArrayKernel>(
       "size_array", "The number of elements of the input, as an int64 array of one element.",
       kDataInput, none);
-  visit.template Op<BlockProp<true>, BlockKernels<true>::template Kernel>(
+  visit.template Op<BlockProp<true>, DepthToSpaceKernel>(
       "depth_to_space",
       "Moves depth into blocks of space: (N, C, H, W) to (N, C / b^2, H * b, W * b).", kDataInput,
       BlockParam::Fields());
-  visit.template Op<BlockProp<false>, BlockKernels<false>::template Kernel>(
+  visit.template Op<BlockProp<false>, SpaceToDepthKernel>(
       "space_to_depth",
       "Moves blocks of space into depth: (N, C, H, W) to (N, C * b^2, H / b, W / b).", kDataInput,
       BlockParam::Fields());

@@ -140,28 +140,6 @@ struct ClipParam : mxplug::Parameter<ClipParam> {
   }
 };
 
-// clip's map: the gradient is selected, not multiplied, so a NaN or infinite output gradient
-// outside (a_min, a_max) still gives 0, as MXNet's clip.
-struct ClipMap {
-  template <class T>
-  using Compute = MathType<T>;
-  static constexpr bool kReadsX = true, kReadsY = false;
-  float a_min, a_max;
-  explicit ClipMap(const mxplug::KwArgs& kwargs) {
-    ClipParam p;
-    p.Init(kwargs);
-    a_min = p.a_min, a_max = p.a_max;
-  }
-  template <class C>
-  MXPLUG_XINLINE C operator()(C x) const {
-    return x < C(a_min) ? C(a_min) : x > C(a_max) ? C(a_max) : x;  // NaN stays NaN
-  }
-  template <class C>
-  MXPLUG_XINLINE C Grad(C g, C x, C) const {
-    return x > C(a_min) && x < C(a_max) ? g : C(0);
-  }
-};
-
 // hard_sigmoid(data, alpha, beta) = clip(alpha x + beta, 0, 1); the gradient is alpha where
 // 0 < alpha x + beta < 1.
 struct HardSigmoidParam : mxplug::Parameter<HardSigmoidParam> {
@@ -172,25 +150,47 @@ struct HardSigmoidParam : mxplug::Parameter<HardSigmoidParam> {
   }
 };
 
-struct HardSigmoidMap {
+// A map with two float parameters (clip, hard_sigmoid): read from the kwargs when its kernel is
+// made, and carried to the device by value (the parameter struct itself is not device data).
+template <class Param, float Param::*kFirst, float Param::*kSecond>
+struct TwoFloatMap {
   template <class T>
   using Compute = MathType<T>;
   static constexpr bool kReadsX = true, kReadsY = false;
-  float alpha, beta;
-  explicit HardSigmoidMap(const mxplug::KwArgs& kwargs) {
-    HardSigmoidParam p;
+  float first, second;
+  explicit TwoFloatMap(const mxplug::KwArgs& kwargs) {
+    Param p;
     p.Init(kwargs);
-    alpha = p.alpha, beta = p.beta;
+    first = p.*kFirst, second = p.*kSecond;
+  }
+};
+
+// clip's map: the gradient is selected, not multiplied, so a NaN or infinite output gradient
+// outside (a_min, a_max) still gives 0, as MXNet's clip.
+struct ClipMap : TwoFloatMap<ClipParam, &ClipParam::a_min, &ClipParam::a_max> {
+  using TwoFloatMap::TwoFloatMap;
+  template <class C>
+  MXPLUG_XINLINE C operator()(C x) const {                           // first: a_min, second: a_max
+    return x < C(first) ? C(first) : x > C(second) ? C(second) : x;  // NaN stays NaN
   }
   template <class C>
-  MXPLUG_XINLINE C operator()(C x) const {
-    const C z = C(alpha) * x + C(beta);
+  MXPLUG_XINLINE C Grad(C g, C x, C) const {
+    return x > C(first) && x < C(second) ? g : C(0);
+  }
+};
+
+struct HardSigmoidMap
+    : TwoFloatMap<HardSigmoidParam, &HardSigmoidParam::alpha, &HardSigmoidParam::beta> {
+  using TwoFloatMap::TwoFloatMap;
+  template <class C>
+  MXPLUG_XINLINE C operator()(C x) const {  // first: alpha, second: beta
+    const C z = C(first) * x + C(second);
     return z < C(0) ? C(0) : z > C(1) ? C(1) : z;
   }
   template <class C>
   MXPLUG_XINLINE C Grad(C g, C x, C) const {
-    const C z = C(alpha) * x + C(beta);
-    return z > C(0) && z < C(1) ? g * C(alpha) : C(0);
+    const C z = C(first) * x + C(second);
+    return z > C(0) && z < C(1) ? g * C(first) : C(0);
   }
 };
 

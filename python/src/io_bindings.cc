@@ -16,7 +16,8 @@ namespace {
 
 py::list Shapes(const std::vector<DataShape>& shapes) {
   py::list out;
-  for (const DataShape& s : shapes) out.append(py::make_tuple(s.name, ShapeTuple(s.shape), DTypeName(s.dtype)));
+  for (const DataShape& s : shapes)
+    out.append(py::make_tuple(s.name, ShapeTuple(s.shape), DTypeName(s.dtype)));
   return out;
 }
 

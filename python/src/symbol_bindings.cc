@@ -82,21 +82,29 @@ py::tuple Inferred(const Symbol::Inferred<T>& r, List list) {
 
 void DefineSymbol(py::module_& m) {
   py::class_<Symbol>(m, "Symbol")
-      .def_static("variable", [](const std::string& name, const py::dict& attrs) {
-        return Symbol::Variable(name, ToAttrs(attrs));
-      }, py::arg("name"), py::arg("attrs"))
-      .def_static("create_op", [](const std::string& op, const std::string& name, const py::dict& attrs) {
-        return Symbol::CreateOp(op, name, ToAttrs(attrs));
-      }, py::arg("op"), py::arg("name"), py::arg("attrs"))
+      .def_static(
+          "variable",
+          [](const std::string& name, const py::dict& attrs) {
+            return Symbol::Variable(name, ToAttrs(attrs));
+          },
+          py::arg("name"), py::arg("attrs"))
+      .def_static(
+          "create_op",
+          [](const std::string& op, const std::string& name, const py::dict& attrs) {
+            return Symbol::CreateOp(op, name, ToAttrs(attrs));
+          },
+          py::arg("op"), py::arg("name"), py::arg("attrs"))
       .def_static("group", &Symbol::Group)
       .def_static("load_json", &Symbol::FromJSON)
       .def("copy", &Symbol::Copy)
-      .def("compose", [](Symbol& s, const std::vector<Symbol>& args, const py::dict& kwargs,
-                         const std::string& name) {
-        std::vector<std::pair<std::string, Symbol>> named;
-        for (const auto& [k, v] : kwargs) named.emplace_back(k.cast<std::string>(), v.cast<Symbol>());
-        s.Compose(args, named, name);
-      })
+      .def("compose",
+           [](Symbol& s, const std::vector<Symbol>& args, const py::dict& kwargs,
+              const std::string& name) {
+             std::vector<std::pair<std::string, Symbol>> named;
+             for (const auto& [k, v] : kwargs)
+               named.emplace_back(k.cast<std::string>(), v.cast<Symbol>());
+             s.Compose(args, named, name);
+           })
       .def_property_readonly("num_outputs", &Symbol::num_outputs)
       .def("output", [](const Symbol& s, size_t i) { return s[i]; })
       .def("get_internals", &Symbol::GetInternals)
@@ -111,11 +119,14 @@ void DefineSymbol(py::module_& m) {
       .def("attr_dict", &Symbol::AttrDict)
       .def("set_attr", &Symbol::SetAttr)
       .def("tojson", &Symbol::ToJSON)
-      .def("infer_shape", [](const Symbol& s, const py::dict& known) {
-        return Inferred(s.InferShape(Known<TShape>(known, ToShape)), ShapeList);
-      })
+      .def("infer_shape",
+           [](const Symbol& s, const py::dict& known) {
+             return Inferred(s.InferShape(Known<TShape>(known, ToShape)), ShapeList);
+           })
       .def("infer_type", [](const Symbol& s, const py::dict& known) {
-        return Inferred(s.InferType(Known<int>(known, [](const py::handle& v) { return v.cast<int>(); })), TypeList);
+        return Inferred(
+            s.InferType(Known<int>(known, [](const py::handle& v) { return v.cast<int>(); })),
+            TypeList);
       });
 
   py::class_<Executor>(m, "Executor")
@@ -128,8 +139,8 @@ void DefineSymbol(py::module_& m) {
              options.plan_memory = plan_memory;
              for (const auto& [group, c] : group2ctx)
                options.group2ctx[group.cast<std::string>()] = ToContext(c);
-             return std::make_unique<Executor>(symbol, ToContext(ctx), Arrays(args), Arrays(grads), req, Arrays(aux),
-                                               options);
+             return std::make_unique<Executor>(symbol, ToContext(ctx), Arrays(args), Arrays(grads),
+                                               req, Arrays(aux), options);
            }),
            py::arg("symbol"), py::arg("ctx"), py::arg("args"), py::arg("args_grad"),
            py::arg("grad_req"), py::arg("aux_states"), py::arg("plan_memory") = true,

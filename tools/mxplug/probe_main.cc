@@ -18,10 +18,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> adapters;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg.rfind("--report-fd=", 0) == 0) report_fd = std::atoi(arg.c_str() + 12);
+    if (arg.rfind("--report-fd=", 0) == 0)
+      report_fd = std::atoi(arg.c_str() + 12);
     else if (arg.rfind("--adapter=", 0) == 0)
       adapters.push_back(arg.substr(10));
-    else file = arg;
+    else
+      file = arg;
   }
   if (file.empty()) {
     std::cerr << "usage: mxplug-probe [--report-fd=N] [--adapter=ADAPTER_PLUGIN]... PLUGIN_FILE\n";

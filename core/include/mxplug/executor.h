@@ -26,7 +26,8 @@ namespace mxplug {
 enum class GradReq { kNull, kWrite, kAdd };
 
 struct ExecutorOptions {
-  /*! \brief Share buffers between entries whose lifetimes do not overlap; false: one buffer each. */
+  /*! \brief Share buffers between entries whose lifetimes do not overlap; false: one buffer each.
+   */
   bool plan_memory = true;
   /*!
    * \brief Model parallelism (MXNet's group2ctx): the context of each ctx_group; an op node whose
@@ -51,8 +52,9 @@ class Executor {
    * \param arg_grads one per argument (none where grad_req is kNull); grad_req one per argument.
    * \throws Error naming the argument, shapes or op when something does not fit; nothing is pushed.
    */
-  Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args, std::vector<NDArray> arg_grads,
-           std::vector<GradReq> grad_req, std::vector<NDArray> aux, ExecutorOptions options = {});
+  Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
+           std::vector<NDArray> arg_grads, std::vector<GradReq> grad_req, std::vector<NDArray> aux,
+           ExecutorOptions options = {});
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;

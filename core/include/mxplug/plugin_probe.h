@@ -43,7 +43,8 @@ ProbeVerdict ProbePlugin(const std::string& path, const std::vector<std::string>
 std::string DefaultProbeCacheDir();
 
 /*! \brief The cached verdict for the file as it is now, if any. */
-std::optional<ProbeVerdict> CachedProbeVerdict(const std::string& path, const std::string& cache_dir);
+std::optional<ProbeVerdict> CachedProbeVerdict(const std::string& path,
+                                               const std::string& cache_dir);
 /*! \brief Stores a verdict for the file as it is now (best effort: a cache that cannot be
  * written only costs a probe next time). */
 void StoreProbeVerdict(const std::string& path, const ProbeVerdict& verdict,

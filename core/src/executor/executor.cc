@@ -205,35 +205,35 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
   check_list("grad_req entries (one per argument)", grad_req_.size(), arg_nodes);
   check_list("auxiliary states", aux_.size(), aux_nodes);
   // With group2ctx an array may be on any context, copies bring it where it is read (Note [Model
-  // parallelism]); without, every array is on the executor's context, in MXNet's words.
-  auto check_array = [&](const NDArray& a, const std::string& what) {
+  // parallelism]); without, every array is on the executor's context. The words are MXNet's for
+  // arguments and gradients; MXNet 1.9.1 does not check auxiliary states, which would then be
+  // updated on another context than their op's, so mxplug refuses them in the same form.
+  struct Kind {
+    const char *one, *all;
+  };
+  const Kind kInput{"Input", "arguments"}, kGradient{"Gradient", "gradients"},
+      kAuxiliary{"Auxiliary", "auxiliary states"};
+  auto check_array = [&](const NDArray& a, const std::string& what, const Kind& kind) {
     if (a.is_none()) throw Error("bind: " + what + " is missing", kMXPInvalidArgument);
     if (!options.group2ctx.empty() || a.ctx() == ctx_) return;
-    const bool grad = what.rfind("gradient", 0) == 0, aux = what.rfind("auxiliary", 0) == 0;
-    throw Error("bind: " + what + ": " +
-                    (grad  ? "Gradient"
-                     : aux ? "Auxiliary"
-                           : "Input") +
-                    " array is in " + a.ctx().ToString() +
-                    " while binding with ctx=" + ctx_.ToString() + ". All " +
-                    (grad  ? "gradients"
-                     : aux ? "auxiliary states"
-                           : "arguments") +
+    throw Error("bind: " + what + ": " + kind.one + " array is in " + a.ctx().ToString() +
+                    " while binding with ctx=" + ctx_.ToString() + ". All " + kind.all +
                     " must be in global context (" + ctx_.ToString() +
                     ") unless group2ctx is specified for cross-device graph.",
                 kMXPInvalidArgument);
   };
+
   std::vector<TShape> shapes(E);
   std::vector<int> dtypes(E, kMXPUnknownDType);
   p.arrays.resize(2 * E);
   for (size_t i = 0; i < arg_nodes.size(); ++i) {
     const std::string name = g[arg_nodes[i]].node->name;
-    check_array(args_[i], "argument '" + name + "'");
+    check_array(args_[i], "argument '" + name + "'", kInput);
     const uint32_t e = g.entry_id(arg_nodes[i], 0);
     shapes[e] = args_[i].shape(), dtypes[e] = args_[i].dtype(), p.arrays[e] = args_[i];
     p.arg_entry.push_back(e);
     if (grad_req_[i] == GradReq::kNull) continue;
-    check_array(arg_grads_[i], "gradient of '" + name + "'");
+    check_array(arg_grads_[i], "gradient of '" + name + "'", kGradient);
     if (arg_grads_[i].shape() != args_[i].shape() || arg_grads_[i].dtype() != args_[i].dtype())
       throw Error("bind: gradient of '" + name + "' is " + arg_grads_[i].Describe() +
                       ", the argument " + args_[i].Describe(),
@@ -241,7 +241,7 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> args,
     p.arrays[E + e] = arg_grads_[i];
   }
   for (size_t i = 0; i < aux_nodes.size(); ++i) {
-    check_array(aux_[i], "auxiliary state '" + g[aux_nodes[i]].node->name + "'");
+    check_array(aux_[i], "auxiliary state '" + g[aux_nodes[i]].node->name + "'", kAuxiliary);
     const uint32_t e = g.entry_id(aux_nodes[i], 0);
     shapes[e] = aux_[i].shape(), dtypes[e] = aux_[i].dtype(), p.arrays[e] = aux_[i];
   }

@@ -40,7 +40,9 @@ MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size
   auto pool = [&](uint32_t b) { return pools.empty() ? 0 : pools[b]; };
   MemoryPlan plan;
   plan.storage.assign(nbuf, -1);
-  auto planned = [&](uint32_t b) { return roles[b] == BufferRole::kInternal || roles[b] == BufferRole::kOutput; };
+  auto planned = [&](uint32_t b) {
+    return roles[b] == BufferRole::kInternal || roles[b] == BufferRole::kOutput;
+  };
 
   std::vector<bool> used(nbuf, false);
   std::vector<uint32_t> refs(nbuf, 0);  // steps that read the buffer
@@ -54,7 +56,8 @@ MemoryPlan PlanMemory(const std::vector<PlanStep>& steps, const std::vector<size
   for (size_t b = 0; b < nbuf; ++b) {
     if (!used[b] || roles[b] == BufferRole::kUnused || roles[b] == BufferRole::kExternal) continue;
     plan.report.naive += bytes[b];
-    if (!planned(b)) plan.report.planned += bytes[b];  // zero buffers and head inputs: their own arrays
+    if (!planned(b))
+      plan.report.planned += bytes[b];  // zero buffers and head inputs: their own arrays
   }
 
   // Ancestors of each step, through the last writer of each buffer it reads or writes.

@@ -27,9 +27,9 @@ struct PlanStep {
 };
 
 struct MemoryPlan {
-  std::vector<int> storage;          // per buffer: its block, -1 when not planned
-  std::vector<size_t> block_bytes;   // per block
-  std::vector<int> block_pool;       // per block: the pool of its buffers
+  std::vector<int> storage;         // per buffer: its block, -1 when not planned
+  std::vector<size_t> block_bytes;  // per block
+  std::vector<int> block_pool;      // per block: the pool of its buffers
   MemoryReport report;
 };
 
