@@ -139,7 +139,7 @@ MXPLUG_REGISTER_PARAMETER(PoolingParam);
       .describe(
           "Pools each channel over sliding windows: the maximum, average, sum or p-norm of each "
           "window. Output size per axis: floor((x + 2 * pad - kernel) / stride) + 1 for the valid "
-          "convention, ceil for full; 1 with global_pool.")
+          "convention, ceil for full, ceil(x / stride) for same (1-d, no pad); 1 with global_pool.")
       .add_argument("data", "NDArray-or-Symbol",
                     "Input data: (batch, channel, [depth, height,] width).")
       .add_arguments(PoolingParam::Fields());

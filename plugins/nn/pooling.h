@@ -1,5 +1,6 @@
 // Pooling (max, avg, sum, lp) over 1-d, 2-d and 3-d channels-first data with MXNet's parameters
-// (global_pool, pooling_convention valid (floor) or full (ceil), stride, pad, count_include_pad):
+// (global_pool, pooling_convention valid (floor), full (ceil) or same, stride, pad,
+// count_include_pad):
 // the definitions, registered by pooling.cc, and the computation as per-element functors every
 // device runs (PoolingKernel<Loop>): the CPU behind oneDNN and its own 2-d max backward
 // (pooling.cc), CUDA and HIP as they are (devices/cuda/kernels/pooling.cu).
@@ -55,7 +56,9 @@ struct PoolingParam : mxplug::Parameter<PoolingParam> {
         .add_enum("valid", kValid)
         .add_enum("full", kFull)
         .add_enum("same", kSame)
-        .describe("How the output size is rounded: valid floors, full ceils.");
+        .describe(
+            "How the output size is rounded: valid floors, full ceils; same gives ceil(x / stride) "
+            "windows from the first element, for 1-d data without pad.");
     MXPLUG_DECLARE_FIELD(stride).set_default(empty).describe(
         "Stride per axis. Defaults to 1 for each axis.");
     MXPLUG_DECLARE_FIELD(pad).set_default(empty).describe("Pad per axis. Defaults to no padding.");
@@ -71,6 +74,13 @@ struct PoolingParam : mxplug::Parameter<PoolingParam> {
             .describe("Data layout; only channels-first (NCW, NCHW, NCDHW) is computed on CPU."));
   }
 };
+// MXNet's Pooling reads the first values of stride and pad, one per kernel axis, and ignores any
+// more (its 'same' convention even demands pad=(0, 0, 0) of 1-d pooling, reading three).
+inline TShape Leading(const TShape& given, int axes) {
+  if (given.ndim() <= axes) return given;
+  return TShape(std::vector<int64_t>(given.begin(), given.begin() + axes));
+}
+
 // The window of a call, with the output size each convention gives.
 inline Window MakeWindow(const PoolingParam& p, const TShape& data) {
   const int n = data.ndim() - 2;
@@ -85,9 +95,13 @@ inline Window MakeWindow(const PoolingParam& p, const TShape& data) {
     return w;
   }
   w.kernel.assign(p.kernel.begin(), p.kernel.end());
-  w.stride = mxplug_nn::PerAxis(p.stride, n, 1, "stride", 1);
-  w.pad = mxplug_nn::PerAxis(p.pad, n, 0, "pad", 0);
+  w.stride = mxplug_nn::PerAxis(Leading(p.stride, n), n, 1, "stride", 1);
+  w.pad = mxplug_nn::PerAxis(Leading(p.pad, n), n, 0, "pad", 0);
   for (int a = 0; a < n; ++a) {
+    if (p.pooling_convention == kSame) {  // windows from element 0, the last one clipped
+      w.positions.push_back((w.image[a] + w.stride[a] - 1) / w.stride[a]);
+      continue;
+    }
     const int64_t span = w.image[a] + 2 * w.pad[a] - w.kernel[a];
     if (span < 0)
       throw std::invalid_argument("kernel " + p.kernel.ToString() +
@@ -114,9 +128,12 @@ class PoolingProp : public mxplug::OperatorProperty {
           throw std::invalid_argument("kernel " + param_.kernel.ToString() +
                                       " must be >= 1 on every axis");
     }
-    if (param_.pooling_convention == kSame)
-      throw std::invalid_argument(
-          "pooling_convention 'same' is not supported on CPU; expected 'valid' or 'full'");
+    if (param_.pooling_convention == kSame && !param_.global_pool)
+      for (int64_t v : param_.pad)
+        if (v != 0)
+          throw std::invalid_argument(
+              "pooling_convention 'same' takes no pad; pad is " + param_.pad.ToString() +
+              " (Same pooling convention disables the use of pad parameter.)");
     if (param_.pool_type == kLp && (!param_.p_value || *param_.p_value < 1 || *param_.p_value > 3))
       throw std::invalid_argument("lp pooling needs p_value 1, 2 or 3");
   }
@@ -134,6 +151,10 @@ class PoolingProp : public mxplug::OperatorProperty {
                                              " axes for kernel " + param_.kernel.ToString()) +
                                   " (batch, channel, spatial)");
     mxplug_nn::CheckLayout(param_.layout, data.ndim() - 2);
+    if (param_.pooling_convention == kSame && !param_.global_pool && data.ndim() != 3)
+      throw std::invalid_argument("data has shape " + data.ToString() +
+                                  "; pooling_convention 'same' takes 3-d data (batch, channel, x), "
+                                  "as MXNet's does (Currently 'same' supports Max Pooling 1-D)");
     if (!data.IsKnown()) return false;
     const Window w = MakeWindow(param_, data);
     std::vector<int64_t> oshape{data[0], data[1]};

@@ -61,22 +61,23 @@ def _run(python, package, cases, env):
     return json.loads(lines[-1][len("PARITY "):])
 
 
-def _run_mxnet(cases, attempts=3):
+def _run_mxnet(cases, env=None, attempts=3):
     """MXNet's side, run again when MXNet itself crashes: MXNet 1.9.1 segfaults now and then in
     its iterators' threads (CSVIter, about one run in ten on a loaded machine), which says nothing
     of mxplug. A case that fails for any other reason fails at once."""
     for attempt in range(attempts):
         try:
-            return _run(MXNET_PYTHON, "mxnet", cases, dict(os.environ))
+            return _run(MXNET_PYTHON, "mxnet", cases, dict(os.environ, **(env or {})))
         except AssertionError as e:
             if "Segmentation fault" not in str(e) or attempt == attempts - 1:
                 raise
 
 
-def run_both(cases):
-    """{case: snippet} run under MXNet 1.9.1 and under mxplug: (MXNet's results, mxplug's)."""
+def run_both(cases, mxnet_env=None):
+    """{case: snippet} run under MXNet 1.9.1 (with `mxnet_env` added to its environment) and under
+    mxplug: (MXNet's results, mxplug's)."""
     require_mxnet()
-    theirs = _run_mxnet(cases)
+    theirs = _run_mxnet(cases, mxnet_env)
     ours = _run(sys.executable, "mxplug", cases, dict(os.environ, PYTHONPATH=str(PYTHON_PACKAGES)))
     return theirs, ours
 
@@ -105,10 +106,10 @@ def _same(a, b, rtol, where):
         assert a == b, "%s: MXNet gives %r, mxplug %r" % (where, a, b)
 
 
-def assert_parity(cases, messages=None, rtol=1e-6):
+def assert_parity(cases, messages=None, rtol=1e-6, mxnet_env=None):
     """Runs `cases` on both and asserts that each gives the same result, or the same exception
     class; `messages` maps a case to words that both exceptions' messages must contain."""
-    theirs, ours = run_both(cases)
+    theirs, ours = run_both(cases, mxnet_env)
     messages = messages or {}
     failures = []
     for name in cases:
