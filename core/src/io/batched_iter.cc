@@ -56,6 +56,7 @@ void BatchedIter::BeforeFirst() {
   const uint64_t n = order_.size();
   const uint64_t batch = static_cast<uint64_t>(batching_.batch_size);
   prefetcher_.Start(0, nullptr);  // the running epoch's threads read order_
+  ++epoch_;
   if (batching_.shuffle) std::shuffle(order_.begin(), order_.end(), rng_);
   start_ = batching_.last_batch == LastBatch::kRoundBatch ? next_start_ : 0;
   next_start_ = 0;
@@ -83,7 +84,7 @@ void BatchedIter::MakeBatch(size_t b, DataBatch* out) const {
   for (const DataShape& s : data_shapes_) out->data.emplace_back(s.shape, Context::CPU(), s.dtype);
   for (const DataShape& s : label_shapes_)
     out->label.emplace_back(s.shape, Context::CPU(), s.dtype);
-  source_->Fill(out->index, out);
+  source_->Fill(out->index, (epoch_ << 32) | (b & 0xffffffffu), out);
 }
 
 bool BatchedIter::Next() {

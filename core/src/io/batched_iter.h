@@ -42,8 +42,10 @@ class ExampleSource {
  public:
   virtual ~ExampleSource() = default;
   /*! \brief Writes the examples `ids` (global ids, one per row) into `batch`'s arrays, allocated
-   * with the batch shapes. Called from several threads at once. */
-  virtual void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const = 0;
+   * with the batch shapes. Called from several threads at once. `serial` numbers the batch in
+   * the iterator's life (the epoch in the high 32 bits, the batch in the low): a source that
+   * draws random numbers seeds from it, so that a run repeats whichever thread fills a batch. */
+  virtual void Fill(const std::vector<uint64_t>& ids, uint64_t serial, DataBatch* batch) const = 0;
   /*! \brief Whether View can serve batches of consecutive examples. */
   virtual bool HasViews() const { return false; }
   /*! \brief The examples first .. first + n - 1 as read-only views of the source's arrays, in
@@ -76,6 +78,7 @@ class BatchedIter final : public DataIter {
   uint64_t next_start_ = 0;      // kRoundBatch: where the next epoch starts
   uint64_t num_batches_ = 0;
   uint64_t taken_ = 0;
+  uint64_t epoch_ = 0;  // epochs begun, this one included
   std::mt19937_64 rng_;
   bool in_order_;  // batches made in Next itself, without the Prefetcher (Note [Batches as views])
   DataBatch value_;

@@ -86,7 +86,8 @@ class CSVSource : public ExampleSource {
         data_width_(data_width),
         label_width_(label_width) {}
 
-  void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
+  void Fill(const std::vector<uint64_t>& ids, uint64_t /*serial*/,
+            DataBatch* batch) const override {
     auto* data = static_cast<T*>(batch->data[0].data());
     auto* label = static_cast<T*>(batch->label[0].data());
     for (size_t row = 0; row < ids.size(); ++row) {

@@ -4,7 +4,9 @@
 // threads (preprocess_threads of them), at most prefetch_buffer batches ahead.
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -13,9 +15,11 @@
 
 #include "io/batched_iter.h"
 #include "io/bytes.h"
+#include "io/image_augment.h"
 #include "io/iterators.h"
 #include "mxplug/error.h"
 #include "mxplug/image.h"
+#include "mxplug/ndarray_file.h"
 #include "mxplug/recordio.h"
 
 namespace mxplug::io {
@@ -24,44 +28,70 @@ namespace {
 // MXNet's IRHeader as struct.pack('IfQQ') lays it out: flag, label, id, id2 (24 bytes).
 constexpr size_t kHeaderBytes = 24;
 
-struct Augment {
-  int resize = -1;  // shorter edge, -1: as stored
-  bool rand_crop = false, rand_mirror = false;
-  float mean[4] = {0, 0, 0, 0}, std[4] = {1, 1, 1, 1};
-  float scale = 1;
-};
-
 class ImageRecordSource : public ExampleSource {
  public:
   ImageRecordSource(std::unique_ptr<RecordReader> reader, std::vector<uint64_t> offsets,
-                    TShape shape, int label_width, Augment augment)
+                    TShape shape, int label_width, ImageAugmenter augmenter)
       : reader_(std::move(reader)),
         offsets_(std::move(offsets)),
         shape_(std::move(shape)),
         label_width_(label_width),
-        augment_(augment) {}
+        augmenter_(std::move(augmenter)) {}
 
-  void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
+  void Fill(const std::vector<uint64_t>& ids, uint64_t serial, DataBatch* batch) const override {
     const std::vector<uint64_t> records = ids;  // batch->index becomes the records' IRHeader ids
-    std::mt19937 rng(std::random_device{}());
+    std::seed_seq seeds{augmenter_.seed(), static_cast<unsigned>(serial >> 32),
+                        static_cast<unsigned>(serial)};
+    std::mt19937 rng(seeds);
     const size_t image_size = static_cast<size_t>(shape_.Size());
     auto* data = static_cast<float*>(batch->data[0].data());
     auto* label = static_cast<float*>(batch->label[0].data());
-    std::string bytes;
     for (size_t row = 0; row < records.size(); ++row) {
       const uint64_t offset = offsets_[records[row]];
-      reader_->ReadAt(offset, &bytes);
-      const size_t image_begin = Unpack(
-          bytes, offset, label + row * static_cast<size_t>(label_width_), &batch->index[row]);
-      Image image;
-      try {
-        image = DecodeImage(bytes.data() + image_begin, bytes.size() - image_begin,
-                            static_cast<int>(shape_[0]), ChannelOrder::kRGB);
-      } catch (const Error& e) {
-        throw Error(Where(offset) + ": " + e.what(), kMXPInvalidArgument);
-      }
-      Place(image, offset, rng, data + row * image_size);
+      Row(offset, rng, mean_image_.empty() ? nullptr : mean_image_.data(),
+          label + row * static_cast<size_t>(label_width_), &batch->index[row],
+          data + row * image_size);
     }
+  }
+
+  /*! \brief mean_img: the file's mean image when it exists, else the mean of every record's
+   * row, saved there first (Note [MXNet's augmenter, observed]). */
+  void UseMeanImage(const std::string& path) {
+    const std::vector<int64_t> dims(shape_.begin(), shape_.end());
+    const size_t size = static_cast<size_t>(shape_.Size());
+    std::error_code missing;
+    if (!std::filesystem::exists(path, missing)) {
+      std::fprintf(stderr,
+                   "[mxplug] ImageRecordIter: cannot find the mean image '%s': creating it "
+                   "from the %zu records\n",
+                   path.c_str(), offsets_.size());
+      std::vector<float> sum(size, 0.f);  // in float, then times 1 / n, as MXNet's bytes show
+      std::vector<float> row(size), label(static_cast<size_t>(label_width_));
+      std::seed_seq seeds{augmenter_.seed(), 0xffffffffu};
+      std::mt19937 rng(seeds);
+      uint64_t id = 0;
+      for (uint64_t offset : offsets_) {
+        Row(offset, rng, nullptr, label.data(), &id, row.data());
+        for (size_t i = 0; i < size; ++i) sum[i] += row[i];
+      }
+      const float share = 1.f / static_cast<float>(offsets_.size());
+      for (float& v : sum) v *= share;
+      NDArray mean(TShape(dims), Context::CPU(), kMXPFloat32);
+      mean.SyncCopyFromCPU(sum.data(), size * sizeof(float));
+      SaveNDArrayFile(path, NDArrayFile{{mean}, {"mean_img"}});
+    }
+    const NDArrayFile file = LoadNDArrayFile(path);
+    if (file.arrays.size() != 1 || file.arrays[0].shape() != TShape(dims) ||
+        file.arrays[0].dtype() != kMXPFloat32)
+      throw Error(
+          "ImageRecordIter: the mean image '" + path + "' holds " +
+              std::to_string(file.arrays.size()) + " arrays" +
+              (file.arrays.empty() ? ""
+                                   : ", the first of shape " + file.arrays[0].shape().ToString()) +
+              "; expected one float32 array of data_shape " + shape_.ToString(),
+          kMXPInvalidArgument);
+    mean_image_.resize(size);
+    file.arrays[0].SyncCopyToCPU(mean_image_.data(), size * sizeof(float));
   }
 
  private:
@@ -98,55 +128,29 @@ class ImageRecordSource : public ExampleSource {
     return image_begin;
   }
 
-  // Resizes, crops and mirrors `image` as MXNet's default augmenter does and writes it
-  // normalized in (channel, height, width) order.
-  void Place(Image image, uint64_t offset, std::mt19937& rng, float* out) const {
-    const int height = static_cast<int>(shape_[1]), width = static_cast<int>(shape_[2]);
-    if (augment_.resize > 0) {
-      // The shorter edge becomes `resize`, the other keeps the aspect ratio (rounded down).
-      const int r = augment_.resize;
-      image =
-          image.height > image.width
-              ? ResizeImage(image, static_cast<int>(int64_t{r} * image.height / image.width), r)
-              : ResizeImage(image, r, static_cast<int>(int64_t{r} * image.width / image.height));
+  // One record's labels, id and normalized row.
+  void Row(uint64_t offset, std::mt19937& rng, const float* mean_image, float* label, uint64_t* id,
+           float* out) const {
+    std::string bytes;
+    reader_->ReadAt(offset, &bytes);
+    const size_t image_begin = Unpack(bytes, offset, label, id);
+    Image image;
+    try {
+      image = DecodeImage(bytes.data() + image_begin, bytes.size() - image_begin,
+                          static_cast<int>(shape_[0]), ChannelOrder::kRGB);
+    } catch (const Error& e) {
+      throw Error(Where(offset) + ": " + e.what(), kMXPInvalidArgument);
     }
-    if (image.height < height || image.width < width)
-      throw Error(Where(offset) + " is an image of " + std::to_string(image.height) + "x" +
-                      std::to_string(image.width) + (augment_.resize > 0 ? " after resize" : "") +
-                      ", smaller than data_shape " + shape_.ToString() +
-                      "; resize= scales images up",
-                  kMXPInvalidArgument);
-    int y = image.height - height, x = image.width - width;
-    if (augment_.rand_crop) {
-      y = std::uniform_int_distribution<int>(0, y)(rng);
-      x = std::uniform_int_distribution<int>(0, x)(rng);
-    } else {
-      y /= 2;
-      x /= 2;
-    }
-    const bool mirror = augment_.rand_mirror && std::bernoulli_distribution(0.5)(rng);
-    const int channels = image.channels;
-    const size_t plane = static_cast<size_t>(height) * width;
-    for (int c = 0; c < channels; ++c) {
-      const float mean = augment_.mean[c], factor = augment_.scale / augment_.std[c];
-      for (int i = 0; i < height; ++i) {
-        const uint8_t* src =
-            image.pixels.data() + (static_cast<size_t>(y + i) * image.width + x) * channels + c;
-        float* dst = out + c * plane + static_cast<size_t>(i) * width;
-        for (int j = 0; j < width; ++j) {
-          const float value =
-              (static_cast<float>(src[static_cast<size_t>(j) * channels]) - mean) * factor;
-          dst[mirror ? width - 1 - j : j] = value;
-        }
-      }
-    }
+    augmenter_.Normalize(augmenter_.Augment(std::move(image), rng, Where(offset)), rng, mean_image,
+                         out);
   }
 
   std::unique_ptr<RecordReader> reader_;
   std::vector<uint64_t> offsets_;  // where each record starts, in file order
   TShape shape_;                   // (channels, height, width)
   int label_width_;
-  Augment augment_;
+  ImageAugmenter augmenter_;
+  std::vector<float> mean_image_;  // (channel, height, width), or empty
 };
 
 // The records' offsets from an index file ("key\toffset" lines, as MXIndexedRecordIO writes),
@@ -195,27 +199,7 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
       args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
   batching.threads = args.TakeInt("preprocess_threads", 4, 1);
   batching.TakeCommon(&args);
-  Augment augment;
-  augment.resize = args.TakeInt("resize", -1, -1);
-  if (augment.resize == 0)
-    throw Error("ImageRecordIter: argument 'resize' is 0, expected -1 or a size",
-                kMXPInvalidArgument);
-  augment.rand_crop = args.TakeBool("rand_crop", false);
-  augment.rand_mirror = args.TakeBool("rand_mirror", false);
-  const char* channel_names[] = {"r", "g", "b", "a"};
-  for (int c = 0; c < 4; ++c) {
-    augment.mean[c] = args.TakeFloat(std::string("mean_") + channel_names[c], 0.f);
-    augment.std[c] = args.TakeFloat(std::string("std_") + channel_names[c], 1.f);
-    if (augment.std[c] == 0.f)
-      throw Error(std::string("ImageRecordIter: argument 'std_") + channel_names[c] + "' is 0",
-                  kMXPInvalidArgument);
-  }
-  augment.scale = args.TakeFloat("scale", 1.f);
-  const int inter_method = args.TakeInt("inter_method", 1, 0);
-  if (inter_method != 1)
-    throw Error("ImageRecordIter: argument 'inter_method' is " + std::to_string(inter_method) +
-                    ", only 1 (bilinear) is supported",
-                kMXPInvalidArgument);
+  ImageAugmenter augmenter(&args, shape);
   const std::string dtype = args.TakeString("dtype", "float32");
   if (dtype != "float32" && dtype != "None")
     throw Error("ImageRecordIter: argument 'dtype' is '" + dtype + "', only float32 is supported",
@@ -235,8 +219,10 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
   const int64_t n = batching.batch_size;
   const TShape label_shape = label_width == 1 ? TShape{n} : TShape{n, label_width};
   const size_t num = offsets.size();
+  const std::string mean_image = augmenter.mean_image_path();
   auto source = std::make_unique<ImageRecordSource>(std::move(reader), std::move(offsets), shape,
-                                                    label_width, augment);
+                                                    label_width, std::move(augmenter));
+  if (!mean_image.empty()) source->UseMeanImage(mean_image);
   return std::make_unique<BatchedIter>(
       "ImageRecordIter", batching, std::move(source), num,
       std::vector<DataShape>{{"data", TShape{n, shape[0], shape[1], shape[2]}}},

@@ -61,6 +61,26 @@ float IterArgs::TakeFloat(const std::string& name, float fallback) {
   return value;
 }
 
+std::optional<int> IterArgs::TakeOptionalInt(const std::string& name, int min_value) {
+  auto it = kwargs_.find(name);
+  if (it != kwargs_.end() && it->second == "None") kwargs_.erase(it);
+  if (kwargs_.count(name) == 0) {
+    known_.push_back(name);
+    return std::nullopt;
+  }
+  return TakeInt(name, 0, min_value);
+}
+
+std::optional<float> IterArgs::TakeOptionalFloat(const std::string& name) {
+  auto it = kwargs_.find(name);
+  if (it != kwargs_.end() && it->second == "None") kwargs_.erase(it);
+  if (kwargs_.count(name) == 0) {
+    known_.push_back(name);
+    return std::nullopt;
+  }
+  return TakeFloat(name, 0.f);
+}
+
 int IterArgs::TakeInt(const std::string& name, int min_value) {
   if (kwargs_.count(name) == 0) Missing(name);
   return TakeInt(name, 0, min_value);

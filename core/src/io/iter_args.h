@@ -7,6 +7,7 @@
 #define MXPLUG_IO_ITER_ARGS_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ class IterArgs {
   /*! \brief A required int argument. */
   int TakeInt(const std::string& name, int min_value);
   float TakeFloat(const std::string& name, float fallback);
+  /*! \brief An "int or None" / "float or None" argument: nullopt when absent or "None". */
+  std::optional<int> TakeOptionalInt(const std::string& name, int min_value);
+  std::optional<float> TakeOptionalFloat(const std::string& name);
   bool TakeBool(const std::string& name, bool fallback);
   TShape TakeShape(const std::string& name, const TShape& fallback);
   /*! \brief Takes and ignores arguments MXNet has that change nothing here (e.g. `silent`). */

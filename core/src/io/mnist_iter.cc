@@ -84,7 +84,8 @@ class MNISTSource : public ExampleSource {
     labels_ = std::string();
   }
 
-  void Fill(const std::vector<uint64_t>& ids, DataBatch* batch) const override {
+  void Fill(const std::vector<uint64_t>& ids, uint64_t /*serial*/,
+            DataBatch* batch) const override {
     auto* pixels = static_cast<float*>(batch->data[0].data());
     auto* labels = static_cast<float*>(batch->label[0].data());
     for (size_t row = 0; row < ids.size(); ++row) {
