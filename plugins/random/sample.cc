@@ -43,9 +43,10 @@ struct SamplerDefinitions {
 [[maybe_unused]] const bool registered = [] {
   mxplug_random::ForEachSampler(SamplerDefinitions{});
   mxplug_random::ForEachSampler(mxplug_random::SamplerKernels<mxplug::CpuLoop>{kDLCPU});
-  mxplug::RegisterOpProperty<mxplug_random::ShuffleProp>("_shuffle")
-      .describe(std::string("Shuffles the array along its first axis.") + kSamplerDoc)
-      .add_argument("data", "NDArray-or-Symbol", "The array to shuffle.");
+  for (const char* name : mxplug_random::kShuffleNames)
+    mxplug::RegisterOpProperty<mxplug_random::ShuffleProp>(name)
+        .describe(std::string("Shuffles the array along its first axis.") + kSamplerDoc)
+        .add_argument("data", "NDArray-or-Symbol", "The array to shuffle.");
   mxplug_random::RegisterShuffleKernel<mxplug::CpuLoop, mxplug_random::HostPermutation>(kDLCPU);
   return true;
 }();

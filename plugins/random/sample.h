@@ -320,7 +320,17 @@ void ForEachSampler(Visitor&& visit) {
                                                "Samples integers uniformly from [low, high).");
   visit.Multinomial("_sample_multinomial",
                     "Samples indices from the categorical distributions on the last axis of data.");
+  // MXNet's other names of the same operators.
+  visit.template Sampler<UniformProp, Uniform>("random_uniform", "Same as _random_uniform.");
+  visit.template Sampler<UniformProp, Uniform>("uniform", "Same as _random_uniform.");
+  visit.template Sampler<NormalProp, Normal>("random_normal", "Same as _random_normal.");
+  visit.template Sampler<NormalProp, Normal>("normal", "Same as _random_normal.");
+  visit.template Sampler<RandintProp, Randint>("random_randint", "Same as _random_randint.");
+  visit.Multinomial("sample_multinomial", "Same as _sample_multinomial.");
 }
+
+// _shuffle and MXNet's other name of it.
+constexpr const char* kShuffleNames[] = {"_shuffle", "shuffle"};
 
 /*! \brief Registers the kernels of every sampler on a device whose element loop is Loop. */
 template <class Loop>
@@ -414,7 +424,8 @@ class ShuffleKernel : public mxplug::Operator {
 
 template <class Loop, class Upload>
 void RegisterShuffleKernel(DLDeviceType device) {
-  mxplug::sdk::RegisterKernel<ShuffleKernel<Loop, Upload>>("_shuffle", device);
+  for (const char* name : kShuffleNames)
+    mxplug::sdk::RegisterKernel<ShuffleKernel<Loop, Upload>>(name, device);
 }
 
 }  // namespace mxplug_random

@@ -23,6 +23,16 @@ def test_random_functions_at_the_top_level_and_on_symbols():
                                  "r = (s.list_arguments(), s.infer_shape()[1])",
         "mx.random.randn": "r = mx.random.randn(2, 3, loc=1).shape",
         "mx.nd.random.shuffle": "a = mx.nd.random.shuffle(mx.nd.arange(6)); r = sorted(a.asnumpy().tolist())",
+        "the samplers' other names": "r = [(a.shape, np.dtype(a.dtype).name) for a in (mx.nd.uniform(shape=(2, 3)), "
+                                     "mx.nd.random_uniform(low=2, high=3, shape=(4,)), mx.nd.normal(shape=(1, 2)), "
+                                     "mx.nd.random_normal(loc=1, shape=(3,), dtype='float64'), "
+                                     "mx.nd.random_randint(low=0, high=4, shape=(5,)), "
+                                     "mx.nd.sample_multinomial(mx.nd.array([[0.5, 0.5], [0.1, 0.9]]), shape=3))]",
+        "their ranges": "r = (bool((mx.nd.random_uniform(low=2, high=3, shape=(100,)).asnumpy() >= 2).all()), "
+                        "sorted(mx.nd.shuffle(mx.nd.arange(5)).asnumpy().tolist()), "
+                        "sorted(mx.sym.shuffle(mx.sym.var('x')).eval(x=mx.nd.arange(4))[0].asnumpy().tolist()))",
+        "on symbols": "r = [s.infer_shape()[1] for s in (mx.sym.uniform(shape=(2, 2)), mx.sym.random_normal(shape=(3,)), "
+                      "mx.sym.normal(shape=(1,)), mx.sym.random_randint(low=0, high=3, shape=(2,)))]",
     })
 
 
