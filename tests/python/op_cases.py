@@ -148,6 +148,14 @@ REDUCTIONS = [
     Case("argmin", [(5, 6, 7)], {"axis": 0}),
     Case("argmax_channel", [(5, 6, 7)]),
     Case("argmax_channel", [(4, 5)], domains=[INTS(3)]),
+    Case("topk", [(4, 7)], {"k": 3, "ret_typ": "value"}),
+    Case("topk", [(5, 4, 3)], {"k": 2, "axis": 1, "ret_typ": "both", "is_ascend": True}),
+    Case("topk", [(4, 6)], {"k": 4, "axis": None, "ret_typ": "mask"}, domains=[INTS(4)]),  # ties
+    Case("topk", [(3, 8)], {"k": 3, "dtype": "int64"}, domains=[WITH_NAN]),
+    Case("sort", [(3, 9)], {"is_ascend": False}),
+    Case("sort", [(6, 2, 3)], {"axis": 0}, domains=[WITH_NAN]),
+    Case("argsort", [(5, 6)], {"axis": None}, domains=[INTS(5)]),  # ties keep index order
+    Case("argsort", [(4, 5)], {"is_ascend": False, "dtype": "int32"}),
 ]
 
 # ---- Layout, indexing and selection ----
@@ -320,7 +328,8 @@ MP_UPDATES = [("mp_sgd_update", 0, {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}
               ("mp_nag_mom_update", 1, {"lr": 0.1, "momentum": 0.9, "wd": 0.01})]
 # Random: after the same seed a device draws what the CPU draws, in the same dtype.
 RANDOM = {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial",
-          "_shuffle", "Dropout"}
+          "_shuffle", "Dropout", "uniform", "random_uniform", "normal", "random_normal",
+          "random_randint", "sample_multinomial", "shuffle"}
 
 COVERED = ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | {op for op, _, _ in MP_UPDATES} | RANDOM)

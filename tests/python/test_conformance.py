@@ -239,13 +239,40 @@ def draws(mx, ctx, op):
         drawn = list(mx.nd.random.multinomial(probs, shape=50, get_prob=True))
     elif op == "_shuffle":
         drawn = [mx.nd.random.shuffle(mx.nd.arange(40, ctx=ctx).reshape((10, 4)))]
+    elif op in ("uniform", "random_uniform"):
+        drawn = [getattr(mx.nd, op)(low=-2, high=3, shape=(7, 9), ctx=ctx)]
+    elif op in ("normal", "random_normal"):
+        drawn = [getattr(mx.nd, op)(loc=1.5, scale=2.0, shape=(5, 7), ctx=ctx)]
+    elif op == "random_randint":
+        drawn = [mx.nd.random_randint(low=-5, high=1000, shape=(40,), ctx=ctx)]
+    elif op == "sample_multinomial":
+        probs = mx.nd.array([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]], ctx=ctx)
+        drawn = list(mx.nd.sample_multinomial(probs, shape=50, get_prob=True))
+    elif op == "shuffle":
+        drawn = [mx.nd.shuffle(mx.nd.arange(40, ctx=ctx).reshape((10, 4)))]
     else:
         assert False, op
     return [a.asnumpy() for a in drawn]
 
 
+# MXNet's other names of the samplers, each with the op it names.
+SAMPLER_ALIASES = {"uniform": "_random_uniform", "random_uniform": "_random_uniform",
+                   "normal": "_random_normal", "random_normal": "_random_normal",
+                   "random_randint": "_random_randint", "sample_multinomial": "_sample_multinomial",
+                   "shuffle": "_shuffle"}
+
+
+@pytest.mark.parametrize("alias", sorted(SAMPLER_ALIASES))
+def test_a_samplers_other_name_draws_what_it_names_draws(mx, ctx, alias):
+    require_kernel(mx, ctx, alias)
+    got, want = draws(mx, ctx, alias), draws(mx, ctx, SAMPLER_ALIASES[alias])
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
 @pytest.mark.parametrize("op", ["_random_uniform", "_random_normal", "_random_randint",
-                                "_sample_multinomial", "_shuffle"])
+                                "_sample_multinomial", "_shuffle"] + sorted(SAMPLER_ALIASES))
 def test_samplers_draw_the_cpu_numbers_for_the_same_seed(mx, ctx, op):
     skip_the_reference_itself(ctx)
     require_kernel(mx, ctx, op)

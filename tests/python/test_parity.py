@@ -1,6 +1,8 @@
 """MXNet 1.x scripts run unchanged: the same snippets under MXNet 1.9.1 and under mxplug give the
 same values, shapes, dtypes and exception classes (parity.py). Each test is one family of what
 MXNet users' scripts do."""
+import numpy as np
+
 from parity import assert_parity
 
 CSV = """
@@ -376,3 +378,60 @@ def test_argmax_channel():
         "channels": "r = mx.nd.argmax_channel(mx.nd.array(np.random.RandomState(1).randn(2, 3, 4)))",
         "symbol": "r = mx.sym.argmax_channel(mx.sym.var('x')).infer_shape(x=(2, 3, 4))",
     })
+
+
+def test_topk_sort_and_argsort():
+    """Runs of 5 (which the CPU ranks by counting, as the GPUs do) and of 40 (which it sorts).
+    Ties keep index order here; MXNet's std::sort keeps it in runs of up to 16 only (its insertion
+    sort), so the long runs hold distinct values."""
+    short = "x = mx.nd.array([[3, 1, 2, 1, 3], [0, 5, 5, -1, 2]]); "
+    long = "x = mx.nd.array(np.random.RandomState(0).permutation(120).reshape(3, 40).astype('float32')); "
+    grad = ("x.attach_grad()\nwith mx.autograd.record():\n    y = mx.nd.topk(x, %s)\n"
+            "y = y[0] if isinstance(y, list) else y\ny.backward(mx.nd.arange(y.size).reshape(y.shape)); r = x.grad")
+    cases = {}
+    for name, x in (("short", short), ("long", long)):
+        cases.update({
+            name + " indices": x + "r = mx.nd.topk(x, k=2)",
+            name + " value": x + "r = mx.nd.topk(x, k=3, ret_typ='value')",
+            name + " both ascending": x + "r = mx.nd.topk(x, k=3, ret_typ='both', is_ascend=True)",
+            name + " mask": x + "r = mx.nd.topk(x, k=2, ret_typ='mask')",
+            name + " axis 0": x + "r = mx.nd.topk(x, k=2, axis=0, ret_typ='both')",
+            name + " axis None": x + "r = mx.nd.topk(x, k=3, axis=None, ret_typ='both', dtype='int64')",
+            name + " k 0": x + "r = mx.nd.topk(x, k=0, ret_typ='value')",
+            name + " sort": x + "r = (mx.nd.sort(x), mx.nd.sort(x, is_ascend=False), mx.nd.sort(x, axis=None))",
+            name + " argsort": x + "r = (mx.nd.argsort(x), mx.nd.argsort(x, is_ascend=False, dtype='int32'), "
+                                   "mx.nd.argsort(x, axis=0))",
+            name + " value gradient": x + grad % "k=3, ret_typ='value'",
+            name + " both gradient": x + grad % "k=2, ret_typ='both', is_ascend=True",
+            name + " whole-axis gradient": x + grad % "k=0, ret_typ='value', is_ascend=True",
+        })
+    cases.update({
+        "k too large": short + "r = mx.nd.topk(x, k=6)",
+        "ints": "r = mx.nd.topk(mx.nd.array([[1, 2], [4, 3]], dtype='int32'), k=1, ret_typ='both')",
+        "fluent": short + "r = (x.topk(k=1), x.sort(), x.argsort(is_ascend=False))",
+        "symbol": "s = mx.sym.topk(mx.sym.var('x'), k=2, ret_typ='both'); "
+                  "r = (s.list_outputs(), s.infer_shape(x=(2, 5)), s.infer_type(x='float64'), "
+                  "mx.sym.topk(mx.sym.var('x'), ret_typ='mask').infer_type(x='float16')[1], "
+                  "mx.sym.argsort(mx.sym.var('x'), axis=None).infer_shape(x=(2, 3)))",
+    })
+    assert_parity(cases)
+
+
+def test_sort_gradient_is_topk_of_every_element(mx):
+    """MXNet 1.9.1 cannot run sort's backward (its _backward_topk refuses the axis sort gives it);
+    sort's gradient here is that of topk(k=0, ret_typ='value'), which test_topk_sort_and_argsort
+    holds to MXNet's."""
+    x = mx.nd.array(np.random.RandomState(1).randint(0, 9, (4, 30)).astype("float32"))
+    for kwargs in ({}, {"is_ascend": False}, {"axis": 0}, {"axis": None}):
+        head = mx.nd.array(np.random.RandomState(2).randn(*mx.nd.sort(x, **kwargs).shape))
+        grads = []
+        for op, extra in ((mx.nd.sort, {}), (mx.nd.topk, {"k": 0, "ret_typ": "value",
+                                                          "is_ascend": kwargs.get("is_ascend", True)})):
+            x.attach_grad()
+            with mx.autograd.record():
+                y = op(x, **dict({k: v for k, v in kwargs.items() if k == "axis"}, **extra)) if op is mx.nd.topk \
+                    else op(x, **kwargs)
+            y.backward(head)
+            grads.append(x.grad.asnumpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
+        assert np.abs(grads[0]).sum() > 0

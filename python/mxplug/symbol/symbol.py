@@ -343,8 +343,11 @@ def _create(op, hint, args, params, name=None, attr=None, kwargs_symbols=None):
     for key, value in AttrScope.current.get(attr).items():
         attrs[_hidden(key)] = value
     for key, value in params.items():
-        if value is not None:  # lr_mult, wd_mult, ctx_group...: attributes, as MXNet keeps them
-            attrs[_hidden(key)] = str(value) if key in _HIDDEN_KEYS else value
+        if key in _HIDDEN_KEYS:  # lr_mult, wd_mult, ctx_group...: attributes, as MXNet keeps them
+            if value is not None:
+                attrs[_hidden(key)] = str(value)
+        else:  # None is a value ("None": axis=None), as MXNet passes it
+            attrs[key] = "None" if value is None else value
     s = Symbol(_core.Symbol.create_op(op, name, attrs))
     s._compose(*args, name=name, **(kwargs_symbols or {}))
     return s
