@@ -284,6 +284,13 @@ NN = (
        Case("BatchNorm", [(4, 3, 5, 5), (3,), (3,)], {"fix_gamma": False}, tol=4),
        Case("BatchNorm", [(6, 4), (4,), (4,)], {"axis": 1, "eps": 1e-3}, tol=4),
        Case("LRN", [(2, 5, 3, 3)], {"nsize": 3, "alpha": 0.001, "beta": 0.75, "knorm": 2}),
+       Case("LayerNorm", [(4, 6), (6,), (6,)], tol=4),
+       Case("LayerNorm", [(3, 5, 4), (5,), (5,)], {"axis": 1, "output_mean_var": True}, tol=4),
+       Case("InstanceNorm", [(2, 3, 4, 5), (3,), (3,)], tol=4),
+       Case("GroupNorm", [(2, 6, 3, 2), (3,), (3,)], {"num_groups": 3, "output_mean_var": True}, tol=4),
+       Case("L2Normalization", [(3, 4, 5)], tol=4),
+       Case("L2Normalization", [(2, 3, 4, 2)], {"mode": "channel"}, tol=4),
+       Case("L2Normalization", [(2, 3, 4)], {"mode": "spatial", "eps": 1e-3}, tol=4),
        Case("UpSampling", [(2, 3, 3, 4)], {"scale": 2, "sample_type": "nearest", "num_args": 1})])
 
 # The nn plugin's kernels with float16 where MXNet's GPU users had it: the products and

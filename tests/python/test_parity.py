@@ -435,3 +435,31 @@ def test_sort_gradient_is_topk_of_every_element(mx):
             grads.append(x.grad.asnumpy())
         np.testing.assert_array_equal(grads[0], grads[1])
         assert np.abs(grads[0]).sum() > 0
+
+
+def test_layer_instance_group_and_l2_normalization_with_their_gradients():
+    data = ("rs = np.random.RandomState(0); x = mx.nd.array(rs.randn(2, 4, 3, 3)); "
+            "g4 = mx.nd.array(rs.rand(4) + 0.5); b4 = mx.nd.array(rs.randn(4)); "
+            "g3 = mx.nd.array(rs.rand(3) + 0.5); b3 = mx.nd.array(rs.randn(3)); "
+            "g2 = mx.nd.array([0.7, 1.3]); b2 = mx.nd.array([0.1, -0.2])\n")
+    grads = ("args = %s\nfor a in args:\n    a.attach_grad()\nwith mx.autograd.record():\n    y = %s\n"
+             "ys = y if isinstance(y, list) else [y]\n"
+             "ys[0].backward(mx.nd.array(np.random.RandomState(1).randn(*ys[0].shape)))\n"
+             "r = (ys, [a.grad for a in args])")
+    assert_parity({
+        "LayerNorm": data + grads % ("[x, g3, b3]", "mx.nd.LayerNorm(x, g3, b3)"),
+        "LayerNorm axis 1": data + grads % ("[x, g4, b4]", "mx.nd.LayerNorm(x, g4, b4, axis=1, output_mean_var=True)"),
+        "InstanceNorm": data + grads % ("[x, g4, b4]", "mx.nd.InstanceNorm(x, g4, b4, eps=0.01)"),
+        "GroupNorm": data + grads % ("[x, g2, b2]", "mx.nd.GroupNorm(x, g2, b2, num_groups=2, output_mean_var=True)"),
+        "L2Normalization instance": data + grads % ("[x]", "mx.nd.L2Normalization(x)"),
+        "L2Normalization channel": data + grads % ("[x]", "mx.nd.L2Normalization(x, mode='channel')"),
+        "L2Normalization spatial": data + grads % ("[x]", "mx.nd.L2Normalization(x, mode='spatial', eps=0.5)"),
+        "shapes": "r = [(s.list_arguments(), s.list_outputs(), s.infer_shape(x=(2, 4, 3, 3))) for s in ("
+                  "mx.sym.LayerNorm(mx.sym.var('x'), name='ln'), "
+                  "mx.sym.LayerNorm(mx.sym.var('x'), axis=1, output_mean_var=True, name='ln'), "
+                  "mx.sym.InstanceNorm(mx.sym.var('x'), name='in'), "
+                  "mx.sym.GroupNorm(mx.sym.var('x'), num_groups=2, output_mean_var=True, name='gn'), "
+                  "mx.sym.L2Normalization(mx.sym.var('x'), mode='channel', name='l2'))]",
+        "groups that do not divide": data + "r = mx.nd.GroupNorm(x, g2, b2, num_groups=3)",
+        "gamma of another length": data + "r = mx.nd.LayerNorm(x, g4, b4)",
+    }, rtol=1e-5)
