@@ -156,6 +156,15 @@ REDUCTIONS = [
     Case("sort", [(6, 2, 3)], {"axis": 0}, domains=[WITH_NAN]),
     Case("argsort", [(5, 6)], {"axis": None}, domains=[INTS(5)]),  # ties keep index order
     Case("argsort", [(4, 5)], {"is_ascend": False, "dtype": "int32"}),
+    Case("SequenceMask", [(5, 3, 2), (3,)], {"use_sequence_length": True, "value": -1.5},
+         domains=[SIGNED, INTS(7)], grad=True),
+    Case("SequenceMask", [(3, 5)], {"axis": 1}),
+    Case("SequenceLast", [(3, 6, 2), (3,)], {"use_sequence_length": True, "axis": 1},
+         domains=[SIGNED, INTS(7)]),
+    Case("SequenceLast", [(4, 3)]),
+    Case("SequenceReverse", [(6, 2, 3), (2,)], {"use_sequence_length": True},
+         domains=[SIGNED, INTS(7)]),
+    Case("SequenceReverse", [(4, 3, 2)]),
 ]
 
 # ---- Layout, indexing and selection ----

@@ -463,3 +463,31 @@ def test_layer_instance_group_and_l2_normalization_with_their_gradients():
         "groups that do not divide": data + "r = mx.nd.GroupNorm(x, g2, b2, num_groups=3)",
         "gamma of another length": data + "r = mx.nd.LayerNorm(x, g4, b4)",
     }, rtol=1e-5)
+
+
+def test_sequence_mask_last_and_reverse_with_their_gradients():
+    data = "x = mx.nd.arange(24).reshape((4, 3, 2)); y = mx.nd.arange(24).reshape((3, 4, 2)); L = mx.nd.array([1, 4, 2])\n"
+    grads = ("x.attach_grad()\nwith mx.autograd.record():\n    z = %s\n"
+             "z.backward(mx.nd.arange(z.size).reshape(z.shape) + 1); r = (z, x.grad)")
+    assert_parity({
+        "mask": data + "r = mx.nd.SequenceMask(x, L, use_sequence_length=True, value=-1)",
+        "mask axis 1": data + "r = mx.nd.SequenceMask(y, L, use_sequence_length=True, axis=1)",
+        "mask without lengths": data + "r = mx.nd.SequenceMask(x)",
+        "mask lengths 0 and past the end": data + "r = mx.nd.SequenceMask(x, mx.nd.array([0, 5, 2]), use_sequence_length=True)",
+        "mask of 2-d data": "r = mx.nd.SequenceMask(mx.nd.arange(6).reshape((3, 2)), mx.nd.array([1, 2]), use_sequence_length=True)",
+        "last": data + "r = (mx.nd.SequenceLast(x, L, use_sequence_length=True), mx.nd.SequenceLast(x))",
+        "last axis 1": data + "r = mx.nd.SequenceLast(y, L, use_sequence_length=True, axis=1)",
+        "last of fractional lengths": "r = mx.nd.SequenceLast(mx.nd.array([[1, 2], [3, 4]]), mx.nd.array([1.7, 2.2]), "
+                                      "use_sequence_length=True)",
+        "reverse": data + "r = (mx.nd.SequenceReverse(x, L, use_sequence_length=True), mx.nd.SequenceReverse(x))",
+        "reverse axis 1": data + "r = mx.nd.SequenceReverse(y, L, use_sequence_length=True, axis=1)",
+        "mask gradient": data + grads % "mx.nd.SequenceMask(x, L, use_sequence_length=True, value=3)",
+        "last gradient": data + grads % "mx.nd.SequenceLast(x, L, use_sequence_length=True)",
+        "reverse gradient": data + grads % "mx.nd.SequenceReverse(x, L, use_sequence_length=True)",
+        "integer lengths": data + "r = mx.nd.SequenceMask(x, mx.nd.array([2, 1, 3], dtype='int32'), use_sequence_length=True)",
+        "symbols": "s = mx.sym.SequenceMask(mx.sym.var('x'), use_sequence_length=True, name='m'); "
+                   "t = mx.sym.SequenceLast(mx.sym.var('x'), axis=1); "
+                   "r = (mx.sym.SequenceMask(mx.sym.var('x')).list_arguments(), s.list_arguments(), "
+                   "s.infer_shape(x=(5, 3, 2)), t.infer_shape(x=(3, 5, 2)))",
+        "lengths of another size": data + "r = mx.nd.SequenceMask(x, mx.nd.array([1, 2]), use_sequence_length=True)",
+    }, messages={"reverse axis 1": "Current implementation expects axis to be 0."})
