@@ -5,6 +5,7 @@
 namespace {
 
 using mxplug_tensor::ArgParam;
+using mxplug_tensor::MomentsParam;
 using mxplug_tensor::NormParam;
 using mxplug_tensor::ReduceKind;
 using mxplug_tensor::ReduceParam;
@@ -12,6 +13,7 @@ using mxplug_tensor::ReduceParam;
 MXPLUG_REGISTER_PARAMETER(ReduceParam);
 MXPLUG_REGISTER_PARAMETER(NormParam);
 MXPLUG_REGISTER_PARAMETER(ArgParam);
+MXPLUG_REGISTER_PARAMETER(MomentsParam);
 
 struct DefineReduce {
   template <ReduceKind K>
@@ -25,6 +27,10 @@ struct DefineReduce {
     static const std::vector<mxplug::FieldInfo> none;
     mxplug_tensor::Define<mxplug_tensor::ArgProp<kMax, kChannel>>(
         name, doc, mxplug_tensor::kDataInput, kChannel ? none : ArgParam::Fields());
+  }
+  void Moments(const char* name, const char* doc) const {
+    mxplug_tensor::Define<mxplug_tensor::MomentsProp>(name, doc, mxplug_tensor::kDataInput,
+                                                      MomentsParam::Fields());
   }
 };
 

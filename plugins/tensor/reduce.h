@@ -327,9 +327,188 @@ class ArgProp : public mxplug::OperatorProperty {
   ArgParam param_;
 };
 
-// Calls visit.template Reduce<K>(name, doc) for every reduction and visit.template Arg<kMax,
-// kChannel>(name, doc) for argmax, argmin and argmax_channel: the one list the definitions and each
-// device's kernels register from.
+// ---- moments: the mean and the (biased) variance over axes ----
+
+struct MomentsParam : mxplug::Parameter<MomentsParam> {
+  std::optional<TShape> axes;
+  bool keepdims;
+  MXPLUG_DECLARE_PARAMETER(MomentsParam) {
+    MXPLUG_DECLARE_FIELD(axes).set_default(std::nullopt).describe("The axes to reduce.");
+    MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
+        "Keep the reduced axes with size 1.");
+  }
+};
+
+inline std::vector<bool> MomentsAxes(const MomentsParam& p, int nd) {
+  if (!p.axes || p.axes->ndim() <= 0)
+    throw std::invalid_argument(
+        "axes is empty: Empty axes is not supported, if you would like to do global moments, "
+        "please pass all axes to axes argument");
+  std::vector<bool> reduced(nd, false);
+  for (int64_t a : *p.axes) {
+    const int axis = mxplug::NormalizeAxis(static_cast<int>(a), nd);
+    if (reduced[axis])
+      throw std::invalid_argument("axis " + std::to_string(axis) + " is named twice");
+    reduced[axis] = true;
+  }
+  return reduced;
+}
+
+constexpr int kMaxMomentAxes = 8;
+
+/*! \brief The input as kept positions (the outputs) times reduced positions: each output's
+ * elements, and each element's output. Passed to kernels by value. */
+struct MomentsGeometry {
+  int kept = 0, red = 0;
+  int64_t kept_size[kMaxMomentAxes] = {}, kept_stride[kMaxMomentAxes] = {};
+  int64_t red_size[kMaxMomentAxes] = {}, red_stride[kMaxMomentAxes] = {};
+  int64_t nd = 0, size[kMaxMomentAxes] = {}, out_stride[kMaxMomentAxes] = {};  // per input axis
+  int64_t count = 1;  // reduced elements per output
+
+  MomentsGeometry(const TShape& in, const std::vector<bool>& reduced) {
+    if (in.ndim() > kMaxMomentAxes)
+      throw std::invalid_argument("data has " + std::to_string(in.ndim()) +
+                                  " axes; moments takes at most " + std::to_string(kMaxMomentAxes));
+    nd = in.ndim();
+    int64_t stride = 1, ostride = 1;
+    for (int a = in.ndim() - 1; a >= 0; --a) {
+      size[a] = in[a];
+      out_stride[a] = reduced[a] ? 0 : ostride;
+      if (!reduced[a]) ostride *= in[a];
+      stride *= in[a];
+    }
+    stride = 1;
+    for (int a = in.ndim() - 1; a >= 0; --a) {
+      if (reduced[a]) {
+        red_size[red] = in[a], red_stride[red] = stride, ++red;
+        count *= in[a];
+      } else {
+        kept_size[kept] = in[a], kept_stride[kept] = stride, ++kept;
+      }
+      stride *= in[a];
+    }
+  }
+  // (The axes are listed innermost first.)
+  MXPLUG_XINLINE int64_t KeptOffset(int64_t o) const {
+    int64_t off = 0;
+    for (int a = 0; a < kept; ++a) off += (o % kept_size[a]) * kept_stride[a], o /= kept_size[a];
+    return off;
+  }
+  MXPLUG_XINLINE int64_t ReducedOffset(int64_t r) const {
+    int64_t off = 0;
+    for (int a = 0; a < red; ++a) off += (r % red_size[a]) * red_stride[a], r /= red_size[a];
+    return off;
+  }
+  MXPLUG_XINLINE int64_t OutputOf(int64_t e) const {
+    int64_t o = 0;
+    for (int64_t a = nd - 1; a >= 0; --a) o += (e % size[a]) * out_stride[a], e /= size[a];
+    return o;
+  }
+};
+
+/*! \brief Per output: the mean, then the mean squared deviation from it, in double. */
+template <class T>
+struct MomentsForward {
+  MomentsGeometry g;
+  const T* x;
+  T *mean, *var;
+  int mean_req, var_req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    const int64_t base = g.KeptOffset(o);
+    double sum = 0;
+    for (int64_t r = 0; r < g.count; ++r)
+      sum += static_cast<double>(static_cast<C>(x[base + g.ReducedOffset(r)]));
+    const double m = sum / static_cast<double>(g.count);
+    double squares = 0;
+    for (int64_t r = 0; r < g.count; ++r) {
+      const double d = static_cast<double>(static_cast<C>(x[base + g.ReducedOffset(r)])) - m;
+      squares += d * d;
+    }
+    mxplug::StoreAs<C>(mean[o], mean_req, static_cast<C>(m));
+    mxplug::StoreAs<C>(var[o], var_req, static_cast<C>(squares / static_cast<double>(g.count)));
+  }
+};
+
+/*! \brief dx = dmean / n + dvar * 2 (x - mean) / n. */
+template <class T>
+struct MomentsBackward {
+  MomentsGeometry g;
+  const T *x, *mean, *dmean, *dvar;
+  T* dx;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t e) const {
+    using C = mxplug::ComputeType<T>;
+    const int64_t o = g.OutputOf(e);
+    const double n = static_cast<double>(g.count);
+    const double d = static_cast<double>(static_cast<C>(dmean[o])) / n +
+                     static_cast<double>(static_cast<C>(dvar[o])) * 2.0 *
+                         (static_cast<double>(static_cast<C>(x[e])) -
+                          static_cast<double>(static_cast<C>(mean[o]))) /
+                         n;
+    mxplug::StoreAs<C>(dx[e], req, static_cast<C>(d));
+  }
+};
+
+class MomentsProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListOutputs() const override { return {"output0", "output1"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& s = (*in)[0];
+    if (s.ndim() < 0) return false;
+    const TShape o = ReducedShape(s, MomentsAxes(param_, s.ndim()), param_.keepdims);
+    (*out)[0] = (*out)[1] = o;
+    return s.IsKnown();
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>& out) const override {
+    return {og[0], og[1], in[0], out[0]};
+  }
+
+ private:
+  MomentsParam param_;
+};
+
+/*! \brief moments on a device whose element loop is Loop: a thread per output forward, per
+ * element backward. */
+template <class Loop>
+class MomentsKernel : public mxplug::Operator {
+ public:
+  MomentsKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    const MomentsGeometry g(in[0].shape_, MomentsAxes(p_, in[0].ndim()));
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      Loop::Run(ctx, static_cast<int64_t>(out[0].Size()),
+                MomentsForward<T>{g, in[0].dptr<T>(), out[0].dptr<T>(), out[1].dptr<T>(), req[0],
+                                  req[1]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>& out,
+                const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const MomentsGeometry g(in[0].shape_, MomentsAxes(p_, in[0].ndim()));
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      Loop::Run(ctx, static_cast<int64_t>(ig[0].Size()),
+                MomentsBackward<T>{g, in[0].dptr<T>(), out[0].dptr<T>(), og[0].dptr<T>(),
+                                   og[1].dptr<T>(), ig[0].dptr<T>(), req[0]});
+    });
+  }
+
+ private:
+  MomentsParam p_;
+};
+
+// Calls visit.template Reduce<K>(name, doc) for every reduction, visit.template Arg<kMax,
+// kChannel>(name, doc) for argmax, argmin and argmax_channel, and visit.Moments(name, doc): the
+// one list the definitions and each device's kernels register from.
 template <class Visitor>
 void ForEachReduceOp(Visitor&& visit) {
   using K = ReduceKind;
@@ -349,6 +528,7 @@ void ForEachReduceOp(Visitor&& visit) {
   visit.template Arg<true, true>("argmax_channel",
                                  "Index of the maximum along axis 1, the channels (as the "
                                  "input's dtype).");
+  visit.Moments("moments", "The mean and the variance over the given axes.");
 }
 
 /*! \brief argmax/argmin's search at position o of the (outer, inner) positions: its run of n. */
@@ -406,6 +586,9 @@ struct ReduceKernels {
   template <bool kMax, bool kChannel = false>
   void Arg(const char* name, const char*) const {
     mxplug::sdk::RegisterKernel<ArgKernel<kMax, kChannel, Loop>>(name, device);
+  }
+  void Moments(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<MomentsKernel<Loop>>(name, device);
   }
   void RegisterAll() const { ForEachReduceOp(*this); }
 };

@@ -16,6 +16,8 @@ MXPLUG_REGISTER_PARAMETER(BroadcastAxisParam);
 MXPLUG_REGISTER_PARAMETER(BroadcastLikeParam);
 MXPLUG_REGISTER_PARAMETER(ReshapeLikeParam);
 MXPLUG_REGISTER_PARAMETER(BlockParam);
+MXPLUG_REGISTER_PARAMETER(SliceLikeParam);
+MXPLUG_REGISTER_PARAMETER(DiagParam);
 
 [[maybe_unused]] const bool registered = [] {
   ForEachLayoutOp(LayoutDefinitions{});

@@ -539,6 +539,104 @@ class ReshapeToRhsProp : public mxplug::FirstInPlace<LayoutProp<ReshapeLikeParam
   TShape OutShape(const TShape& in) const override { return in; }  // InferShape decides
 };
 
+// slice_like(data, shape_like, axes): data's leading part, of shape_like's sizes on `axes` (every
+// axis when empty); shape_like gives only its shape (its gradient is 0).
+struct SliceLikeParam : mxplug::Parameter<SliceLikeParam> {
+  TShape axes;
+  MXPLUG_DECLARE_PARAMETER(SliceLikeParam) {
+    MXPLUG_DECLARE_FIELD(axes)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("The axes to slice to shape_like's sizes (every axis when empty).");
+  }
+};
+
+class SliceLikeProp : public LayoutProp<SliceLikeParam> {
+ public:
+  std::vector<std::string> ListArguments() const override { return {"data", "shape_like"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &d = (*in)[0], &like = (*in)[1];
+    if (!d.IsKnown() || !like.IsKnown()) return false;
+    std::vector<int64_t> o(d.begin(), d.end());
+    auto take = [&](int axis) {
+      if (axis >= like.ndim())
+        throw std::invalid_argument("axis " + std::to_string(axis) + " exceeds shape_like " +
+                                    like.ToString() + " (Slice axis: " + std::to_string(axis) +
+                                    " exceeds second input: " + std::to_string(like.ndim()) + ")");
+      if (like[axis] > d[axis])
+        throw std::invalid_argument("axis " + std::to_string(axis) + " of shape_like " +
+                                    like.ToString() + " is larger than data's " + d.ToString());
+      o[axis] = like[axis];
+    };
+    if (param_.axes.ndim() <= 0) {
+      if (like.ndim() != d.ndim())
+        throw std::invalid_argument("shape_like " + like.ToString() + " and data " + d.ToString() +
+                                    " differ in their number of axes, and no axes are given");
+      for (int a = 0; a < d.ndim(); ++a) take(a);
+    } else {
+      for (int64_t a : param_.axes) take(mxplug::NormalizeAxis(static_cast<int>(a), d.ndim()));
+    }
+    (*out)[0] = TShape(o);
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+
+ private:
+  TShape OutShape(const TShape& in) const override { return in; }  // InferShape decides
+};
+
+// diag(data, k, axis1, axis2): the k-th diagonal of the (axis1, axis2) planes, as the last axis;
+// of a vector, the square matrix with it on the k-th diagonal.
+struct DiagParam : mxplug::Parameter<DiagParam> {
+  int k, axis1, axis2;
+  MXPLUG_DECLARE_PARAMETER(DiagParam) {
+    MXPLUG_DECLARE_FIELD(k).set_default(0).describe(
+        "The diagonal: 0 the main one, > 0 above it, < 0 below it.");
+    MXPLUG_DECLARE_FIELD(axis1).set_default(0).describe("The first axis of the planes.");
+    MXPLUG_DECLARE_FIELD(axis2).set_default(1).describe("The second axis of the planes.");
+  }
+};
+
+/*! \brief Where diag's elements lie: in the input (>= 2 axes) or in the output (a vector's
+ * matrix), as a walk in the order of the diagonal's elements. */
+inline StridedWalk DiagWalk(const DiagParam& p, const TShape& in) {
+  const int64_t k = p.k;
+  if (in.ndim() == 1) {
+    const int64_t n = in[0] + (k < 0 ? -k : k);
+    return {in, {n + 1}, k >= 0 ? k : -k * n};
+  }
+  const int a1 = mxplug::NormalizeAxis(p.axis1, in.ndim()),
+            a2 = mxplug::NormalizeAxis(p.axis2, in.ndim());
+  if (a1 == a2)
+    throw std::invalid_argument("axis1 and axis2 are both axis " + std::to_string(a1) +
+                                "; expected two different axes");
+  const std::vector<int64_t> st = Strides(in);
+  StridedWalk w;
+  std::vector<int64_t> d;
+  for (int a = 0; a < in.ndim(); ++a)
+    if (a != a1 && a != a2) d.push_back(in[a]), w.stride.push_back(st[a]);
+  const int64_t len = k >= 0 ? std::min(in[a1], in[a2] - k) : std::min(in[a1] + k, in[a2]);
+  d.push_back(len > 0 ? len : 0);
+  w.stride.push_back(st[a1] + st[a2]);
+  w.shape = TShape(d);
+  w.offset = len > 0 ? (k >= 0 ? k * st[a2] : -k * st[a1]) : 0;
+  return w;
+}
+
+class DiagProp : public LayoutProp<DiagParam> {
+  TShape OutShape(const TShape& in) const override {
+    if (in.ndim() < 1)
+      throw std::invalid_argument("data has shape " + in.ToString() + "; expected at least 1 axis");
+    if (in.ndim() == 1) {
+      const int64_t n = in[0] + (param_.k < 0 ? -param_.k : param_.k);
+      return TShape{n, n};
+    }
+    return DiagWalk(param_, in).shape;
+  }
+};
+
 template <bool kToSpace>
 class BlockProp : public LayoutProp<BlockParam> {
   TShape OutShape(const TShape& in) const override {
@@ -895,6 +993,50 @@ struct RegionKernel : mxplug::Operator {
 template <class L>
 using SliceKernel = RegionKernel<L, SliceParam, SliceRegion>;
 
+/*! \brief slice_like: the leading region of the output's shape; shape_like gets no gradient. */
+template <class L>
+struct SliceLikeKernel : mxplug::Operator {
+  SliceLikeKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  static StridedWalk Leading(const TShape& part, const TShape& full) {
+    const int n = full.ndim();
+    return RegionWalk(Region{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 1), part}, full);
+  }
+  MXPLUG_LAYOUT_FORWARD {
+    L::Gather(ctx, Leading(out[0].shape_, in[0].shape_), in[0], out[0], req[0]);
+  }
+  MXPLUG_LAYOUT_BACKWARD {
+    L::Zero(ctx, ig[1], req[1]);
+    if (req[0] == mxplug::kNullOp) return;
+    L::Zero(ctx, ig[0], req[0]);
+    L::Scatter(ctx, Leading(og[0].shape_, ig[0].shape_), og[0], ig[0],
+               req[0] == mxplug::kAddTo ? mxplug::kAddTo : mxplug::kWriteTo);
+  }
+};
+
+/*! \brief diag: a gather of the diagonal (a scatter into zeros for a vector's matrix), and the
+ * other way back. */
+template <class L>
+struct DiagKernel : mxplug::Operator {
+  DiagParam p;
+  DiagKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+  MXPLUG_LAYOUT_FORWARD {
+    const TShape& s = in[0].shape_;
+    if (s.ndim() > 1) return L::Gather(ctx, DiagWalk(p, s), in[0], out[0], req[0]);
+    if (req[0] == mxplug::kNullOp) return;
+    L::Zero(ctx, out[0], req[0]);
+    L::Scatter(ctx, DiagWalk(p, s), in[0], out[0],
+               req[0] == mxplug::kAddTo ? mxplug::kAddTo : mxplug::kWriteTo);
+  }
+  MXPLUG_LAYOUT_BACKWARD {
+    const TShape& s = ig[0].shape_;
+    if (s.ndim() == 1) return L::Gather(ctx, DiagWalk(p, s), og[0], ig[0], req[0]);
+    if (req[0] == mxplug::kNullOp) return;
+    L::Zero(ctx, ig[0], req[0]);
+    L::Scatter(ctx, DiagWalk(p, s), og[0], ig[0],
+               req[0] == mxplug::kAddTo ? mxplug::kAddTo : mxplug::kWriteTo);
+  }
+};
+
 template <class L, bool kScalar>
 struct SliceAssignKernel : mxplug::Operator {
   SliceParam p;
@@ -1024,6 +1166,13 @@ void ForEachLayoutOp(Visitor&& visit) {
                                             kDataInput, SliceParam::Fields());
   visit.template Op<SliceProp, SliceKernel>("crop", "Same as slice.", kDataInput,
                                             SliceParam::Fields());
+  visit.template Op<SliceLikeProp, SliceLikeKernel>(
+      "slice_like", "The leading part of data of shape_like's sizes on the given axes.",
+      {{"data", "The array to slice."}, {"shape_like", "The array whose shape is taken."}},
+      SliceLikeParam::Fields());
+  visit.template Op<DiagProp, DiagKernel>(
+      "diag", "The k-th diagonal of a matrix (of each axis1-axis2 plane), or a vector's matrix.",
+      kDataInput, DiagParam::Fields());
   visit.template Op<SliceAssignProp<false>, SliceAssignArrayKernel>(
       "_slice_assign", "lhs with the region begin:end:step replaced by rhs.",
       {{"lhs", "The array to assign into."}, {"rhs", "The values."}}, SliceParam::Fields());

@@ -26,6 +26,44 @@ MXPLUG_XINLINE C Sign(C x) {
   return x > C(0) ? C(1) : x < C(0) ? C(-1) : C(0);
 }
 
+/*! \brief The inverse error function: Giles' single-precision approximation ("Approximating the
+ * erfinv function", 2010), then two Newton steps on erf, which bring it to the type's precision.
+ * +-1 give +-inf, |x| > 1 and NaN give NaN. */
+template <class C>
+MXPLUG_XINLINE C ErfInv(C x) {
+  const double y = static_cast<double>(x);
+  if (!(y >= -1.0 && y <= 1.0)) return static_cast<C>(NAN);
+  if (y == 1.0 || y == -1.0) return static_cast<C>(y * INFINITY);
+  double w = -std::log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+  }
+  double r = p * y;
+  for (int step = 0; step < 2; ++step)  // erf'(r) = 2 / sqrt(pi) exp(-r^2)
+    r -= (std::erf(r) - y) / (1.12837916709551257390 * std::exp(-r * r));
+  return static_cast<C>(r);
+}
+
 #define MXPLUG_UNARY(Name, uses, f, d)    \
   struct Name {                           \
     template <class C>                    \
@@ -81,6 +119,7 @@ MXPLUG_UNARY(Ceil, kNone, std::ceil(x), 0)
 MXPLUG_UNARY(Trunc, kNone, std::trunc(x), 0)
 MXPLUG_UNARY(Identity, kNone, x, 1)
 MXPLUG_UNARY(Erf, kX, std::erf(x), C(1.12837916709551257390) * std::exp(-x * x))
+MXPLUG_UNARY(Erfinv, kY, ErfInv(x), C(0.88622692545275801365) * std::exp(y * y))
 MXPLUG_UNARY(Gamma, kX, std::tgamma(x), 0)
 MXPLUG_UNARY(Gammaln, kX, std::lgamma(x), 0)
 #undef MXPLUG_UNARY
@@ -255,6 +294,7 @@ void ForEachUnaryOp(Visitor&& visit) {
   visit.template Unary<Relu, false>("relu", "Rectified linear unit max(x, 0), element-wise.");
   visit.template Unary<Softsign, false>("softsign", "x / (1 + |x|), element-wise.");
   visit.template Unary<Erf, false>("erf", "Gauss error function, element-wise.");
+  visit.template Unary<Erfinv, false>("erfinv", "Inverse Gauss error function, element-wise.");
   visit.template Unary<Round, false>("round", "Round half away from zero, element-wise.");
   visit.template Unary<Rint, false>("rint", "Round half to even, element-wise.");
   visit.template Unary<Floor, false>("floor", "Floor, element-wise.");

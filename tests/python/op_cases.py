@@ -41,12 +41,12 @@ UNARY_DOMAINS = {
     "log": POSITIVE, "log2": POSITIVE, "log10": POSITIVE, "log1p": POSITIVE, "sqrt": POSITIVE,
     "rsqrt": POSITIVE, "reciprocal": POSITIVE, "gamma": POSITIVE, "gammaln": POSITIVE,
     "arcsin": UNIT, "arccos": UNIT, "tan": UNIT, "arctanh": UNIT, "arccosh": ABOVE_ONE,
-    "rcbrt": POSITIVE, "logical_not": INTS(3, -1),
+    "rcbrt": POSITIVE, "logical_not": INTS(3, -1), "erfinv": UNIT,
 }
 UNARY = ["negative", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
          "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arcsinh",
          "arccosh", "arctanh", "degrees", "radians", "rcbrt", "logical_not", "sinh",
-         "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "round", "rint", "floor", "ceil",
+         "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "erfinv", "round", "rint", "floor", "ceil",
          "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "BlockGrad", "stop_gradient"]
 
 # Each binary function under all its names, with the domains of its two inputs.
@@ -148,6 +148,8 @@ REDUCTIONS = [
     Case("argmin", [(5, 6, 7)], {"axis": 0}),
     Case("argmax_channel", [(5, 6, 7)]),
     Case("argmax_channel", [(4, 5)], domains=[INTS(3)]),
+    Case("moments", [(3, 4, 5)], {"axes": (0, 2)}, tol=4),
+    Case("moments", [(4, 6)], {"axes": (1,), "keepdims": True}, tol=4),
     Case("topk", [(4, 7)], {"k": 3, "ret_typ": "value"}),
     Case("topk", [(5, 4, 3)], {"k": 2, "axis": 1, "ret_typ": "both", "is_ascend": True}),
     Case("topk", [(4, 6)], {"k": 4, "axis": None, "ret_typ": "mask"}, domains=[INTS(4)]),  # ties
@@ -165,6 +167,11 @@ REDUCTIONS = [
     Case("SequenceReverse", [(6, 2, 3), (2,)], {"use_sequence_length": True},
          domains=[SIGNED, INTS(7)]),
     Case("SequenceReverse", [(4, 3, 2)]),
+    Case("slice_like", [(4, 5, 3), (2, 5, 2)]),
+    Case("slice_like", [(4, 5, 3), (3, 1, 2)], {"axes": (0, -1)}),
+    Case("diag", [(4, 5)], {"k": 1}),
+    Case("diag", [(3, 4, 5)], {"k": -1, "axis1": 2, "axis2": 0}),
+    Case("diag", [(4,)], {"k": 2}),
 ]
 
 # ---- Layout, indexing and selection ----

@@ -491,3 +491,31 @@ def test_sequence_mask_last_and_reverse_with_their_gradients():
                    "s.infer_shape(x=(5, 3, 2)), t.infer_shape(x=(3, 5, 2)))",
         "lengths of another size": data + "r = mx.nd.SequenceMask(x, mx.nd.array([1, 2]), use_sequence_length=True)",
     }, messages={"reverse axis 1": "Current implementation expects axis to be 0."})
+
+
+def test_erfinv_slice_like_diag_and_moments_with_their_gradients():
+    grads = ("for v in args:\n    v.attach_grad()\nwith mx.autograd.record():\n    y = %s\n"
+             "ys = y if isinstance(y, list) else [y]\n"
+             "mx.autograd.backward(ys, [mx.nd.arange(z.size).reshape(z.shape) + 1 for z in ys])\n"
+             "r = (ys, [v.grad for v in args])")
+    x = "x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 4)); "
+    assert_parity({
+        "erfinv": "r = (mx.nd.erfinv(mx.nd.array([-1, -0.999, -0.5, 0, 0.3, 0.9, 0.99999, 1, 1.5, np.nan])), "
+                  "mx.nd.erfinv(mx.nd.array([-0.7, 0.2, 0.999], dtype='float64')))",
+        "erfinv gradient": "args = [mx.nd.array([-0.5, 0.2, 0.9])]\n" + grads % "mx.nd.erfinv(args[0])",
+        "slice_like": x + "args = [x, mx.nd.zeros((1, 2, 3))]\n" + grads % "mx.nd.slice_like(*args)",
+        "slice_like axes": x + "args = [x, mx.nd.zeros((1, 2, 3))]\n" + grads % "mx.nd.slice_like(*args, axes=(0, -1))",
+        "slice_like errors": x + "r = mx.nd.slice_like(x, mx.nd.zeros((3, 2, 3)))",
+        "slice_like past the axes": x + "r = mx.nd.slice_like(x, mx.nd.zeros((1, 2)), axes=(2,))",
+        "diag": "args = [mx.nd.arange(12).reshape((3, 4))]\n" + grads % "[mx.nd.diag(args[0]), mx.nd.diag(args[0], k=1), "
+                                                                    "mx.nd.diag(args[0], k=-2)]",
+        "diag of a vector": "args = [mx.nd.array([1, 2, 3])]\n" + grads % "[mx.nd.diag(args[0]), mx.nd.diag(args[0], k=-1)]",
+        "diag of planes": x + "args = [x]\n" + grads % "[mx.nd.diag(x, axis1=1, axis2=2), mx.nd.diag(x, k=1, axis1=0, axis2=2), "
+                                                     "mx.nd.diag(x, k=-1, axis1=2, axis2=1)]",
+        "moments": x + "args = [x]\n" + grads % "mx.nd.moments(x, axes=(1,))",
+        "moments keepdims": x + "args = [x]\n" + grads % "mx.nd.moments(x, axes=(0, 2), keepdims=True)",
+        "moments without axes": x + "r = mx.nd.moments(x)",
+        "symbols": "r = (mx.sym.moments(mx.sym.var('a'), axes=(1,)).list_outputs(), "
+                   "mx.sym.slice_like(mx.sym.var('a'), mx.sym.var('b')).infer_shape(a=(2, 3, 4), b=(1, 2, 3)), "
+                   "mx.sym.diag(mx.sym.var('a'), k=2).infer_shape(a=(3,)))",
+    }, messages={"moments without axes": "Empty axes is not supported"}, rtol=1e-5)
