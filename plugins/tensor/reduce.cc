@@ -5,6 +5,7 @@
 namespace {
 
 using mxplug_tensor::ArgParam;
+using mxplug_tensor::CumsumParam;
 using mxplug_tensor::MomentsParam;
 using mxplug_tensor::NormParam;
 using mxplug_tensor::ReduceKind;
@@ -14,6 +15,7 @@ MXPLUG_REGISTER_PARAMETER(ReduceParam);
 MXPLUG_REGISTER_PARAMETER(NormParam);
 MXPLUG_REGISTER_PARAMETER(ArgParam);
 MXPLUG_REGISTER_PARAMETER(MomentsParam);
+MXPLUG_REGISTER_PARAMETER(CumsumParam);
 
 struct DefineReduce {
   template <ReduceKind K>
@@ -31,6 +33,10 @@ struct DefineReduce {
   void Moments(const char* name, const char* doc) const {
     mxplug_tensor::Define<mxplug_tensor::MomentsProp>(name, doc, mxplug_tensor::kDataInput,
                                                       MomentsParam::Fields());
+  }
+  void Cumsum(const char* name, const char* doc) const {
+    mxplug_tensor::Define<mxplug_tensor::CumsumProp>(name, doc, {{"a", "Input ndarray"}},
+                                                     CumsumParam::Fields());
   }
 };
 

@@ -506,9 +506,118 @@ class MomentsKernel : public mxplug::Operator {
   MomentsParam p_;
 };
 
+// ---- cumsum: running sums along an axis ----
+
+struct CumsumParam : mxplug::Parameter<CumsumParam> {
+  std::optional<int> axis;
+  std::optional<int> dtype;
+  MXPLUG_DECLARE_PARAMETER(CumsumParam) {
+    MXPLUG_DECLARE_FIELD(axis)
+        .set_default(std::nullopt)
+        .describe("The axis to sum along (None: the flattened array).");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(std::nullopt)
+        .add_enum("float16", kMXPFloat16)
+        .add_enum("float32", kMXPFloat32)
+        .add_enum("float64", kMXPFloat64)
+        .add_enum("int32", kMXPInt32)
+        .add_enum("int64", kMXPInt64)
+        .add_enum("int8", kMXPInt8)
+        .describe("The output's dtype (None: the input's).");
+  }
+};
+
+class CumsumProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"a"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& s = (*in)[0];
+    if (s.ndim() < 0) return false;
+    if (param_.axis) mxplug::NormalizeAxis(*param_.axis, s.ndim());  // checks it
+    (*out)[0] = param_.axis ? s : TShape{s.IsKnown() ? s.Size() : -1};
+    return s.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    if ((*in)[0] == kMXPUnknownDType) return false;
+    (*out)[0] = param_.dtype.value_or((*in)[0]);
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {og[0]};
+  }
+
+ private:
+  CumsumParam param_;
+};
+
+/*! \brief Per run (a, b) of n along the axis: out = the running sum of in, forward from the
+ * start, or backward from the end (the gradient: each element's sum of the gradients at and
+ * after it). */
+template <bool kReverse, class In, class Out>
+struct RunningSums {
+  int64_t n, inner;
+  const In* in;
+  Out* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t run) const {
+    using A = mxplug::ComputeType<Out>;
+    const int64_t base = (run / inner) * n * inner + run % inner;
+    A sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t e = base + (kReverse ? n - 1 - k : k) * inner;
+      sum += static_cast<A>(static_cast<mxplug::ComputeType<In>>(in[e]));
+      mxplug::StoreAs<A>(out[e], req, sum);
+    }
+  }
+};
+
+/*! \brief cumsum on a device whose element loop is Loop: a thread per run. */
+template <class Loop>
+class CumsumKernel : public mxplug::Operator {
+ public:
+  CumsumKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    Run<false>(ctx, in[0], out[0], req[0]);
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    Run<true>(ctx, og[0], ig[0], req[0]);
+  }
+
+ private:
+  // `from` and `to` have the input's shape but for axis None, where one is flat.
+  template <bool kReverse>
+  void Run(const mxplug::OpContext& ctx, const TBlob& from, const TBlob& to,
+           mxplug::OpReqType req) const {
+    if (req == mxplug::kNullOp || from.Size() == 0) return;
+    const TShape& s = kReverse ? to.shape_ : from.shape_;
+    int64_t n = from.Size(), inner = 1;
+    if (p_.axis) {
+      const int axis = mxplug::NormalizeAxis(*p_.axis, s.ndim());
+      n = s[axis], inner = s.ProdShape(axis + 1, s.ndim());
+    }
+    mxplug::TypeSwitch(from.type_flag_, [&](auto in_zero) {
+      mxplug::TypeSwitch(to.type_flag_, [&](auto out_zero) {
+        using In = decltype(in_zero);
+        using Out = decltype(out_zero);
+        Loop::Run(ctx, static_cast<int64_t>(from.Size()) / n,
+                  RunningSums<kReverse, In, Out>{n, inner, from.dptr<In>(), to.dptr<Out>(), req});
+      });
+    });
+  }
+  CumsumParam p_;
+};
+
 // Calls visit.template Reduce<K>(name, doc) for every reduction, visit.template Arg<kMax,
-// kChannel>(name, doc) for argmax, argmin and argmax_channel, and visit.Moments(name, doc): the
-// one list the definitions and each device's kernels register from.
+// kChannel>(name, doc) for argmax, argmin and argmax_channel, visit.Moments(name, doc) and
+// visit.Cumsum(name, doc): the one list the definitions and each device's kernels register from.
 template <class Visitor>
 void ForEachReduceOp(Visitor&& visit) {
   using K = ReduceKind;
@@ -529,6 +638,7 @@ void ForEachReduceOp(Visitor&& visit) {
                                  "Index of the maximum along axis 1, the channels (as the "
                                  "input's dtype).");
   visit.Moments("moments", "The mean and the variance over the given axes.");
+  visit.Cumsum("cumsum", "The running sums along an axis (of the flattened array for None).");
 }
 
 /*! \brief argmax/argmin's search at position o of the (outer, inner) positions: its run of n. */
@@ -589,6 +699,9 @@ struct ReduceKernels {
   }
   void Moments(const char* name, const char*) const {
     mxplug::sdk::RegisterKernel<MomentsKernel<Loop>>(name, device);
+  }
+  void Cumsum(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<CumsumKernel<Loop>>(name, device);
   }
   void RegisterAll() const { ForEachReduceOp(*this); }
 };

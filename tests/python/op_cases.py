@@ -150,6 +150,8 @@ REDUCTIONS = [
     Case("argmax_channel", [(4, 5)], domains=[INTS(3)]),
     Case("moments", [(3, 4, 5)], {"axes": (0, 2)}, tol=4),
     Case("moments", [(4, 6)], {"axes": (1,), "keepdims": True}, tol=4),
+    Case("cumsum", [(3, 4, 5)], {"axis": 1}, tol=4),
+    Case("cumsum", [(3, 7)], tol=4),
     Case("topk", [(4, 7)], {"k": 3, "ret_typ": "value"}),
     Case("topk", [(5, 4, 3)], {"k": 2, "axis": 1, "ret_typ": "both", "is_ascend": True}),
     Case("topk", [(4, 6)], {"k": 4, "axis": None, "ret_typ": "mask"}, domains=[INTS(4)]),  # ties

@@ -519,3 +519,19 @@ def test_erfinv_slice_like_diag_and_moments_with_their_gradients():
                    "mx.sym.slice_like(mx.sym.var('a'), mx.sym.var('b')).infer_shape(a=(2, 3, 4), b=(1, 2, 3)), "
                    "mx.sym.diag(mx.sym.var('a'), k=2).infer_shape(a=(3,)))",
     }, messages={"moments without axes": "Empty axes is not supported"}, rtol=1e-5)
+
+
+def test_cumsum_with_its_gradient():
+    """MXNet 1.9.1's cumsum fails on a negative axis (it indexes the shape with it); mxplug counts
+    it from the end, as NumPy."""
+    grads = ("x.attach_grad()\nwith mx.autograd.record():\n    y = %s\n"
+             "y.backward(mx.nd.arange(y.size).reshape(y.shape) + 1); r = (y, x.grad)")
+    x = "x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 4)); "
+    assert_parity({
+        "flattened": x + grads % "mx.nd.cumsum(x)",
+        "axis 1": x + grads % "mx.nd.cumsum(x, axis=1)",
+        "axis 2 in float64": x + grads % "mx.nd.cumsum(x, axis=2, dtype='float64')",
+        "integers": "r = (mx.nd.cumsum(mx.nd.arange(6).astype('int32')), "
+                    "mx.nd.cumsum(mx.nd.arange(6).reshape((2, 3)).astype('int8'), axis=0, dtype='int32'))",
+        "symbol": "r = (mx.sym.cumsum(mx.sym.var('a')).infer_shape(a=(2, 3)), mx.sym.cumsum(mx.sym.var('a'), axis=1).list_arguments())",
+    }, rtol=1e-5)
