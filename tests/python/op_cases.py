@@ -174,6 +174,10 @@ REDUCTIONS = [
     Case("diag", [(4, 5)], {"k": 1}),
     Case("diag", [(3, 4, 5)], {"k": -1, "axis1": 2, "axis2": 0}),
     Case("diag", [(4,)], {"k": 2}),
+    Case("Pad", [(2, 2, 3, 4)], {"mode": "constant", "pad_width": (0, 0, 0, 0, 2, 1, 0, 3),
+                                 "constant_value": 0.5}),
+    Case("Pad", [(2, 1, 3, 4)], {"mode": "edge", "pad_width": (0, 0, 0, 0, 2, 3, 1, 2)}),
+    Case("pad", [(1, 2, 3, 4, 3)], {"mode": "reflect", "pad_width": (0, 0, 0, 0, 2, 1, 1, 3, 2, 2)}),
 ]
 
 # ---- Layout, indexing and selection ----

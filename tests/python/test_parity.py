@@ -535,3 +535,27 @@ def test_cumsum_with_its_gradient():
                     "mx.nd.cumsum(mx.nd.arange(6).reshape((2, 3)).astype('int8'), axis=0, dtype='int32'))",
         "symbol": "r = (mx.sym.cumsum(mx.sym.var('a')).infer_shape(a=(2, 3)), mx.sym.cumsum(mx.sym.var('a'), axis=1).list_arguments())",
     }, rtol=1e-5)
+
+
+def test_pad_in_each_mode_with_its_gradient():
+    grads = ("x.attach_grad()\nwith mx.autograd.record():\n    y = %s\n"
+             "y.backward(mx.nd.arange(y.size).reshape(y.shape)); r = (y, x.grad)")
+    four = "x = mx.nd.arange(24).reshape((2, 1, 3, 4)); "
+    five = "x = mx.nd.arange(48).reshape((2, 1, 2, 3, 4)); "
+    cases = {}
+    for mode in ("constant", "edge", "reflect"):
+        cases["4-d " + mode] = four + grads % ("mx.nd.Pad(x, mode='%s', pad_width=(0, 0, 0, 0, 1, 2, 2, 1), "
+                                               "constant_value=-1)" % mode)
+        cases["5-d " + mode] = five + grads % "mx.nd.pad(x, mode='%s', pad_width=(0, 0, 0, 0, 1, 1, 1, 0, 0, 2))" % mode
+    cases.update({
+        "batch axis": four + "r = mx.nd.Pad(x, mode='constant', pad_width=(1, 0, 0, 0, 1, 1, 1, 1))",
+        "too few pads": four + "r = mx.nd.Pad(x, mode='constant', pad_width=(0, 0, 0, 0, 1, 1))",
+        "2-d": "r = mx.nd.Pad(mx.nd.ones((2, 3)), mode='constant', pad_width=(0, 0, 1, 1))",
+        "reflect too far": four + "r = mx.nd.Pad(x, mode='reflect', pad_width=(0, 0, 0, 0, 3, 3, 1, 1))",
+        "symbol": "r = mx.sym.Pad(mx.sym.var('x'), mode='edge', pad_width=(0, 0, 0, 0, 1, 2, 3, 4)).infer_shape(x=(1, 2, 3, 4))",
+    })
+    assert_parity(cases, messages={
+        "batch axis": "Current implementation expects padding on the first two axes to be zero.",
+        "too few pads": "Input shape vs padding spec mismatch.",
+        "2-d": "Current implementation only supports 4-D or 5-D input.",
+        "reflect too far": "only supports padding sizes smaller than the input size."})
