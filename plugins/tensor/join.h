@@ -37,8 +37,8 @@ struct StackParam : mxplug::Parameter<StackParam> {
   int num_args;
   int axis;
   MXPLUG_DECLARE_PARAMETER(StackParam) {
-    MXPLUG_DECLARE_FIELD(num_args).set_lower_bound(1).describe("Number of inputs to be stacked.");
     MXPLUG_DECLARE_FIELD(axis).set_default(0).describe("The axis of the new dimension.");
+    MXPLUG_DECLARE_FIELD(num_args).set_lower_bound(1).describe("Number of inputs to be stacked.");
   }
 };
 

@@ -85,6 +85,8 @@ inline StridedWalk BroadcastWalk(const TShape& in, const TShape& out) {
 struct ReshapeParam : mxplug::Parameter<ReshapeParam> {
   TShape shape;
   bool reverse;
+  TShape target_shape;
+  bool keep_highest;
   MXPLUG_DECLARE_PARAMETER(ReshapeParam) {
     MXPLUG_DECLARE_FIELD(shape)
         .set_default(TShape(std::vector<int64_t>{}))
@@ -95,8 +97,35 @@ struct ReshapeParam : mxplug::Parameter<ReshapeParam> {
             "-4 splits one input dimension into the next two values (one may be -1).");
     MXPLUG_DECLARE_FIELD(reverse).set_default(false).describe(
         "Apply the special values from right to left.");
+    MXPLUG_DECLARE_FIELD(target_shape)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("(Deprecated: use shape.) The new shape; one 0 is inferred from the rest.");
+    MXPLUG_DECLARE_FIELD(keep_highest)
+        .set_default(false)
+        .describe("(Deprecated: use shape.) Keep the first axis; target_shape's first is ignored.");
   }
 };
+
+/*! \brief MXNet's deprecated target_shape: the shape itself, with one 0 inferred from the rest
+ * and, with keep_highest, the input's first axis in place of its first. */
+inline TShape TargetShape(const ReshapeParam& p, const TShape& in) {
+  std::vector<int64_t> out(p.target_shape.begin(), p.target_shape.end());
+  if (p.keep_highest && !out.empty() && in.ndim() > 0) out[0] = in[0];
+  int zeros = 0, at = -1;
+  int64_t known = 1;
+  for (size_t i = p.keep_highest ? 1 : 0; i < out.size(); ++i)
+    if (out[i] == 0) ++zeros, at = static_cast<int>(i);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (static_cast<int>(i) != at) known *= out[i];
+  if (zeros == 1 && known > 0) out[at] = in.Size() / known;
+  const TShape shape(out);
+  if (zeros > 1 || shape.Size() != in.Size())
+    throw std::invalid_argument("cannot reshape an array of shape " + in.ToString() +
+                                " into target_shape " + p.target_shape.ToString() +
+                                (zeros > 1 ? ": at most one 0 can be inferred"
+                                           : ": the sizes differ (" + shape.ToString() + ")"));
+  return shape;
+}
 
 // MXNet's rules for the special values, applied from the left (or the right with reverse).
 inline TShape InferReshape(const TShape& target, const TShape& in, bool reverse) {
@@ -475,6 +504,7 @@ using ReshapeLikeProp = mxplug::FirstInPlace<LayoutProp<Param>>;
 
 class ReshapeProp : public ReshapeLikeProp<ReshapeParam> {
   TShape OutShape(const TShape& in) const override {
+    if (param_.shape.ndim() <= 0 && param_.target_shape.ndim() > 0) return TargetShape(param_, in);
     return InferReshape(param_.shape, in, param_.reverse);
   }
 };
@@ -1122,10 +1152,11 @@ template <class Visitor>
 void ForEachLayoutOp(Visitor&& visit) {
   static const std::vector<mxplug::FieldInfo> none;
   // The registration keeps pointers to the fields: a static lives as long as the plugin.
-  static const std::vector<mxplug::FieldInfo> scalar_fields = [] {
-    std::vector<mxplug::FieldInfo> fields = SliceParam::Fields();
+  static const std::vector<mxplug::FieldInfo> scalar_fields = [] {  // MXNet's order: scalar first
+    std::vector<mxplug::FieldInfo> fields;
     for (const mxplug::FieldInfo& f : ScalarParam::Fields())
       if (f.name == "scalar") fields.push_back(f);
+    for (const mxplug::FieldInfo& f : SliceParam::Fields()) fields.push_back(f);
     return fields;
   }();
   visit.template Op<ReshapeProp, CopyKernel>("Reshape",

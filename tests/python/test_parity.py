@@ -559,3 +559,17 @@ def test_pad_in_each_mode_with_its_gradient():
         "too few pads": "Input shape vs padding spec mismatch.",
         "2-d": "Current implementation only supports 4-D or 5-D input.",
         "reflect too far": "only supports padding sizes smaller than the input size."})
+
+
+def test_reshape_target_shape_and_parameter_orders():
+    x = "x = mx.nd.arange(24).reshape((2, 3, 4)); "
+    assert_parity({
+        "target_shape": x + "r = [mx.nd.Reshape(x, target_shape=t).shape for t in ((0, 4), (6, 4), (2, 3, 4, 1))]",
+        "keep_highest": x + "r = mx.nd.Reshape(x, target_shape=(5, 0), keep_highest=True)",
+        "shape wins": x + "r = mx.nd.reshape(x, shape=(4, 6), target_shape=(0, 4)).shape",
+        "symbol": "r = mx.sym.Reshape(mx.sym.var('x'), target_shape=(0, 2)).infer_shape(x=(3, 4))",
+        "stack's axis positionally": "r = mx.nd.stack(mx.nd.ones((2,)), mx.nd.zeros((2,)), axis=1)",
+        "slice_assign_scalar's scalar first": "r = mx.nd._internal._slice_assign_scalar(mx.nd.zeros((2, 3)), 5, "
+                                              "(0, 1), (2, 3))",
+        "arguments": "r = [mx.operator.get_operator_arguments(o).names for o in ('Reshape', '_slice_assign_scalar')]",
+    })
