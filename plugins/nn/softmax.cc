@@ -1,4 +1,5 @@
-// Registers the definitions of softmax, log_softmax and SoftmaxOutput (softmax.h) and their CPU
+// Registers the definitions of softmax, log_softmax, SoftmaxOutput, SoftmaxActivation and
+// softmax_cross_entropy (softmax.h) and their CPU
 // kernels: the element loop, with oneDNN's softmax first for the forwards of softmax, log_softmax
 // and SoftmaxOutput in float32.
 #include "softmax.h"
@@ -7,11 +8,13 @@
 
 namespace {
 
+using mxplug_nn::SoftmaxActivationParam;
 using mxplug_nn::SoftmaxOutputParam;
 using mxplug_nn::SoftmaxParam;
 
 MXPLUG_REGISTER_PARAMETER(SoftmaxParam);
 MXPLUG_REGISTER_PARAMETER(SoftmaxOutputParam);
+MXPLUG_REGISTER_PARAMETER(SoftmaxActivationParam);
 
 struct OnednnSoftmax {
   static bool Forward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int axis, bool log,
@@ -45,6 +48,18 @@ struct OnednnSoftmax {
         .add_argument("data", "NDArray-or-Symbol", "Input array.")
         .add_argument("label", "NDArray-or-Symbol", "Ground truth label.")
         .add_arguments(SoftmaxOutputParam::Fields());
+  mxplug::RegisterOpProperty<mxplug_nn::SoftmaxActivationProp>("SoftmaxActivation")
+      .describe(
+          "MXNet's older softmax: over each instance (its last axis) or over the channels "
+          "(axis 1) at each position.")
+      .add_argument("data", "NDArray-or-Symbol", "The input array.")
+      .add_arguments(SoftmaxActivationParam::Fields());
+  mxplug::RegisterOpProperty<mxplug_nn::SoftmaxCrossEntropyProp>("softmax_cross_entropy")
+      .describe(
+          "The cross-entropy of softmax(data) against integer labels, summed over the batch: "
+          "an array of one element.")
+      .add_argument("data", "NDArray-or-Symbol", "Input data: (batch, classes).")
+      .add_argument("label", "NDArray-or-Symbol", "Input label: (batch,).");
   mxplug_nn::RegisterSoftmaxKernels<mxplug::CpuLoop, OnednnSoftmax>(kDLCPU);
   return true;
 }();

@@ -407,9 +407,197 @@ class SoftmaxOutputKernel : public mxplug::Operator {
   SoftmaxOutputParam p_;
 };
 
-/*! \brief Registers the kernels of softmax, log_softmax and SoftmaxOutput (and its alias
- * Softmax) on a device whose element loop is Loop and whose fused softmax is Fused (their
- * definitions register in softmax.cc). */
+// ---- SoftmaxActivation: MXNet's older softmax, per instance or per channel ----
+
+enum SoftmaxActivationMode { kSoftmaxChannel, kSoftmaxInstance };
+
+struct SoftmaxActivationParam : mxplug::Parameter<SoftmaxActivationParam> {
+  int mode;
+  MXPLUG_DECLARE_PARAMETER(SoftmaxActivationParam) {
+    MXPLUG_DECLARE_FIELD(mode)
+        .set_default(kSoftmaxInstance)
+        .add_enum("channel", kSoftmaxChannel)
+        .add_enum("instance", kSoftmaxInstance)
+        .describe(
+            "Softmax over each instance (its last axis), or over the channels (axis 1) at "
+            "each position.");
+  }
+};
+
+/*! \brief The softmax call SoftmaxActivation is: over axis 1 by channel, else over the last axis
+ * (what MXNet 1.9.1 computes by instance; for 2-d data, the whole instance). */
+inline mxplug::KwArgs SoftmaxActivationAsSoftmax(const mxplug::KwArgs& kwargs) {
+  SoftmaxActivationParam p;
+  p.Init(kwargs);
+  return {{"axis", p.mode == kSoftmaxChannel ? "1" : "-1"}};
+}
+
+class SoftmaxActivationProp : public SoftmaxProp<false> {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    SoftmaxProp<false>::Init(SoftmaxActivationAsSoftmax(kwargs));
+  }
+};
+
+template <class Loop, class Fused>
+class SoftmaxActivationKernel : public SoftmaxKernel<false, Loop, Fused> {
+ public:
+  SoftmaxActivationKernel(const mxplug::KwArgs& kwargs, mxplug::Context ctx)
+      : SoftmaxKernel<false, Loop, Fused>(SoftmaxActivationAsSoftmax(kwargs), ctx) {}
+};
+
+// ---- softmax_cross_entropy(data, label): sum over rows of -log softmax(data)[label] ----
+
+class SoftmaxCrossEntropyProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& d = (*in)[0];
+    if (d.ndim() < 0) return false;
+    if (d.ndim() != 2)
+      throw std::invalid_argument("data has shape " + d.ToString() +
+                                  "; expected (batch, classes): SoftmaxCrossEntropy only accept "
+                                  "2D data");
+    TShape& label = (*in)[1];
+    if (label.ndim() < 0) label = TShape{d[0]};
+    if (label != TShape{d[0]})
+      throw std::invalid_argument("label has shape " + label.ToString() + ", expected (" +
+                                  std::to_string(d[0]) + ",) for data " + d.ToString());
+    (*out)[0] = TShape{1};
+    return d.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    return mxplug::InferTypeFromFirst(in, out);
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[0], in[1]};
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
+  }
+  std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kTempSpace};
+  }
+
+ private:
+  struct NoParam : mxplug::Parameter<NoParam> {
+    MXPLUG_DECLARE_PARAMETER(NoParam) {}
+  } param_;
+};
+
+/*! \brief Row i's log-sum-exp, in double, and its label's column (clipped to the classes). */
+template <class T, class L>
+struct CrossEntropyRows {
+  const T* x;
+  const L* label;
+  int64_t classes;
+  double *lse, *picked;  // picked: x at the label, or null
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    const T* row = x + i * classes;
+    double top = static_cast<double>(static_cast<C>(row[0]));
+    for (int64_t j = 1; j < classes; ++j) {
+      const double v = static_cast<double>(static_cast<C>(row[j]));
+      top = v > top ? v : top;
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < classes; ++j)
+      sum += exp(static_cast<double>(static_cast<C>(row[j])) - top);
+    lse[i] = top + log(sum);
+    if (picked) picked[i] = static_cast<double>(static_cast<C>(row[LabelColumn(i)]));
+  }
+  MXPLUG_XINLINE int64_t LabelColumn(int64_t i) const {
+    const int64_t k = static_cast<int64_t>(static_cast<mxplug::ComputeType<L>>(label[i]));
+    return k < 0 ? 0 : k >= classes ? classes - 1 : k;
+  }
+};
+
+template <class T>
+struct CrossEntropySum {
+  const double *lse, *picked;
+  int64_t rows;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t) const {
+    double loss = 0;
+    for (int64_t i = 0; i < rows; ++i) loss += lse[i] - picked[i];
+    mxplug::StoreAs<mxplug::ComputeType<T>>(out[0], req, static_cast<mxplug::ComputeType<T>>(loss));
+  }
+};
+
+/*! \brief dx = og * (softmax(x) - one_hot(label)). */
+template <class T, class L>
+struct CrossEntropyGradient {
+  CrossEntropyRows<T, L> rows;
+  const double* lse;
+  const T* og;
+  T* dx;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t e) const {
+    using C = mxplug::ComputeType<T>;
+    const int64_t i = e / rows.classes, j = e % rows.classes;
+    const double p = exp(static_cast<double>(static_cast<C>(rows.x[e])) - lse[i]);
+    const double g =
+        static_cast<double>(static_cast<C>(og[0])) * (p - (j == rows.LabelColumn(i) ? 1.0 : 0.0));
+    mxplug::StoreAs<C>(dx[e], req, static_cast<C>(g));
+  }
+};
+
+/*! \brief softmax_cross_entropy on a device whose element loop is Loop: a thread per row, then
+ * one for the sum; backward a thread per element. Labels outside [0, classes) are clipped. */
+template <class Loop>
+class SoftmaxCrossEntropyKernel : public mxplug::Operator {
+ public:
+  SoftmaxCrossEntropyKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const int64_t n = in[0].shape_[0], k = in[0].shape_[1];
+    double* lse = ctx.resource(mxplug::ResourceRequest::kTempSpace)
+                      .get_space_typed<double>(static_cast<size_t>(2 * n + 1));
+    Switch(in[0], in[1], [&](auto zero, auto label_zero) {
+      using T = decltype(zero);
+      using L = decltype(label_zero);
+      const CrossEntropyRows<T, L> rows{in[0].dptr<T>(), in[1].dptr<L>(), k, lse, lse + n};
+      if (n > 0 && k > 0) Loop::Run(ctx, n, rows);
+      Loop::Run(ctx, 1, CrossEntropySum<T>{lse, lse + n, k > 0 ? n : 0, out[0].dptr<T>(), req[0]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>&,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    Loop::Zero(ctx, ig[1], req[1]);  // labels have no gradient
+    if (req[0] == mxplug::kNullOp || ig[0].Size() == 0) return;
+    const int64_t n = in[0].shape_[0], k = in[0].shape_[1];
+    double* lse = ctx.resource(mxplug::ResourceRequest::kTempSpace)
+                      .get_space_typed<double>(static_cast<size_t>(n));
+    Switch(in[0], in[1], [&](auto zero, auto label_zero) {
+      using T = decltype(zero);
+      using L = decltype(label_zero);
+      const CrossEntropyRows<T, L> rows{in[0].dptr<T>(), in[1].dptr<L>(), k, lse, nullptr};
+      Loop::Run(ctx, n, rows);
+      Loop::Run(ctx, n * k,
+                CrossEntropyGradient<T, L>{rows, lse, og[0].dptr<T>(), ig[0].dptr<T>(), req[0]});
+    });
+  }
+
+ private:
+  template <class Fn>
+  static void Switch(const TBlob& data, const TBlob& label, Fn&& fn) {
+    mxplug::RealTypeSwitch(data.type_flag_, "", [&](auto zero) {
+      mxplug::TypeSwitch(label.type_flag_, [&](auto label_zero) { fn(zero, label_zero); });
+    });
+  }
+};
+
+/*! \brief Registers the kernels of softmax, log_softmax, SoftmaxOutput (and its alias
+ * Softmax), SoftmaxActivation and softmax_cross_entropy on a device whose element loop is Loop and
+ * whose fused softmax is Fused (their definitions register in softmax.cc). */
 template <class Loop, class Fused = NoFusedSoftmax>
 void RegisterSoftmaxKernels(DLDeviceType device) {
   // In the order softmax.cc defines the ops (a plugin's records list them alike).
@@ -418,6 +606,8 @@ void RegisterSoftmaxKernels(DLDeviceType device) {
   mxplug::sdk::RegisterKernel<SoftmaxKernel<true, Loop, Fused>>("log_softmax", device);
   for (const char* name : {"SoftmaxOutput", "Softmax"})
     mxplug::sdk::RegisterKernel<SoftmaxOutputKernel<Loop, Fused>>(name, device);
+  mxplug::sdk::RegisterKernel<SoftmaxActivationKernel<Loop, Fused>>("SoftmaxActivation", device);
+  mxplug::sdk::RegisterKernel<SoftmaxCrossEntropyKernel<Loop>>("softmax_cross_entropy", device);
 }
 
 }  // namespace mxplug_nn
