@@ -9,9 +9,11 @@ using mxplug_tensor::CastParam;
 using mxplug_tensor::EyeParam;
 using mxplug_tensor::FullParam;
 using mxplug_tensor::InputDoc;
+using mxplug_tensor::LinspaceParam;
 
 MXPLUG_REGISTER_PARAMETER(FullParam);
 MXPLUG_REGISTER_PARAMETER(ArangeParam);
+MXPLUG_REGISTER_PARAMETER(LinspaceParam);
 MXPLUG_REGISTER_PARAMETER(EyeParam);
 MXPLUG_REGISTER_PARAMETER(CastParam);
 

@@ -64,6 +64,26 @@ struct ArangeParam : mxplug::Parameter<ArangeParam> {
   }
 };
 
+struct LinspaceParam : mxplug::Parameter<LinspaceParam> {
+  double start, stop;
+  int num;
+  bool endpoint;
+  std::string ctx;
+  int dtype;
+  MXPLUG_DECLARE_PARAMETER(LinspaceParam) {
+    MXPLUG_DECLARE_FIELD(start).describe("Start of interval.");
+    MXPLUG_DECLARE_FIELD(stop).describe("End of interval.");
+    MXPLUG_DECLARE_FIELD(num).set_lower_bound(0).describe("Number of values.");
+    MXPLUG_DECLARE_FIELD(endpoint).set_default(true).describe(
+        "Whether stop is the last value; else the values are num of num + 1.");
+    MXPLUG_DECLARE_FIELD(ctx).set_default("").describe("Context of output.");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(kMXPFloat32)
+        .add_dtype_enum()
+        .describe("Target data type.");
+  }
+};
+
 struct EyeParam : mxplug::Parameter<EyeParam> {
   int64_t N, M, k;
   std::string ctx;
@@ -129,6 +149,20 @@ struct ArangeGen {
   void Bind(const TShape&) {}
   MXPLUG_XINLINE double operator()(int64_t i) const {
     return start + static_cast<double>(i / repeat) * step;
+  }
+};
+
+struct LinspaceGen {
+  double start, step;
+  explicit LinspaceGen(const mxplug::KwArgs& kwargs) {
+    LinspaceParam p;
+    p.Init(kwargs);
+    const int intervals = p.endpoint ? p.num - 1 : p.num;
+    start = p.start, step = intervals > 0 ? (p.stop - p.start) / intervals : 0.0;
+  }
+  void Bind(const TShape&) {}
+  MXPLUG_XINLINE double operator()(int64_t i) const {
+    return start + static_cast<double>(i) * step;
   }
 };
 
@@ -205,6 +239,10 @@ class ArangeProp : public InitProp<ArangeParam> {
   }
 };
 
+class LinspaceProp : public InitProp<LinspaceParam> {
+  TShape Shape() const override { return TShape{param_.num}; }
+};
+
 class EyeProp : public InitProp<EyeParam> {
   TShape Shape() const override { return TShape{param_.N, param_.M > 0 ? param_.M : param_.N}; }
 };
@@ -262,6 +300,9 @@ void ForEachInitOp(Visitor&& visit) {
   visit.template Fill<ArangeProp, ArangeGen>(
       "_arange", "Evenly spaced values within [start, stop), each repeated `repeat` times.", none,
       ArangeParam::Fields());
+  visit.template Fill<LinspaceProp, LinspaceGen>(
+      "_linspace", "num evenly spaced values from start to stop (included with endpoint).", none,
+      LinspaceParam::Fields());
   visit.template Fill<EyeProp, EyeGen>(
       "_eye", "A 2-D array with ones on the k-th diagonal and zeros elsewhere.", none,
       EyeParam::Fields());

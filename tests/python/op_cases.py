@@ -338,7 +338,10 @@ CREATIONS = [("_zeros", {"shape": (3, 4)}, lambda: np.zeros((3, 4))),
              ("_arange", {"start": 7}, lambda: np.arange(7)),
              ("_eye", {"N": 4, "M": 6, "k": 1}, lambda: np.eye(4, 6, 1)),
              ("_eye", {"N": 5, "k": -2}, lambda: np.eye(5, 5, -2)),
-             ("_zeros", {"shape": (0, 2)}, lambda: np.zeros((0, 2)))]
+             ("_zeros", {"shape": (0, 2)}, lambda: np.zeros((0, 2))),
+             ("_linspace", {"start": -1, "stop": 2, "num": 7}, lambda: np.linspace(-1, 2, 7)),
+             ("_linspace", {"start": 3, "stop": 0, "num": 4, "endpoint": False},
+              lambda: np.linspace(3, 0, 4, endpoint=False))]
 # The fused optimizer updates (float32 and float64 only so far, as the nn plugin), with the ranges
 # their states start in: averages of squares and histories are positive, and the centred variance
 # n - g^2 too.

@@ -593,3 +593,12 @@ def test_softmax_activation_and_softmax_cross_entropy_with_their_gradients():
         "symbols": "r = (mx.sym.softmax_cross_entropy(mx.sym.var('d'), mx.sym.var('l')).infer_shape(d=(5, 3), l=(5,)), "
                    "mx.sym.SoftmaxActivation(mx.sym.var('d'), mode='channel').list_arguments())",
     }, messages={"cross entropy of 3-d data": "SoftmaxCrossEntropy only accept 2D data"}, rtol=1e-5)
+
+
+def test_linspace():
+    assert_parity({
+        "values": "r = [mx.nd.linspace(*a) for a in ((0, 1, 5), (2, -1, 4, False, None, 'int32'), (1, 1, 1), (0, 10, 3), "
+                  "(3, 5, 0))]",
+        "float64 without the endpoint": "r = mx.nd.linspace(0, 1, 4, endpoint=False, dtype='float64')",
+        "symbol": "s = mx.sym.linspace(0, 1, 5); r = (s.infer_shape(), s.eval()[0])",
+    })

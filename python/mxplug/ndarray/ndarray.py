@@ -93,6 +93,13 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     return _invoke("_arange", [], ctx=_ctx(ctx), **kwargs)
 
 
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    """num evenly spaced values from start to stop (MXNet's linspace): stop included with
+    endpoint, else the first num of num + 1."""
+    return _invoke("_linspace", [], ctx=_ctx(ctx), start=float(start), stop=float(stop), num=int(num),
+                   endpoint=bool(endpoint), dtype=_dtype_name(dtype))
+
+
 def eye(N, M=0, k=0, ctx=None, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
     return _invoke("_eye", [], ctx=_ctx(ctx), N=int(N), M=int(M), k=int(k), dtype=_dtype_name(dtype))

@@ -478,6 +478,13 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, d
     return _create("_arange", "_arange", [], params, name)
 
 
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
+    """num evenly spaced values from start to stop (MXNet's linspace)."""
+    params = {"start": float(start), "stop": float(stop), "num": int(num), "endpoint": bool(endpoint),
+              "dtype": np.dtype(dtype or np.float32).name}
+    return _create("_linspace", "_linspace", [], params, name)
+
+
 def eye(N, M=0, k=0, dtype=None, **kwargs):
     """A 2-D symbol with ones on the k-th diagonal."""
     return _create("_eye", "_eye", [], {"N": int(N), "M": int(M), "k": int(k),
