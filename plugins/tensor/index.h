@@ -362,6 +362,9 @@ void ForEachIndexOp(Visitor&& visit) {
   visit.template Op<PickProp, PickKernel>(
       "pick", "Picks elements from data at the indices given along an axis.",
       {{"data", "The input array."}, {"index", "The index array."}}, PickParam::Fields());
+  visit.template Op<PickProp, PickKernel>(
+      "choose_element_0index", "Same as pick (MXNet's older name).",
+      {{"data", "The input array."}, {"index", "The index array."}}, PickParam::Fields());
   visit.template Op<OneHotProp, OneHotKernel>("one_hot", "One-hot encoding of the indices.",
                                               {{"indices", "Array of indices."}},
                                               OneHotParam::Fields());

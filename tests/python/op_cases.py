@@ -231,6 +231,7 @@ LAYOUT = [
     Case("pick", [(5, 4), (5, 1)], {"axis": -1, "keepdims": True, "mode": "wrap"},
          domains=[SIGNED, INTS(9)]),
     Case("pick", [(3, 4), (4,)], {"axis": 0}, domains=[SIGNED, INTS(3)]),
+    Case("choose_element_0index", [(5, 4), (5,)], domains=[SIGNED, INTS(6, -2)]),
     Case("one_hot", [(3, 4)], {"depth": 5, "on_value": 2.5, "off_value": -1}, domains=[INTS(6)]),
     Case("where", [(4, 5), (4, 5), (4, 5)], domains=[INTS(2)]),
     Case("where", [(4,), (4, 5), (4, 5)], domains=[INTS(2)]),  # a condition per row

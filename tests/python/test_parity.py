@@ -602,3 +602,12 @@ def test_linspace():
         "float64 without the endpoint": "r = mx.nd.linspace(0, 1, 4, endpoint=False, dtype='float64')",
         "symbol": "s = mx.sym.linspace(0, 1, 5); r = (s.infer_shape(), s.eval()[0])",
     })
+
+
+def test_choose_element_0index_is_pick():
+    assert_parity({
+        "values": "r = mx.nd.choose_element_0index(mx.nd.arange(12).reshape((3, 4)), mx.nd.array([1, -1, 7]))",
+        "gradient": "a = mx.nd.arange(12).reshape((3, 4)); a.attach_grad()\nwith mx.autograd.record():\n"
+                    "    y = mx.nd.choose_element_0index(a, mx.nd.array([1, 2, 3]), mode='wrap')\n"
+                    "y.backward(mx.nd.array([1, 2, 3])); r = a.grad",
+    })
