@@ -142,6 +142,85 @@ class SplitProp : public mxplug::OperatorProperty {
   SplitParam param_;
 };
 
+/*! \brief _split_v2 (mx.nd.split_v2): pieces that start at `indices` along axis (the last runs to
+ * the end), or `sections` equal ones. */
+struct SplitV2Param : mxplug::Parameter<SplitV2Param> {
+  TShape indices;
+  int axis;
+  bool squeeze_axis;
+  int sections;
+  MXPLUG_DECLARE_PARAMETER(SplitV2Param) {
+    MXPLUG_DECLARE_FIELD(indices).describe("Where each piece starts along the axis (0 first).");
+    MXPLUG_DECLARE_FIELD(axis).set_default(1).describe("Axis along which to split.");
+    MXPLUG_DECLARE_FIELD(squeeze_axis)
+        .set_default(false)
+        .describe("Remove the split axis from pieces of length 1.");
+    MXPLUG_DECLARE_FIELD(sections).set_default(0).describe(
+        "Number of equal pieces (0: use indices).");
+  }
+};
+
+/*! \brief The pieces' lengths along the axis, of a data axis of length n. */
+inline std::vector<int64_t> SplitV2Lengths(const SplitV2Param& p, int64_t n) {
+  std::vector<int64_t> lens;
+  if (p.sections > 0) {
+    if (n % p.sections != 0)
+      throw std::invalid_argument("an axis of length " + std::to_string(n) +
+                                  " does not split into " + std::to_string(p.sections) +
+                                  " equal sections");
+    return std::vector<int64_t>(p.sections, n / p.sections);
+  }
+  for (int i = 0; i < p.indices.ndim(); ++i) {
+    if (p.indices[i] > n)
+      throw std::invalid_argument(
+          "indices " + p.indices.ToString() + " go past the axis of length " + std::to_string(n) +
+          " (end " + std::to_string(p.indices[i]) + " is no less than the size of the axis " +
+          std::to_string(n) + ")");
+    const int64_t begin = p.indices[i];
+    const int64_t end = i + 1 < p.indices.ndim() ? p.indices[i + 1] : n;
+    if (end < begin)
+      throw std::invalid_argument("indices " + p.indices.ToString() + " must not decrease");
+    lens.push_back(end - begin);
+  }
+  return lens;
+}
+
+class SplitV2Prop : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    param_.Init(kwargs);
+    if (param_.sections <= 0 && param_.indices.ndim() <= 0)
+      throw std::invalid_argument("indices is empty and sections is 0; expected one of them");
+  }
+  std::vector<std::string> ListOutputs() const override {
+    std::vector<std::string> names;
+    const int n = param_.sections > 0 ? param_.sections : param_.indices.ndim();
+    for (int i = 0; i < n; ++i) names.push_back("output" + std::to_string(i));
+    return names;
+  }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& s = (*in)[0];
+    if (s.ndim() < 0 || !s.IsKnown()) return false;
+    const int axis = mxplug::NormalizeAxis(param_.axis, s.ndim());
+    const std::vector<int64_t> lens = SplitV2Lengths(param_, s[axis]);
+    for (size_t i = 0; i < lens.size(); ++i) {
+      std::vector<int64_t> d(s.begin(), s.end());
+      d[axis] = lens[i];
+      if (param_.squeeze_axis && lens[i] == 1) d.erase(d.begin() + axis);
+      (*out)[i] = TShape(d);
+    }
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return og;
+  }
+
+ private:
+  SplitV2Param param_;
+};
+
 /*! \brief ElementWiseSum / add_n: the sum of num_args same-shape arrays. */
 struct SumParam : mxplug::Parameter<SumParam> {
   int num_args;
@@ -436,6 +515,35 @@ struct SplitKernel : mxplug::Operator {
   }
 };
 
+/*! \brief _split_v2: piece i is the run of its length from its start (the data before the first
+ * index is in no piece; its gradient is 0). */
+template <class L>
+struct SplitV2Kernel : mxplug::Operator {
+  SplitV2Param p;
+  SplitV2Kernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p.Init(kwargs); }
+  int64_t First() const { return p.sections > 0 ? 0 : p.indices[0]; }
+  MXPLUG_JOIN_FORWARD {
+    const int a = mxplug::NormalizeAxis(p.axis, in[0].ndim());
+    const std::vector<int64_t> lens = SplitV2Lengths(p, in[0].shape_[a]);
+    int64_t offset = First();
+    for (size_t i = 0; i < out.size(); offset += lens[i], ++i)
+      L::Gather(ctx, PieceWalk(in[0].shape_, a, offset, lens[i]), in[0], out[i], req[i]);
+  }
+  MXPLUG_JOIN_BACKWARD {
+    if (req[0] == mxplug::kNullOp) return;
+    const int a = mxplug::NormalizeAxis(p.axis, ig[0].ndim());
+    const std::vector<int64_t> lens = SplitV2Lengths(p, ig[0].shape_[a]);
+    int64_t offset = First();
+    mxplug::OpReqType r = req[0];
+    if (offset > 0 && r == mxplug::kWriteTo) {  // a part no piece holds
+      L::Zero(ctx, ig[0], r);
+      r = mxplug::kAddTo;
+    }
+    for (size_t i = 0; i < og.size(); offset += lens[i], ++i)
+      L::Scatter(ctx, PieceWalk(ig[0].shape_, a, offset, lens[i]), og[i], ig[0], r);
+  }
+};
+
 template <class L>
 using ConcatKernel = JoinKernel<L, ConcatParam, false>;
 template <class L>
@@ -502,6 +610,9 @@ void ForEachJoinOp(Visitor&& visit) {
   visit.template Op<SplitProp, SplitKernel>("SliceChannel",
                                             "Splits an array into equal parts along an axis.",
                                             kDataInput, SplitParam::Fields());
+  visit.template Op<SplitV2Prop, SplitV2Kernel>(
+      "_split_v2", "Splits an array along an axis at the given indices, or into equal sections.",
+      kDataInput, SplitV2Param::Fields());
   visit.template Op<SplitProp, SplitKernel>("split", "Same as SliceChannel.", kDataInput,
                                             SplitParam::Fields());
   visit.template Op<AddNProp, AddNKernel>(

@@ -160,6 +160,8 @@ REDUCTIONS = [
     Case("sort", [(6, 2, 3)], {"axis": 0}, domains=[WITH_NAN]),
     Case("argsort", [(5, 6)], {"axis": None}, domains=[INTS(5)]),  # ties keep index order
     Case("argsort", [(4, 5)], {"is_ascend": False, "dtype": "int32"}),
+    Case("_split_v2", [(3, 7, 2)], {"indices": (0, 2, 3), "axis": 1}),
+    Case("_split_v2", [(6, 4)], {"indices": (), "sections": 3, "axis": 0}),
     Case("SequenceMask", [(5, 3, 2), (3,)], {"use_sequence_length": True, "value": -1.5},
          domains=[SIGNED, INTS(7)], grad=True),
     Case("SequenceMask", [(3, 5)], {"axis": 1}),

@@ -611,3 +611,20 @@ def test_choose_element_0index_is_pick():
                     "    y = mx.nd.choose_element_0index(a, mx.nd.array([1, 2, 3]), mode='wrap')\n"
                     "y.backward(mx.nd.array([1, 2, 3])); r = a.grad",
     })
+
+
+def test_split_v2():
+    x = "x = mx.nd.arange(24).reshape((2, 6, 2)); "
+    assert_parity({
+        "sections": x + "r = mx.nd.split_v2(x, 3, axis=1)",
+        "indices": x + "r = (mx.nd.split_v2(x, (1, 4), axis=1), mx.nd.split_v2(x, (1, 4), axis=-2))",
+        "empty pieces": x + "r = (mx.nd.split_v2(x, (0, 3), axis=1), mx.nd.split_v2(x, (2, 6), axis=1))",
+        "squeeze": x + "r = mx.nd.split_v2(x, (1,), axis=0, squeeze_axis=True)",
+        "unequal": x + "r = mx.nd.split_v2(x, 4, axis=1)",
+        "past the end": x + "r = mx.nd.split_v2(x, (2, 9), axis=1)",
+        "fluent": x + "r = (x.split_v2(2, axis=1), mx.sym.var('y').split_v2(2).infer_shape(y=(4, 3))[1])",
+        "symbols": x + "s = mx.sym.split_v2(mx.sym.var('x'), 3, axis=1); t = mx.sym.split_v2(mx.sym.var('x'), (1, 4), axis=1); "
+                       "r = (s.list_outputs(), s.infer_shape(x=(2, 6, 2)), t.infer_shape(x=(2, 6, 2)), s.eval(x=x))",
+        "gradient": x + "x.attach_grad()\nwith mx.autograd.record():\n    ys = mx.nd.split_v2(x, (1, 4), axis=1)\n"
+                        "mx.autograd.backward(ys, [mx.nd.ones_like(y) * (i + 1) for i, y in enumerate(ys)]); r = x.grad",
+    }, messages={"past the end": "is no less than the size of the axis"})

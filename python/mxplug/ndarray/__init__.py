@@ -1,6 +1,6 @@
 """Imperative arrays (MXNet's ``mx.nd``): NDArray, creation functions, and one function per
 registered operator, generated from the registry (see ``register``)."""
-from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, eye, zeros_like,
+from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, split_v2, eye, zeros_like,
                       ones_like, full_like, empty_like, waitall, concatenate, moveaxis,
                       from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write, add, subtract, multiply,
                       divide, true_divide, modulo, power, maximum, minimum, equal, not_equal,
@@ -14,7 +14,7 @@ _register.populate(globals())
 from .. import autograd as _autograd  # noqa: E402
 _autograd._ndarray_methods()  # attach_grad, grad, detach, backward
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like",
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "split_v2", "eye", "zeros_like",
            "ones_like", "full_like", "empty_like", "waitall", "save", "load", "load_frombuffer",
            "concatenate", "moveaxis", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write", "add",
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum", "minimum",

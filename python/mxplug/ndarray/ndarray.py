@@ -100,6 +100,26 @@ def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
                    endpoint=bool(endpoint), dtype=_dtype_name(dtype))
 
 
+def _split_v2_indices(ary, indices_or_sections, axis):
+    """MXNet's split_v2 argument as the _split_v2 op's starting indices."""
+    if isinstance(indices_or_sections, int):
+        size = ary.shape[axis]
+        if size % indices_or_sections:
+            raise ValueError("array split does not result in an equal division")
+        step = size // indices_or_sections
+        return [i * step for i in range(indices_or_sections)]
+    if isinstance(indices_or_sections, tuple):
+        return [0] + list(indices_or_sections)
+    raise ValueError("indices_or_sections must either int or tuple of ints")
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ary along axis into equal pieces (an int) or at the given indices (a tuple), as
+    NumPy's split."""
+    return _invoke("_split_v2", [ary], indices=tuple(_split_v2_indices(ary, indices_or_sections, axis)),
+                   axis=int(axis), squeeze_axis=bool(squeeze_axis))
+
+
 def eye(N, M=0, k=0, ctx=None, dtype=None):
     """A 2-D array with ones on the k-th diagonal."""
     return _invoke("_eye", [], ctx=_ctx(ctx), N=int(N), M=int(M), k=int(k), dtype=_dtype_name(dtype))
@@ -667,6 +687,7 @@ def _extend():
         "astype": _astype, "reshape": _reshape, "reshape_like": _reshape_like,
         "flatten": _flatten, "expand_dims": _expand_dims, "squeeze": _squeeze, "tostype": _tostype,
         "slice_assign": _slice_assign, "slice_assign_scalar": _slice_assign_scalar,
+        "split_v2": split_v2,
         "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
     }
     for name, fn in methods.items():

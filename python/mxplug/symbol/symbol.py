@@ -485,6 +485,21 @@ def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
     return _create("_linspace", "_linspace", [], params, name)
 
 
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Splits ary along axis into equal pieces (an int) or at the given indices (a tuple)."""
+    if isinstance(indices_or_sections, int):
+        indices, sections = (), indices_or_sections
+    elif isinstance(indices_or_sections, tuple):
+        indices, sections = tuple([0] + list(indices_or_sections)), 0
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    return _create("_split_v2", "_split_v2", [ary], {"indices": indices, "axis": int(axis),
+                                                     "squeeze_axis": bool(squeeze_axis), "sections": sections})
+
+
+Symbol.split_v2 = lambda self, *args, **kwargs: split_v2(self, *args, **kwargs)
+
+
 def eye(N, M=0, k=0, dtype=None, **kwargs):
     """A 2-D symbol with ones on the k-th diagonal."""
     return _create("_eye", "_eye", [], {"N": int(N), "M": int(M), "k": int(k),
