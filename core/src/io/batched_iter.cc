@@ -24,8 +24,9 @@ void Batching::TakeCommon(IterArgs* args) {
   num_parts = args->TakeInt("num_parts", num_parts, 1);
   part_index = args->TakeInt("part_index", part_index, 0);
   if (part_index >= num_parts)
-    throw Error(args->iter() + ": part_index " + std::to_string(part_index) + " is not below num_parts " +
-                std::to_string(num_parts), kMXPInvalidArgument);
+    throw Error(args->iter() + ": part_index " + std::to_string(part_index) +
+                    " is not below num_parts " + std::to_string(num_parts),
+                kMXPInvalidArgument);
 }
 
 BatchedIter::BatchedIter(const std::string& name, const Batching& batching,
@@ -43,8 +44,9 @@ BatchedIter::BatchedIter(const std::string& name, const Batching& batching,
   const uint64_t batch = static_cast<uint64_t>(batching_.batch_size);
   if (end == begin || (batching_.last_batch == LastBatch::kDiscard && end - begin < batch))
     throw Error(name + ": batch_size " + std::to_string(batch) + " is larger than the " +
-                std::to_string(end - begin) + " examples of part " + std::to_string(batching_.part_index) +
-                " of " + std::to_string(parts) + " (" + std::to_string(num_examples) + " in all)",
+                    std::to_string(end - begin) + " examples of part " +
+                    std::to_string(batching_.part_index) + " of " + std::to_string(parts) + " (" +
+                    std::to_string(num_examples) + " in all)",
                 kMXPInvalidArgument);
   order_.resize(end - begin);
   std::iota(order_.begin(), order_.end(), begin);
@@ -60,7 +62,8 @@ void BatchedIter::BeforeFirst() {
   if (batching_.shuffle) std::shuffle(order_.begin(), order_.end(), rng_);
   start_ = batching_.last_batch == LastBatch::kRoundBatch ? next_start_ : 0;
   next_start_ = 0;
-  num_batches_ = batching_.last_batch == LastBatch::kDiscard ? n / batch : (n - start_ + batch - 1) / batch;
+  num_batches_ =
+      batching_.last_batch == LastBatch::kDiscard ? n / batch : (n - start_ + batch - 1) / batch;
   taken_ = 0;
   if (!in_order_)
     prefetcher_.Start(num_batches_, [this](size_t b, DataBatch* out) { MakeBatch(b, out); });

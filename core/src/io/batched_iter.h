@@ -58,8 +58,9 @@ class BatchedIter final : public DataIter {
  public:
   /*! \brief `num_examples` in the whole data set; shapes are of one batch. Starts the first
    * epoch. \throws Error naming `name` when this part has no batch. */
-  BatchedIter(const std::string& name, const Batching& batching, std::unique_ptr<const ExampleSource> source,
-              uint64_t num_examples, std::vector<DataShape> data, std::vector<DataShape> label);
+  BatchedIter(const std::string& name, const Batching& batching,
+              std::unique_ptr<const ExampleSource> source, uint64_t num_examples,
+              std::vector<DataShape> data, std::vector<DataShape> label);
   void BeforeFirst() override;
   bool Next() override;
   const DataBatch& Value() const override { return value_; }
@@ -74,8 +75,8 @@ class BatchedIter final : public DataIter {
   const std::unique_ptr<const ExampleSource> source_;
   std::vector<uint64_t> order_;  // this part's example ids in this epoch's order
   std::vector<DataShape> data_shapes_, label_shapes_;
-  uint64_t start_ = 0;           // position of the epoch's first example in order_
-  uint64_t next_start_ = 0;      // kRoundBatch: where the next epoch starts
+  uint64_t start_ = 0;       // position of the epoch's first example in order_
+  uint64_t next_start_ = 0;  // kRoundBatch: where the next epoch starts
   uint64_t num_batches_ = 0;
   uint64_t taken_ = 0;
   uint64_t epoch_ = 0;  // epochs begun, this one included
