@@ -85,12 +85,15 @@ static_assert(offsetof(MXPKernelArgs, device) == 20);
 static_assert(offsetof(MXPKernelArgs, stream) == 32);
 static_assert(offsetof(MXPKernelArgs, in_data) == 56);
 static_assert(offsetof(MXPKernelArgs, req) == 136);
-static_assert(sizeof(MXPKernelArgs) == 152);
+static_assert(offsetof(MXPKernelArgs, on_complete) == 152);  // 1.5
+static_assert(offsetof(MXPKernelArgs, on_complete_token) == 160);
+static_assert(sizeof(MXPKernelArgs) == 168);
 
 static_assert(offsetof(MXPKernelDef, op_name) == 16);
 static_assert(offsetof(MXPKernelDef, device_type) == 24);
 static_assert(offsetof(MXPKernelDef, backward) == 64);
-static_assert(sizeof(MXPKernelDef) == 72);
+static_assert(offsetof(MXPKernelDef, asynchronous) == 72);  // 1.5
+static_assert(sizeof(MXPKernelDef) == 80);
 
 static_assert(offsetof(MXPDeviceDef, device_type) == 24);
 static_assert(offsetof(MXPDeviceDef, device_count) == 40);

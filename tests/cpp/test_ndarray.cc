@@ -210,6 +210,32 @@ TEST_F(NDArrayTest, KernelErrorsSurfaceAtTheNextSyncPointThenClear) {
   EXPECT_NO_THROW(Engine::Get()->WaitForAll());
 }
 
+// Note [Asynchronous kernels]: the kernel returns before its work is done; the engine holds its
+// output until the work calls back, and an error it calls back with surfaces as a kernel's does.
+TEST_F(NDArrayTest, AsynchronousKernelsEndWhenTheyCallBack) {
+  LoadFaultyOps();
+  NDArray a = FromVector({1, 2, 3}, TShape{3});
+  NDArray doubled = Call("test.AsyncDouble", {}, {a});
+  NDArray after = Call("_plus_scalar", {{"scalar", "1"}}, {doubled});  // waits for the callback
+  EXPECT_EQ(ToVector(after), (std::vector<float>{3, 5, 7}));
+  // Many in flight at once, in a chain: each reads what the one before wrote.
+  NDArray x = a;
+  for (int i = 0; i < 5; ++i) x = Call("test.AsyncDouble", {}, {x});
+  EXPECT_EQ(ToVector(x), (std::vector<float>{32, 64, 96}));
+
+  NDArray bad = Call("test.AsyncDouble", {}, {FromVector({1, -2, 3}, TShape{3})});
+  try {
+    bad.WaitToRead();
+    FAIL() << "no error at the sync point";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test.AsyncDouble forward"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("negative input at element 1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(Engine::Get()->WaitForAll());
+}
+
 TEST_F(NDArrayTest, OutputAliasingAnInputGoesThroughATemporaryUnlessDeclaredInPlace) {
   LoadFaultyOps();
   // test.Reverse writing over its own input in place would read overwritten elements.

@@ -3,7 +3,9 @@
 // test.FailOnNegative (copies a float array, and throws when it holds a negative number: the same
 // executor must run again once its input is good), test.Hang (never returns) and
 // test.Reverse (reverses a 1-D float array; not safe in place, and it does not declare in-place,
-// so a call whose output aliases its input must go through a temporary).
+// so a call whose output aliases its input must go through a temporary) and test.AsyncDouble
+// (an asynchronous kernel, ABI 1.5: doubles a float array on a thread of its own, 20 ms after the
+// call returned, and ends with an error on a negative element).
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -67,8 +69,37 @@ class Reverse : public mxplug::Operator {
   }
 };
 
+class AsyncDouble : public mxplug::Operator {
+ public:
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (!ctx.async_on_complete) throw std::logic_error("run synchronously");
+    std::thread([x = in[0], y = out[0], r = req[0], done = ctx.async_on_complete] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (int64_t i = 0; i < x.Size(); ++i) {
+        if (x.dptr<float>()[i] < 0) {
+          done(std::make_exception_ptr(
+              std::runtime_error("negative input at element " + std::to_string(i))));
+          return;
+        }
+        mxplug::Assign(y.dptr<float>()[i], r, 2 * x.dptr<float>()[i]);
+      }
+      done(nullptr);
+    }).detach();
+  }
+};
+
+class AsyncDoubleProp : public SameShapeProp {
+ public:
+  mxplug::Operator* CreateOperator(mxplug::Context) const override { return new AsyncDouble(); }
+};
+
 }  // namespace
 
+MXPLUG_REGISTER_OP_PROPERTY_AS(AsyncDoubleOp, "test.AsyncDouble", AsyncDoubleProp)
+    .describe("Doubles its input on a thread of its own, after the kernel returned.")
+    .add_kernel(kDLCPU, mxplug::sdk::KernelRun::kAsync);
 MXPLUG_REGISTER_OP_PROPERTY_AS(FailForwardOp, "test.FailForward", SameShapeProp)
     .describe("Always fails in its kernel.");
 MXPLUG_REGISTER_KERNEL_AS(FailForwardKernel, "test.FailForward", kDLCPU, FailForward);

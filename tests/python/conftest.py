@@ -51,6 +51,9 @@ def checked_plugin_libraries(plugin):
 
 
 _default_ops = []
+# The ops the Python package registers itself, beside the plugin folder's: the Custom op of
+# operators written in Python (python/src/custom_op.cc), which the CLI does not have.
+PYTHON_OPS = {"Custom"}
 
 
 def default_ops():

@@ -6,6 +6,7 @@
 #define MXPLUG_KERNEL_H_
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,10 @@ struct KernelEntry {
   }
   std::string Key() const { return Key(op_name, device_type); }
   bool has_backward() const { return def.backward != nullptr; }
+  /*! \brief Forward and backward end through MXPKernelArgs::on_complete (ABI 1.5). */
+  bool asynchronous() const {
+    return def.struct_size >= MXP_STRUCT_SIZE(MXPKernelDef, asynchronous) && def.asynchronous;
+  }
 };
 
 /*! \brief A kernel instance for fixed kwargs and a device. */
@@ -41,6 +46,9 @@ class Kernel {
   void Forward(const MXPKernelArgs& args) const;
   void Backward(const MXPKernelArgs& args) const;
   const KernelEntry& entry() const { return *entry_; }
+  /*! \brief The error of a failed call, as Forward and Backward throw it: for the status an
+   * asynchronous kernel ends with. */
+  std::exception_ptr Failure(MXPStatus* status, bool backward) const;
 
  private:
   std::string Where(const char* phase) const;

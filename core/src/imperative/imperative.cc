@@ -410,7 +410,50 @@ void Run(const ImperativeOp::Call& call, const RunContext& rctx) {
 }
 }  // namespace
 
+// Note [Asynchronous kernels]
+// A kernel whose work waits for other engine work cannot hold an engine worker while it waits:
+// the CPU has one worker by default (as MXNet), so the work it waits for would never run. The
+// Python binding's Custom op is such a kernel: its Python code pushes ops and waits for them.
+// A kernel registered asynchronous (MXPKernelDef::asynchronous) starts its work and returns;
+// the host pushes it as an asynchronous engine function, whose variables stay taken until the
+// kernel's on_complete, and which holds the call (its arrays, resources and views) until then.
+// It runs alone: a segment that joined it with other kernels would end before it does.
+namespace {
+struct AsyncCompletion {
+  std::shared_ptr<const ImperativeOp::Call> call;  // what the kernel's args point into
+  CallbackOnComplete done;
+
+  static void OnComplete(void* token, MXPStatus* error) {
+    std::unique_ptr<AsyncCompletion> self(static_cast<AsyncCompletion*>(token));
+    self->done(error ? self->call->kernel->Failure(error, self->call->backward) : nullptr);
+  }
+};
+
+void RunAsync(const std::shared_ptr<const ImperativeOp::Call>& call, const RunContext& rctx,
+              CallbackOnComplete done) {
+  MXPKernelArgs args = call->views.Args(call->is_train, call->ctx, call->requested, rctx.stream);
+  auto* completion = new AsyncCompletion{call, done};
+  args.on_complete = &AsyncCompletion::OnComplete;
+  args.on_complete_token = completion;
+  try {
+    if (call->backward)
+      call->kernel->Backward(args);
+    else
+      call->kernel->Forward(args);
+  } catch (...) {  // it started nothing: the completion is not going to be called
+    delete completion;
+    done(std::current_exception());
+  }
+}
+}  // namespace
+
 void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
+  if (call->kernel->entry().asynchronous()) {
+    Engine::Get()->PushAsync(
+        [call](RunContext rctx, CallbackOnComplete done) { RunAsync(call, rctx, done); }, call->ctx,
+        call->reads, call->writes, FnProperty::kNormal, 0, call->name);
+    return;
+  }
   Engine::Get()->PushSync([call](RunContext rctx) { Run(*call, rctx); }, call->ctx, call->reads,
                           call->writes, FnProperty::kNormal, 0, call->name);
 }
@@ -428,7 +471,7 @@ void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
 // and steps pushed alone may run in parallel where the graph allows, so CPU calls are not joined.
 void ImperativeOp::Segments::Add(std::shared_ptr<const Call> call) {
   if (!open_.empty() && open_.front()->ctx != call->ctx) Flush();
-  if (call->ctx.IsHost() || max_calls_ <= 1) {
+  if (call->ctx.IsHost() || max_calls_ <= 1 || call->kernel->entry().asynchronous()) {
     Flush();
     Push(call);
     return;

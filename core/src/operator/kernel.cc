@@ -38,4 +38,13 @@ void Kernel::Backward(const MXPKernelArgs& args) const {
   if (MXPStatus* status = entry_->def.backward(state_, &args)) ThrowIfError(status, Where("backward"));
 }
 
+std::exception_ptr Kernel::Failure(MXPStatus* status, bool backward) const {
+  try {
+    ThrowIfError(status, Where(backward ? "backward" : "forward"));
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
 }  // namespace mxplug

@@ -191,6 +191,17 @@ typedef struct MXPKernelArgs {
   size_t num_in_grad;
   const int32_t* req; /*!< MXPOpReq */
   size_t num_req;
+  /*!
+   * \brief Set for an asynchronous kernel only (MXPKernelDef::asynchronous), else NULL: the
+   * kernel calls it exactly once, from any thread, when the work it started has ended, with NULL
+   * or the status of its failure (the host takes the status). The tensors, requests and
+   * resources these args point to stay valid until then; this struct itself only until forward
+   * or backward returns. A forward or backward that returns a status started nothing and never
+   * calls it.
+   * \since 1.5
+   */
+  void (*on_complete)(void* token, MXPStatus* error);
+  void* on_complete_token; /*!< passed back to on_complete */
 } MXPKernelArgs;
 
 /*! \brief The kernels of one op on one device type (DLDeviceType). \since 1.0 */
@@ -207,6 +218,15 @@ typedef struct MXPKernelDef {
   MXPStatus* (*forward)(void* state, const MXPKernelArgs* args);
   /*! \brief NULL when the op has no backward on this device. */
   MXPStatus* (*backward)(void* state, const MXPKernelArgs* args);
+  /*!
+   * \brief 1: forward and backward start work and return at once; the work ends with
+   * args->on_complete (Note [Asynchronous kernels] in core/src/imperative/imperative.cc). For
+   * kernels whose work waits on other engine work (an op written in Python, whose code pushes
+   * ops and waits for them): one that blocked a worker instead could wait for itself. The host
+   * runs such a kernel alone, never joined with others in one engine function.
+   * \since 1.5
+   */
+  int32_t asynchronous;
 } MXPKernelDef;
 
 #ifdef __cplusplus

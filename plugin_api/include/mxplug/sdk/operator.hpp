@@ -7,6 +7,8 @@
 #define MXPLUG_SDK_OPERATOR_HPP_
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -87,6 +89,13 @@ struct OpContext {
   bool is_train = false;
   RunContext run_ctx;
   std::vector<Resource> requested;
+  /*!
+   * \brief Set for an asynchronous kernel (OpRegistration::add_kernel(device, KernelRun::kAsync)):
+   * Forward or Backward starts the work and returns; the work calls this exactly once, from any
+   * thread, when it has ended, with the exception it failed with or none. The tensors stay valid
+   * until then. A Forward or Backward that throws has started nothing and must not call it.
+   */
+  std::function<void(std::exception_ptr)> async_on_complete;
 
   /*! \brief The requested resource of `type`. An op that asks for several kinds finds them here:
    * the host grants each kind once and in its own order, not the order ForwardResource listed. */

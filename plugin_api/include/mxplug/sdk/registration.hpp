@@ -149,6 +149,12 @@ inline OpContext ToOpContext(const MXPKernelArgs* a) {
         r.raw->kind == kMXPResourceRandom ? ResourceRequest::kRandom : ResourceRequest::kTempSpace;
     ctx.requested.push_back(r);
   }
+  if (a->struct_size >= MXP_STRUCT_SIZE(MXPKernelArgs, on_complete_token) && a->on_complete) {
+    ctx.async_on_complete = [fn = a->on_complete,
+                             token = a->on_complete_token](std::exception_ptr error) {
+      fn(token, error ? Guard([&] { std::rethrow_exception(error); }) : nullptr);
+    };
+  }
   return ctx;
 }
 
@@ -169,6 +175,10 @@ struct PropertyInstance {
 };
 
 // ---- Section: kernels ----
+
+/*! \brief How a kernel's Forward and Backward end: on return, or later through
+ * OpContext::async_on_complete (MXPKernelDef::asynchronous). */
+enum class KernelRun { kSync, kAsync };
 
 struct KernelInstance {
   std::unique_ptr<Operator> op;
@@ -218,8 +228,9 @@ struct KernelRecord {
     });
   }
 
-  void Fill(int32_t device_type) {
-    def.struct_size = MXP_STRUCT_SIZE(MXPKernelDef, backward);
+  void Fill(int32_t device_type, KernelRun run = KernelRun::kSync) {
+    def.struct_size = MXP_STRUCT_SIZE(MXPKernelDef, asynchronous);
+    def.asynchronous = run == KernelRun::kAsync ? 1 : 0;
     def.op_name = op_name.c_str();
     def.device_type = device_type;
     def.user = this;
@@ -529,7 +540,7 @@ class OpRegistration {
     return *this;
   }
   /*! \brief Registers a kernel for `device_type` made by the property's CreateOperator. */
-  OpRegistration& add_kernel(DLDeviceType device_type) {
+  OpRegistration& add_kernel(DLDeviceType device_type, sdk::KernelRun run = sdk::KernelRun::kSync) {
     auto* rec = new sdk::KernelRecord();
     rec->op_name = name_;
     rec->owner = this;
@@ -538,7 +549,7 @@ class OpRegistration {
       prop->Init(kwargs);
       return prop->CreateOperator(ctx);
     };
-    rec->Fill(device_type);
+    rec->Fill(device_type, run);
     sdk::Records().kernels.push_back(rec);
     return *this;
   }
