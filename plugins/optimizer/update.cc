@@ -11,6 +11,14 @@ MXPLUG_REGISTER_PARAMETER(AdamParam);
 MXPLUG_REGISTER_PARAMETER(RMSPropParam);
 MXPLUG_REGISTER_PARAMETER(RMSPropAlexParam);
 MXPLUG_REGISTER_PARAMETER(AdaGradParam);
+MXPLUG_REGISTER_PARAMETER(SignSGDParam);
+MXPLUG_REGISTER_PARAMETER(SignumParam);
+MXPLUG_REGISTER_PARAMETER(FTMLParam);
+MXPLUG_REGISTER_PARAMETER(FtrlParam);
+MXPLUG_REGISTER_PARAMETER(LambPhase1Param);
+MXPLUG_REGISTER_PARAMETER(LambPhase2Param);
+MXPLUG_REGISTER_PARAMETER(AllFiniteParam);
+MXPLUG_REGISTER_PARAMETER(MultiAllFiniteParam);
 
 // The states are documented as inputs after weight and grad.
 struct DefineUpdate {
@@ -42,6 +50,22 @@ struct DefineUpdate {
 [[maybe_unused]] const bool registered = [] {
   ForEachUpdateOp(DefineUpdate{});
   ForEachMPUpdateOp(DefineUpdate{});
+  mxplug::RegisterOpProperty<LambPhase2Prop>("lamb_update_phase2")
+      .describe(
+          "LAMB, phase 2: weight - lr * r1 / r2 * g, with r1 (the weight's norm) clamped to "
+          "[lower_bound, upper_bound] where those are >= 0, and lr unscaled when r1 or r2 is 0.")
+      .add_argument("weight", "NDArray-or-Symbol", "Weight")
+      .add_argument("g", "NDArray-or-Symbol", "Output of lamb_update_phase1")
+      .add_argument("r1", "NDArray-or-Symbol", "r1")
+      .add_argument("r2", "NDArray-or-Symbol", "r2")
+      .add_arguments(LambPhase2Param::Fields());
+  mxplug::RegisterOpProperty<AllFiniteProp<AllFiniteParam>>("all_finite")
+      .describe("Check if all the float numbers in the array are finite (used for AMP)")
+      .add_argument("data", "NDArray", "Array")
+      .add_arguments(AllFiniteParam::Fields());
+  mxplug::RegisterOpProperty<AllFiniteProp<MultiAllFiniteParam>>("multi_all_finite")
+      .describe("Check if all the float numbers in all the arrays are finite (used for AMP)")
+      .add_arguments(MultiAllFiniteParam::Fields());
   UpdateKernels<mxplug::CpuLoop>{kDLCPU}.RegisterAll();
   return true;
 }();

@@ -39,18 +39,26 @@ struct GradFields {
     MXPLUG_DECLARE_FIELD(lr).describe("Learning rate");
   }
   void DeclareGradFields(mxplug::ParamDeclarer& mxplug_declarer_) {
-    MXPLUG_DECLARE_FIELD(wd).set_default(0.0f).describe(
+    DeclareWd(mxplug_declarer_, wd);
+    DeclareRescaleAndClip(mxplug_declarer_, rescale_grad, clip_gradient, "clip_gradient");
+  }
+  // The same fields, with MXNet's words, for parameter structs that hold them under other names
+  // or without a default (FTML's clip_grad, LAMB's required wd).
+  static void DeclareWd(mxplug::ParamDeclarer& d, float& wd, bool required = false) {
+    auto field = d.Field("wd", wd);
+    if (!required) field.set_default(0.0f);
+    field.describe(
         "Weight decay augments the objective function with a regularization term that penalizes "
         "large weights. The penalty scales with the square of the magnitude of each weight.");
-    MXPLUG_DECLARE_FIELD(rescale_grad)
+  }
+  static void DeclareRescaleAndClip(mxplug::ParamDeclarer& d, float& rescale_grad, float& clip,
+                                    const char* clip_name) {
+    d.Field("rescale_grad", rescale_grad)
         .set_default(1.0f)
         .describe("Rescale gradient to grad = rescale_grad*grad.");
-    MXPLUG_DECLARE_FIELD(clip_gradient)
-        .set_default(-1.0f)
-        .describe(
-            "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
-            "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
-            "-clip_gradient).");
+    d.Field(clip_name, clip).set_default(-1.0f).describe(
+        "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
+        "gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).");
   }
   // rescale_grad * g, clipped when clip_gradient > 0.
   template <typename C>
@@ -152,6 +160,104 @@ struct AdaGradParam : mxplug::Parameter<AdaGradParam>, GradFields {
   }
 };
 
+// MXNet clips these optimizers' gradients when clip >= 0 (so 0 clips everything to 0).
+template <typename C>
+MXPLUG_XINLINE C ClipIfSet(C g, float clip) {
+  return clip >= 0 ? std::max(std::min(g, C(clip)), C(-clip)) : g;
+}
+
+template <typename C>
+MXPLUG_XINLINE C Sign(C x) {
+  return C((x > C(0)) - (x < C(0)));
+}
+
+struct SignSGDParam : mxplug::Parameter<SignSGDParam>, GradFields {
+  MXPLUG_DECLARE_PARAMETER(SignSGDParam) {
+    DeclareLr(mxplug_declarer_);
+    DeclareGradFields(mxplug_declarer_);
+  }
+};
+
+struct SignumParam : mxplug::Parameter<SignumParam>, GradFields {
+  float momentum = 0, wd_lh = 0;
+  MXPLUG_DECLARE_PARAMETER(SignumParam) {
+    DeclareLr(mxplug_declarer_);
+    MXPLUG_DECLARE_FIELD(momentum).set_default(0.0f).describe(
+        "The decay rate of momentum estimates at each epoch.");
+    DeclareGradFields(mxplug_declarer_);
+    MXPLUG_DECLARE_FIELD(wd_lh).set_default(0.0f).describe(
+        "The amount of weight decay that does not go into gradient/momentum calculations "
+        "otherwise do weight decay algorithmically only.");
+  }
+};
+
+// FTML names its clipping bound clip_grad, and its epsilon is a double, as in MXNet.
+struct FTMLParam : mxplug::Parameter<FTMLParam> {
+  float lr = 0, beta1 = 0.6f, beta2 = 0.999f, wd = 0, rescale_grad = 1, clip_grad = -1;
+  double epsilon = 1e-8;
+  int t = 0;
+  MXPLUG_DECLARE_PARAMETER(FTMLParam) {
+    MXPLUG_DECLARE_FIELD(lr).describe("Learning rate.");
+    MXPLUG_DECLARE_FIELD(beta1)
+        .set_default(0.6f)
+        .set_range(0.0f, 1.0f)
+        .describe("Generally close to 0.5.");
+    MXPLUG_DECLARE_FIELD(beta2)
+        .set_default(0.999f)
+        .set_range(0.0f, 1.0f)
+        .describe("Generally close to 1.");
+    MXPLUG_DECLARE_FIELD(epsilon).set_default(1e-8).describe("Epsilon to prevent div 0.");
+    MXPLUG_DECLARE_FIELD(t).describe("Number of update.");
+    GradFields::DeclareWd(mxplug_declarer_, wd);
+    GradFields::DeclareRescaleAndClip(mxplug_declarer_, rescale_grad, clip_grad, "clip_grad");
+  }
+};
+
+struct FtrlParam : mxplug::Parameter<FtrlParam>, GradFields {
+  float lamda1 = 0.01f, beta = 1;
+  MXPLUG_DECLARE_PARAMETER(FtrlParam) {
+    DeclareLr(mxplug_declarer_);
+    MXPLUG_DECLARE_FIELD(lamda1).set_default(0.01f).describe("The L1 regularization coefficient.");
+    MXPLUG_DECLARE_FIELD(beta).set_default(1.0f).describe("Per-Coordinate Learning Rate beta.");
+    DeclareGradFields(mxplug_declarer_);
+  }
+};
+
+// LAMB's phase 1 has no lr, and its wd is required.
+struct LambPhase1Param : mxplug::Parameter<LambPhase1Param> {
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f, wd = 0, rescale_grad = 1, clip_gradient = -1;
+  int t = 0;
+  bool bias_correction = true;
+  MXPLUG_DECLARE_PARAMETER(LambPhase1Param) {
+    MXPLUG_DECLARE_FIELD(beta1).set_default(0.9f).describe(
+        "The decay rate for the 1st moment estimates.");
+    MXPLUG_DECLARE_FIELD(beta2).set_default(0.999f).describe(
+        "The decay rate for the 2nd moment estimates.");
+    MXPLUG_DECLARE_FIELD(epsilon).set_default(1e-6f).describe(
+        "A small constant for numerical stability.");
+    MXPLUG_DECLARE_FIELD(t).describe("Index update count.");
+    MXPLUG_DECLARE_FIELD(bias_correction)
+        .set_default(true)
+        .describe("Whether to use bias correction.");
+    GradFields::DeclareWd(mxplug_declarer_, wd, /*required=*/true);
+    GradFields::DeclareRescaleAndClip(mxplug_declarer_, rescale_grad, clip_gradient,
+                                      "clip_gradient");
+  }
+};
+
+struct LambPhase2Param : mxplug::Parameter<LambPhase2Param> {
+  float lr = 0, lower_bound = -1, upper_bound = -1;
+  MXPLUG_DECLARE_PARAMETER(LambPhase2Param) {
+    MXPLUG_DECLARE_FIELD(lr).describe("Learning rate");
+    MXPLUG_DECLARE_FIELD(lower_bound)
+        .set_default(-1.0f)
+        .describe("Lower limit of norm of weight. If lower_bound <= 0, Lower limit is not set");
+    MXPLUG_DECLARE_FIELD(upper_bound)
+        .set_default(-1.0f)
+        .describe("Upper limit of norm of weight. If upper_bound <= 0, Upper limit is not set");
+  }
+};
+
 // ---- The update rules: the new weight from the old one, the gradient and the states at one
 // element; states are updated through the references. C is the compute type. ----
 
@@ -243,6 +349,83 @@ struct AdaGrad {
     const C grad = p.Scaled(g);
     history += grad * grad;
     return w - C(p.lr) * (grad / std::sqrt(history + C(p.epsilon)) + C(p.wd) * w);
+  }
+};
+
+// signSGD (Bernstein et al. 2018): the sign of the raw gradient (MXNet applies neither
+// rescale_grad nor clip_gradient to it).
+struct SignSGD {
+  using Param = SignSGDParam;
+  static constexpr std::array<const char*, 0> kStates{};
+  template <typename C, typename S>
+  MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S&) {
+    return (C(1) - C(p.lr) * C(p.wd)) * w - C(p.lr) * Sign(g);
+  }
+};
+
+// Signum: the sign of a momentum of the decayed, rescaled and clipped gradients.
+struct Signum {
+  using Param = SignumParam;
+  static constexpr std::array<const char*, 1> kStates{"mom"};
+  template <typename C, typename S>
+  MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S& s) {
+    C& mom = s[0];
+    const C keep = C(1) - C(p.momentum);
+    mom = C(p.momentum) * mom - keep * C(p.wd) * w -
+          keep * ClipIfSet(C(p.rescale_grad) * g, p.clip_gradient);
+    return (C(1) - C(p.lr) * C(p.wd_lh)) * w + C(p.lr) * Sign(mom);
+  }
+};
+
+// FTML (Zheng and Kwok 2017), with the bias corrections of update t.
+struct FTML {
+  using Param = FTMLParam;
+  static constexpr std::array<const char*, 3> kStates{"d", "v", "z"};
+  template <typename C, typename S>
+  MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S& s) {
+    C &d = s[0], &v = s[1], &z = s[2];
+    const C grad = ClipIfSet(C(p.rescale_grad) * g + C(p.wd) * w, p.clip_grad);
+    const C beta1 = C(p.beta1), beta2 = C(p.beta2), t = C(p.t);
+    v = beta2 * v + (C(1) - beta2) * grad * grad;
+    const C d_t = (C(1) - std::pow(beta1, t)) / C(p.lr) *
+                  (std::sqrt(v / (C(1) - std::pow(beta2, t))) + C(p.epsilon));
+    z = beta1 * z + (C(1) - beta1) * grad - (d_t - beta1 * d) * w;
+    d = d_t;
+    return -z / d_t;
+  }
+};
+
+// FTRL-proximal (McMahan et al. 2013, "Ad Click Prediction").
+struct Ftrl {
+  using Param = FtrlParam;
+  static constexpr std::array<const char*, 2> kStates{"z", "n"};
+  template <typename C, typename S>
+  MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S& s) {
+    C &z = s[0], &n = s[1];
+    const C grad = ClipIfSet(C(p.rescale_grad) * g, p.clip_gradient);
+    z += grad - (std::sqrt(n + grad * grad) - std::sqrt(n)) * w / C(p.lr);
+    n += grad * grad;
+    const C lamda1 = C(p.lamda1);
+    return (Sign(z) * lamda1 - z) / ((C(p.beta) + std::sqrt(n)) / C(p.lr) + C(p.wd)) *
+           C(std::abs(z) > lamda1);
+  }
+};
+
+// LAMB's first phase (You et al. 2019): Adam's moments, and the step direction g (the output,
+// not a new weight); lamb_update_phase2 scales it by the trust ratio.
+struct LambPhase1 {
+  using Param = LambPhase1Param;
+  static constexpr std::array<const char*, 2> kStates{"mean", "var"};
+  template <typename C, typename S>
+  MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S& s) {
+    C &mean = s[0], &var = s[1];
+    const C grad = ClipIfSet(C(p.rescale_grad) * g, p.clip_gradient);
+    mean = C(p.beta1) * mean + (C(1) - C(p.beta1)) * grad;
+    var = C(p.beta2) * var + (C(1) - C(p.beta2)) * grad * grad;
+    if (!p.bias_correction) return mean / (std::sqrt(var) + C(p.epsilon)) + C(p.wd) * w;
+    const C mean_hat = mean / (C(1) - std::pow(C(p.beta1), C(p.t)));
+    const C var_hat = var / (C(1) - std::pow(C(p.beta2), C(p.t)));
+    return mean_hat / (std::sqrt(var_hat) + C(p.epsilon)) + C(p.wd) * w;
   }
 };
 
@@ -420,6 +603,179 @@ class MPUpdateKernel : public UpdateKernelBase<Rule> {
   }
 };
 
+// ---- lamb_update_phase2: weight - lr * trust * g, trust = r1 / r2 (r1 the weight's norm,
+// clamped to [lower_bound, upper_bound] where those are >= 0; r2 g's norm), or 1 when either is
+// 0. r1 and r2 are one-element arrays, read by every element on the device. ----
+
+class LambPhase2Prop : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"weight", "g", "r1", "r2"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& w = (*in)[0];
+    if (w.ndim() < 0) return false;
+    if ((*in)[1].ndim() < 0)
+      (*in)[1] = w;
+    else if ((*in)[1] != w)
+      throw std::invalid_argument("g has shape " + (*in)[1].ToString() +
+                                  ", expected the weight's shape " + w.ToString());
+    for (size_t k : {2, 3}) {
+      if ((*in)[k].ndim() < 0) (*in)[k] = TShape{1};
+      if ((*in)[k] != TShape{1})
+        throw std::invalid_argument(std::string(k == 2 ? "r1" : "r2") + " has shape " +
+                                    (*in)[k].ToString() + ", expected (1,)");
+    }
+    (*out)[0] = w;
+    return w.IsKnown();
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+
+ private:
+  LambPhase2Param param_;
+};
+
+template <typename T>
+struct LambPhase2Elements {
+  LambPhase2Param p;
+  const T *w, *g, *r1, *r2;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    C norm = C(r1[0]);
+    if (p.lower_bound >= 0) norm = std::max(norm, C(p.lower_bound));
+    if (p.upper_bound >= 0) norm = std::min(norm, C(p.upper_bound));
+    const C lr = norm == C(0) || C(r2[0]) == C(0) ? C(p.lr) : C(p.lr) * norm / C(r2[0]);
+    mxplug::StoreAs<T>(out[i], req, C(w[i]) - lr * C(g[i]));
+  }
+};
+
+template <typename Loop>
+class LambPhase2Kernel : public mxplug::Operator {
+ public:
+  LambPhase2Kernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      LambPhase2Elements<T> f{p_,
+                              in[0].dptr<T>(),
+                              in[1].dptr<T>(),
+                              in[2].dptr<T>(),
+                              in[3].dptr<T>(),
+                              out[0].dptr<T>(),
+                              req[0]};
+      Loop::Run(ctx, in[0].Size(), f);
+    });
+  }
+
+ private:
+  LambPhase2Param p_;
+};
+
+// ---- all_finite / multi_all_finite: a float32 (1,) flag, 1 when every element of the inputs is
+// finite, else 0. With init_output false the flag is only ever set to 0, so one output can
+// gather the verdicts of several calls (MXNet's AMP loss scaler does). ----
+
+struct AllFiniteParam : mxplug::Parameter<AllFiniteParam> {
+  static constexpr bool kVariadic = false;
+  bool init_output = true;
+  int num_arrays = 1;  // one input
+  MXPLUG_DECLARE_PARAMETER(AllFiniteParam) {
+    MXPLUG_DECLARE_FIELD(init_output).set_default(true).describe("Initialize output to 1.");
+  }
+};
+
+struct MultiAllFiniteParam : mxplug::Parameter<MultiAllFiniteParam> {
+  static constexpr bool kVariadic = true;
+  int num_arrays = 1;
+  bool init_output = true;
+  MXPLUG_DECLARE_PARAMETER(MultiAllFiniteParam) {
+    MXPLUG_DECLARE_FIELD(num_arrays)
+        .set_default(1)
+        .set_lower_bound(1)
+        .describe("Number of arrays.");
+    MXPLUG_DECLARE_FIELD(init_output).set_default(true).describe("Initialize output to 1.");
+  }
+};
+
+template <typename Param>
+class AllFiniteProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override {
+    if (!Param::kVariadic) return {"data"};
+    std::vector<std::string> names;
+    for (int i = 0; i < param_.num_arrays; ++i) names.push_back("arg" + std::to_string(i));
+    return names;
+  }
+  bool InferShape(std::vector<TShape>*, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    (*out)[0] = TShape{1};
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = kMXPFloat32;
+    for (int t : *in)
+      if (t == kMXPUnknownDType) return false;
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+
+ private:
+  Param param_;
+};
+
+struct SetFlag {
+  float* flag;
+  MXPLUG_XINLINE void operator()(int64_t) const { *flag = 1.0f; }
+};
+
+// Every non-finite element clears the flag (the same value from any thread).
+template <typename T>
+struct ClearFlagIfNotFinite {
+  const T* x;
+  float* flag;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    const C v = C(x[i]);
+    if (!(v - v == C(0))) *flag = 0.0f;  // NaN and +-inf give NaN
+  }
+};
+
+template <typename Param, typename Loop>
+class AllFiniteKernel : public mxplug::Operator {
+ public:
+  AllFiniteKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { param_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    for (const TBlob& x : in)
+      if (x.type_flag_ != kMXPFloat16 && x.type_flag_ != kMXPFloat32 && x.type_flag_ != kMXPFloat64)
+        throw std::invalid_argument("This operation only support floating point types, not " +
+                                    mxplug::DTypeName(x.type_flag_));
+    if (req[0] == mxplug::kNullOp) return;
+    float* flag = out[0].dptr<float>();
+    if (param_.init_output) Loop::Run(ctx, 1, SetFlag{flag});
+    for (const TBlob& x : in)
+      mxplug::FloatTypeSwitch(x.type_flag_, "", [&](auto zero) {
+        using T = decltype(zero);
+        Loop::Run(ctx, x.Size(), ClearFlagIfNotFinite<T>{x.dptr<T>(), flag});
+      });
+  }
+
+ private:
+  Param param_;
+};
+
 /*! \brief Calls visit.template MPOp<Rule>(name, doc) for every multi-precision update. */
 template <class Visitor>
 void ForEachMPUpdateOp(Visitor&& visit) {
@@ -464,6 +820,30 @@ void ForEachUpdateOp(Visitor&& visit) {
       "rmspropalex_update",
       "Centred RMSProp (Graves 2013): n and g are the decaying means of grad^2 and grad; "
       "delta = gamma2 * delta - lr * grad / sqrt(n - g^2 + epsilon); weight += delta.");
+  visit.template Op<SignSGD>(
+      "signsgd_update",
+      "signSGD: weight = (1 - lr * wd) * weight - lr * sign(grad) (rescale_grad and "
+      "clip_gradient do not change a sign, and MXNet applies neither).");
+  visit.template Op<Signum>(
+      "signum_update",
+      "Signum: mom = momentum * mom - (1 - momentum) * (wd * weight + clip(rescale_grad * "
+      "grad)); weight = (1 - lr * wd_lh) * weight + lr * sign(mom).");
+  visit.template Op<FTML>(
+      "ftml_update",
+      "FTML (Follow the Moving Leader): g = clip(rescale_grad * grad + wd * weight, clip_grad); "
+      "v = beta2 * v + (1 - beta2) * g^2; d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) "
+      "+ epsilon); z = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * weight; d = d_t; "
+      "weight = -z / d_t.");
+  visit.template Op<Ftrl>(
+      "ftrl_update",
+      "FTRL-proximal: g = clip(rescale_grad * grad); z += g - (sqrt(n + g^2) - sqrt(n)) * "
+      "weight / lr; n += g^2; weight = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd) "
+      "* (|z| > lamda1).");
+  visit.template Op<LambPhase1>(
+      "lamb_update_phase1",
+      "LAMB, phase 1: Adam's moments of clip(rescale_grad * grad), and the output g = mean_hat "
+      "/ (sqrt(var_hat) + epsilon) + wd * weight (with bias correction, mean_hat = mean / (1 - "
+      "beta1^t) and var_hat = var / (1 - beta2^t)).");
   visit.template Op<AdaGrad>(
       "adagrad_update",
       "AdaGrad, as MXNet 1.x's optimizer computes it: g = clip(rescale_grad * grad); "
@@ -485,6 +865,10 @@ struct UpdateKernels {
   void RegisterAll() const {
     ForEachUpdateOp(*this);
     ForEachMPUpdateOp(*this);
+    mxplug::sdk::RegisterKernel<LambPhase2Kernel<Loop>>("lamb_update_phase2", device);
+    mxplug::sdk::RegisterKernel<AllFiniteKernel<AllFiniteParam, Loop>>("all_finite", device);
+    mxplug::sdk::RegisterKernel<AllFiniteKernel<MultiAllFiniteParam, Loop>>("multi_all_finite",
+                                                                            device);
   }
 };
 

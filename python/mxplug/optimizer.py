@@ -1,7 +1,8 @@
 """Optimizers (MXNet's ``mx.optimizer``). Each step is one fused operator of the optimizer
 plugin (``sgd_update``, ``sgd_mom_update``, ``nag_mom_update``, ``adam_update``,
-``rmsprop_update``, ``rmspropalex_update``, ``adagrad_update``) that updates the weight and the
-optimizer states in place.
+``rmsprop_update``, ``rmspropalex_update``, ``adagrad_update``, ``signum_update``,
+``signsgd_update``, ``ftml_update``, ``ftrl_update``; LAMB's two phases) that updates the
+weight and the optimizer states in place.
 
 An optimizer keeps the per-weight learning-rate and weight-decay multipliers and the update
 counts that drive its ``lr_scheduler``; an :class:`Updater` owns the states and is what a
@@ -16,8 +17,8 @@ from . import _core
 from . import ndarray as nd
 from .ndarray import NDArray
 
-__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "AdaDelta", "Adamax", "Nadam", "SGLD",
-           "DCASGD", "Updater", "get_updater", "create", "register"]
+__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Signum", "FTML", "Ftrl", "LAMB",
+           "AdaDelta", "Adamax", "Nadam", "SGLD", "DCASGD", "Updater", "get_updater", "create", "register"]
 
 
 class Optimizer(object):
@@ -349,6 +350,115 @@ class RMSProp(Optimizer):
 
 
 # ---- Optimizers MXNet writes in Python, over NDArray arithmetic ----------------------------------
+
+@register
+class Signum(Optimizer):
+    """Signum (Bernstein et al. 2018): the sign of a momentum of the gradients, with the weight
+    decay wd inside the momentum and wd_lh (Loshchilov and Hutter's) applied to the weight::
+
+        mom = momentum * mom - (1 - momentum) * (wd * weight + clip(rescale_grad * grad))
+        weight = (1 - lr * wd_lh) * weight + lr * sign(mom)
+
+    Without momentum it is signSGD: ``weight = (1 - lr * wd) * weight - lr * sign(grad)``."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
+        super(Signum, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum = momentum
+        self.wd_lh = wd_lh
+
+    def create_state(self, index, weight):
+        return _zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index, weight, grad, state):
+        kwargs = self._step_kwargs(index)
+        if self.momentum > 0:
+            kwargs['momentum'] = self.momentum
+        if self.wd_lh:
+            kwargs['wd_lh'] = self.wd_lh
+        if state is not None:
+            nd.signum_update(weight, grad, state, out=weight, **kwargs)
+        else:
+            nd.signsgd_update(weight, grad, out=weight, **kwargs)
+
+
+@register
+class FTML(Optimizer):
+    """FTML, Follow the Moving Leader (Zheng and Kwok 2017), with the fused ``ftml_update``
+    (states d, v, z)."""
+
+    def __init__(self, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super(FTML, self).__init__(**kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight), _zeros_like(weight))  # d, v, z
+
+    def update(self, index, weight, grad, state):
+        kwargs = self._step_kwargs(index)
+        clip = kwargs.pop('clip_gradient', None)
+        if clip:
+            kwargs['clip_grad'] = clip  # ftml_update's name for it
+        d, v, z = state
+        nd.ftml_update(weight, grad, d, v, z, out=weight, beta1=self.beta1, beta2=self.beta2,
+                       epsilon=self.epsilon, t=self._index_update_count[index], **kwargs)
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-proximal (McMahan et al. 2013), with the fused ``ftrl_update`` (states z, n).
+    As in MXNet, its learning rate defaults to 0.1."""
+
+    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+        super(Ftrl, self).__init__(**kwargs)
+        self.lamda1 = lamda1
+        self.beta = beta
+        self.lr = learning_rate
+
+    def create_state(self, index, weight):
+        # float32 whatever the weight's dtype, as MXNet makes them
+        return (nd.zeros(weight.shape, weight.context), nd.zeros(weight.shape, weight.context))
+
+    def update(self, index, weight, grad, state):
+        z, n = state
+        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta,
+                       **self._step_kwargs(index))
+
+
+@register
+class LAMB(Optimizer):
+    """LAMB (You et al. 2019): Adam's step direction scaled per weight by the trust ratio
+    ``norm(weight) / norm(step)`` (``lamb_update_phase1``, the norms, ``lamb_update_phase2``);
+    lower_bound and upper_bound clamp the weight's norm."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super(LAMB, self).__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))  # mean, variance
+
+    def update(self, index, weight, grad, state):
+        kwargs = self._step_kwargs(index)
+        lr = kwargs.pop('lr')
+        mean, var = state
+        g = nd.lamb_update_phase1(weight, grad, mean, var, beta1=self.beta1, beta2=self.beta2,
+                                  epsilon=self.epsilon, bias_correction=self.bias_correction,
+                                  t=self._index_update_count[index], **kwargs)
+        bounds = {}
+        if self.lower_bound:
+            bounds['lower_bound'] = self.lower_bound
+        if self.upper_bound:
+            bounds['upper_bound'] = self.upper_bound
+        nd.lamb_update_phase2(weight, g, weight.norm(), g.norm(), lr=lr, out=weight, **bounds)
+
 
 class _Elementwise(Optimizer):
     """The start of an update written in array arithmetic: counts it and gives (lr, wd, the

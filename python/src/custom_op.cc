@@ -313,7 +313,6 @@ MXPLUG_REGISTER_OP_PROPERTY(Custom, CustomProperty)
         "Apply a custom operator implemented in a frontend language (like Python).\n\n"
         "Custom operators should override required methods like `forward` and `backward`. The "
         "custom operator must be registered before it can be used (mx.operator.register).")
-    .add_argument("data", "NDArray-or-Symbol[]", "Input data for the custom operator.")
     .add_arguments(CustomParam::Fields())
     .add_kernel(kDLCPU, sdk::KernelRun::kAsync);
 

@@ -328,7 +328,19 @@ FLOAT16_NN = ("dot", "batch_dot", "FullyConnected", "Convolution", "Deconvolutio
 for _case in GEMM + NN:
     if _case.op not in FLOAT16_NN:
         _case.dtypes = WIDE
-CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN
+# The optimizers' other ops: LAMB's second phase (r1 and r2 are norms, one element each) and the
+# finiteness flags.
+OPTIMIZER_OTHERS = [
+    Case("lamb_update_phase2", [(4, 5), (4, 5), (1,), (1,)], {"lr": 0.1},
+         domains=[SIGNED, SIGNED, POSITIVE, POSITIVE], dtypes=WIDE, grad=False),
+    Case("lamb_update_phase2", [(6,), (6,), (1,), (1,)], {"lr": 0.1, "lower_bound": 1.0, "upper_bound": 1.5},
+         domains=[SIGNED, SIGNED, POSITIVE, POSITIVE], dtypes=WIDE, grad=False),
+    Case("all_finite", [(5, 9)], domains=[WITH_NAN], grad=False),
+    Case("all_finite", [(3, 4)], grad=False),
+    Case("multi_all_finite", [(3, 4), (7,)], {"num_arrays": 2}, domains=[SIGNED, WITH_NAN], grad=False),
+    Case("multi_all_finite", [(3, 4), (7,)], {"num_arrays": 2}, grad=False),
+]
+CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN + OPTIMIZER_OTHERS
 
 # ---- What the suite checks through other calls than one op's forward and backward ----
 
@@ -358,7 +370,15 @@ UPDATES = [("sgd_update", [], {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),
            ("rmsprop_update", [STATE_POSITIVE], {"lr": 0.01, "gamma1": 0.9, "clip_weights": 1.5}),
            ("rmspropalex_update", [STATE_POSITIVE, STATE_SIGNED, STATE_SIGNED],
             {"lr": 0.01, "gamma1": 0.9, "gamma2": 0.8}),
-           ("adagrad_update", [STATE_POSITIVE], {"lr": 0.1, "wd": 0.001})]
+           ("adagrad_update", [STATE_POSITIVE], {"lr": 0.1, "wd": 0.001}),
+           ("signsgd_update", [], {"lr": 0.1, "wd": 0.01}),
+           ("signum_update", [STATE_SIGNED], {"lr": 0.1, "momentum": 0.9, "wd": 0.01, "wd_lh": 0.02}),
+           ("ftml_update", [STATE_POSITIVE, STATE_POSITIVE, STATE_SIGNED],
+            {"lr": 0.1, "t": 2, "wd": 0.01, "clip_grad": 0.8}),
+           ("ftrl_update", [STATE_SIGNED, STATE_POSITIVE], {"lr": 0.1, "lamda1": 0.05, "wd": 0.01}),
+           # out=weight makes each step's weight the step direction g: still a chain of steps.
+           ("lamb_update_phase1", [STATE_SIGNED, STATE_POSITIVE], {"t": 3, "wd": 0.01,
+                                                                  "clip_gradient": 0.5})]
 # Multi-precision updates: (op, momentum states, kwargs); the weight in any float dtype, the
 # momentum and weight32 (the weight's master copy) in float32.
 MP_UPDATES = [("mp_sgd_update", 0, {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}),

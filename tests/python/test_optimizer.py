@@ -64,6 +64,38 @@ def ref_adagrad(w, g, s, lr, wd, rescale_grad, clip_gradient, epsilon):
     return w - lr * (g / np.sqrt(history + epsilon) + wd * w), [history]
 
 
+def ref_signsgd(w, g, s, lr, wd, rescale_grad, clip_gradient):
+    return (1 - lr * wd) * w - lr * np.sign(g), s  # MXNet neither rescales nor clips a sign
+
+
+def ref_signum(w, g, s, lr, wd, rescale_grad, clip_gradient, momentum, wd_lh):
+    mom = momentum * s[0] - (1 - momentum) * (wd * w + clip(rescale_grad * g, clip_gradient))
+    return (1 - lr * wd_lh) * w + lr * np.sign(mom), [mom]
+
+
+def ref_ftml(w, g, s, lr, wd, rescale_grad, clip_grad, beta1, beta2, epsilon, t):
+    g = clip(rescale_grad * g + wd * w, clip_grad)
+    v = beta2 * s[1] + (1 - beta2) * g * g
+    d = (1 - beta1 ** t) / lr * (np.sqrt(v / (1 - beta2 ** t)) + epsilon)
+    z = beta1 * s[2] + (1 - beta1) * g - (d - beta1 * s[0]) * w
+    return -z / d, [d, v, z]
+
+
+def ref_ftrl(w, g, s, lr, wd, rescale_grad, clip_gradient, lamda1, beta):
+    g = clip(rescale_grad * g, clip_gradient)
+    z = s[0] + g - (np.sqrt(s[1] + g * g) - np.sqrt(s[1])) * w / lr
+    n = s[1] + g * g
+    return (np.sign(z) * lamda1 - z) / ((beta + np.sqrt(n)) / lr + wd) * (np.abs(z) > lamda1), [z, n]
+
+
+def ref_lamb_phase1(w, g, s, wd, rescale_grad, clip_gradient, beta1, beta2, epsilon, t, bias_correction):
+    g = clip(rescale_grad * g, clip_gradient)
+    mean = beta1 * s[0] + (1 - beta1) * g
+    var = beta2 * s[1] + (1 - beta2) * g * g
+    m, v = (mean / (1 - beta1 ** t), var / (1 - beta2 ** t)) if bias_correction else (mean, var)
+    return m / (np.sqrt(v) + epsilon) + wd * w, [mean, var]  # the step direction, not a weight
+
+
 OPS = [
     ("sgd_update", 0, ref_sgd, {}),
     ("sgd_mom_update", 1, ref_sgd, dict(momentum=0.9)),
@@ -72,12 +104,23 @@ OPS = [
     ("rmsprop_update", 1, ref_rmsprop, dict(gamma1=0.9, epsilon=1e-6, clip_weights=1.2)),
     ("rmspropalex_update", 3, ref_rmspropalex, dict(gamma1=0.9, gamma2=0.8, epsilon=1e-6, clip_weights=1.2)),
     ("adagrad_update", 1, ref_adagrad, dict(epsilon=1e-7)),
+    ("signsgd_update", 0, ref_signsgd, {}),
+    ("signum_update", 1, ref_signum, dict(momentum=0.9, wd_lh=0.02)),
+    ("ftml_update", 3, ref_ftml, dict(beta1=0.6, beta2=0.99, epsilon=1e-8, t=2)),
+    ("ftrl_update", 2, ref_ftrl, dict(lamda1=0.05, beta=1.5)),
+    ("lamb_update_phase1", 2, ref_lamb_phase1, dict(beta1=0.8, beta2=0.95, epsilon=1e-6, t=3, bias_correction=True)),
 ]
+# ftml_update names its bound clip_grad; lamb_update_phase1 has no lr.
+RENAMED = {"ftml_update": {"clip_gradient": "clip_grad"}, "lamb_update_phase1": {"lr": None}}
 
 
 @pytest.mark.parametrize("name,nstates,ref,extra", OPS, ids=[o[0] for o in OPS])
 def test_fused_update_matches_formula(mx, name, nstates, ref, extra):
     kwargs = dict(COMMON, lr=0.1, **extra)
+    for old, new in RENAMED.get(name, {}).items():
+        value = kwargs.pop(old)
+        if new:
+            kwargs[new] = value
     # Positive second moments, a small running mean: states a real run could hold.
     init = [np.abs(RNG.randn(4, 5)).astype(np.float32) + (0.5 if k != 1 else 0.0) for k in range(nstates)]
     if name == "rmspropalex_update":
@@ -138,6 +181,13 @@ CLASSES = [
     ("rmsprop", dict(learning_rate=0.01, wd=0.01, gamma1=0.8)),
     ("rmsprop", dict(learning_rate=0.01, centered=True, clip_weights=0.9)),
     ("adagrad", dict(learning_rate=0.1, wd=0.01, eps=1e-6)),
+    ("signum", dict(learning_rate=0.01, wd=0.01, wd_lh=0.02, rescale_grad=0.5, clip_gradient=1.0)),
+    ("signum", dict(learning_rate=0.01, momentum=0.0, wd=0.01)),
+    ("ftml", dict(learning_rate=0.05, wd=0.01, clip_gradient=2.0)),
+    ("ftrl", dict(learning_rate=0.1, lamda1=0.05, wd=0.01)),
+    ("ftrl", dict(rescale_grad=0.5, clip_gradient=1.0)),
+    ("lamb", dict(learning_rate=0.01, wd=0.01, clip_gradient=2.0)),
+    ("lamb", dict(learning_rate=0.01, lower_bound=0.5, upper_bound=1.0, bias_correction=False)),
 ]
 
 MXNET_UPDATERS = '''
@@ -160,7 +210,7 @@ print(json.dumps(out))
 
 
 def test_optimizers_match_mxnet(mx):
-    """Seven optimizer set-ups, three steps of two weights (a weight and a bias, which gets no
+    """Fifteen optimizer set-ups, three steps of two weights (a weight and a bias, which gets no
     weight decay), against MXNet 1.9.1's own optimizers on the same numbers."""
     want = json.loads(run_mxnet("import sys; sys.argv.append(%r)\n" % json.dumps(CLASSES) + MXNET_UPDATERS)
                       .strip().splitlines()[-1])
@@ -360,3 +410,23 @@ def test_dcasgd_with_momentum_against_numpy(mx):
         previous = w.copy()
         w = w + m
     np.testing.assert_allclose(weight.asnumpy(), w, rtol=1e-5, atol=1e-6)
+
+
+def test_lamb_phase2_and_all_finite_match_mxnet():
+    from parity import assert_parity
+    setup = "w = mx.nd.array([[1.0, -2.0], [0.5, 3.0]]); g = mx.nd.array([[0.1, 0.2], [-0.3, 0.4]])\n"
+    cases = {"lamb2_%s" % i: setup + "r = mx.nd.lamb_update_phase2(w, g, mx.nd.array([%s]), mx.nd.array([%s]), "
+             "lr=0.1, lower_bound=%s, upper_bound=%s)" % args
+             for i, args in enumerate([(2.0, 4.0, -1, -1), (2.0, 4.0, 3.0, -1), (2.0, 4.0, -1, 1.0),
+                                       (0.0, 4.0, -1, -1), (2.0, 0.0, -1, -1)])}
+    finite = "a = mx.nd.array([1, 2, np.inf]); b = mx.nd.array([1, 2, 3]); n = mx.nd.array([np.nan, 1])\n"
+    cases.update({
+        "all_finite": finite + "r = [mx.nd.all_finite(x) for x in (a, b, n, b.astype('float16'), a.astype('float64'))]",
+        "keeps_the_flag": finite + "r = mx.nd.array([5]); mx.nd.all_finite(b, init_output=False, out=r)",
+        "clears_the_flag": finite + "r = mx.nd.array([5]); mx.nd.all_finite(n, init_output=False, out=r)",
+        "multi": finite + "r = [mx.nd.multi_all_finite(a, b, num_arrays=2), mx.nd.multi_all_finite(b, b, num_arrays=2)]",
+        "symbol": "s = mx.sym.multi_all_finite(mx.sym.var('x'), mx.sym.var('y'), num_arrays=2)\n"
+                  "r = [s.infer_shape(x=(2, 3), y=(4,)), s.infer_type(x=np.float16, y=np.float16)]",
+        "integers": "r = mx.nd.all_finite(mx.nd.array([1, 2], dtype='int32'))",
+    })
+    assert_parity(cases, messages={"integers": "only support floating point types, not int32"})

@@ -149,6 +149,11 @@ r = [s.list_arguments(), s.list_outputs(), s.list_auxiliary_states()]
 s = mx.sym.Custom(data=mx.sym.Variable('d'), op_type='pscale', scale=3, name='sc')
 r = [s.infer_shape(d=(4, 5)), s.infer_type(d=np.float32)]
 """,
+        "missing_inputs_become_variables": """
+a = mx.sym.Custom(data=mx.sym.Variable('x'), op_type='psoftmax', name='sm')
+b = mx.sym.Custom(mx.sym.Variable('x') * 2, mx.sym.Variable('y'), op_type='psoftmax', name='sm2')
+r = [a.list_arguments(), b.list_arguments()]
+""",
         "infer_unknown": """
 s = mx.sym.Custom(data=mx.sym.Variable('d'), op_type='psigmoid')
 r = s.infer_shape_partial()

@@ -48,9 +48,11 @@ def _make(name):
         if params.get("dtype") is not None and not isinstance(params["dtype"], str):
             params["dtype"] = np.dtype(params["dtype"]).name
         s = _create(name, name.lower(), inputs, params, sym_name, attr, named)
-        # An op whose inputs are neither named nor counted by num_args (an MXNet library's custom
-        # op) cannot make its missing inputs into variables: MXNet refuses too.
-        if not slots and not var_args and len(inputs) + len(named) < len(s.list_arguments()):
+        # An MXNet library's custom op (its inputs neither named nor counted by num_args) cannot
+        # make its missing inputs into variables: MXNet refuses too. (Custom, whose inputs the
+        # Python property names, makes them, as MXNet does.)
+        if (not slots and not var_args and info["plugin"].startswith("mxnet_lib:")
+                and len(inputs) + len(named) < len(_core.op_inputs(name, params))):
             raise MXNetError("Not enough argument to call operator %s" % name)
         return s
 
