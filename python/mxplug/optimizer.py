@@ -17,7 +17,8 @@ from . import _core
 from . import ndarray as nd
 from .ndarray import NDArray
 
-__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Signum", "FTML", "Ftrl", "LAMB",
+__all__ = ["Optimizer", "SGD", "NAG", "Adam", "AdaGrad", "RMSProp", "Signum", "FTML", "Ftrl", "LAMB", "LARS",
+           "LBSGD",
            "AdaDelta", "Adamax", "Nadam", "SGLD", "DCASGD", "Updater", "get_updater", "create", "register"]
 
 
@@ -458,6 +459,148 @@ class LAMB(Optimizer):
         if self.upper_bound:
             bounds['upper_bound'] = self.upper_bound
         nd.lamb_update_phase2(weight, g, weight.norm(), g.norm(), lr=lr, out=weight, **bounds)
+
+
+@register
+class LARS(Optimizer):
+    """LARS, layer-wise adaptive rate scaling (You et al. 2017): SGD (with momentum) whose
+    learning rate for each weight is scaled by ``eta * norm(w) / (norm(g) * rescale_grad + wd *
+    norm(w) + eps)`` (by 1 when either norm is 0, and not for names ending in gamma, beta or
+    bias). With momentum_correction the momentum is scaled by the ratio of this step's learning
+    rate to the last one's. Only names ending in ``_weight`` get weight decay."""
+
+    def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0, momentum_correction=True,
+                 **kwargs):
+        super(LARS, self).__init__(**kwargs)
+        self.momentum = momentum
+        self.momentum_correction = momentum_correction
+        self.lazy_update = lazy_update
+        self.eta = eta
+        self.eps = eps
+        self.skip = 0
+        self.last_lr = None
+        self.cur_lr = None
+
+    def _get_lrs(self, indices):
+        # Tracks this step's learning rate and the last one's, for momentum_correction.
+        if self.cur_lr is not None:
+            self.last_lr = self.cur_lr
+        lr = self.learning_rate
+        if self.cur_lr is None:
+            self.last_lr = lr
+        self.cur_lr = lr
+        return self._scaled(indices, lr, self.lr_mult, 'lr_mult')
+
+    def set_wd_mult(self, args_wd_mult):
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith('_weight')}
+        self.wd_mult.update(self._multipliers_from_sym('__wd_mult__'))
+        self.wd_mult.update(args_wd_mult)
+
+    def create_state(self, index, weight):
+        return _zeros_like(weight) if self.momentum != 0.0 else None
+
+    def _scaled_lr(self, index, weight, grad, lr, wd):
+        name = self.idx2name.get(index, str(index))
+        if name.endswith('gamma') or name.endswith('beta') or name.endswith('bias'):
+            return lr
+        w_norm = float(nd.norm(weight.astype('float32')).asscalar())
+        g_norm = float(nd.norm(grad.astype('float32')).asscalar())
+        if w_norm > 0.0 and g_norm > 0.0:
+            return lr * self.eta * w_norm / (g_norm * self.rescale_grad + wd * w_norm + self.eps)
+        return lr
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr = self._get_lrs([index])[0]
+        wd = self._get_wd(index)
+        kwargs = {'rescale_grad': self.rescale_grad}
+        if self.momentum > 0:
+            kwargs['momentum'] = (self.momentum * (self.cur_lr / self.last_lr)
+                                  if self.momentum_correction and self.last_lr != 0 else self.momentum)
+        if self.clip_gradient:
+            kwargs['clip_gradient'] = self.clip_gradient
+        lr = self._scaled_lr(index, weight, grad, lr, wd)
+        if state is not None:
+            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+
+
+@register
+class LBSGD(Optimizer):
+    """Large-batch SGD (Goyal et al. 2017): gradients are accumulated over ``batch_scale``
+    updates and applied as their mean, with the learning rate multiplied during
+    ``warmup_epochs * updates_per_epoch`` updates by a factor that rises from 1 to
+    ``batch_scale`` ('linear', 'power2', 'sqrt'), or by the LARS ratio ('lars')."""
+
+    def __init__(self, momentum=0.0, multi_precision=False, warmup_strategy='linear',
+                 warmup_epochs=5, batch_scale=1, updates_per_epoch=32, begin_epoch=0,
+                 num_epochs=60, **kwargs):
+        super(LBSGD, self).__init__(**kwargs)
+        self.momentum = momentum
+        self.multi_precision = multi_precision
+        self.warmup_strategy = warmup_strategy
+        self.warmup_epochs = warmup_epochs
+        self.batch_scale = batch_scale
+        self.updates_per_epoch = updates_per_epoch
+        self.init_updates = begin_epoch * updates_per_epoch
+        self.num_epochs = num_epochs
+        self.lbmult = 1
+        self.cumgrads = {}
+        self.adaptive = False
+        self.admult = 1
+
+    def create_state(self, index, weight):
+        return _zeros_like(weight) if self.momentum != 0.0 else None
+
+    def _get_lbmult(self, nup):
+        nwup = self.warmup_epochs * self.updates_per_epoch
+        maxmult = float(self.batch_scale)
+        if nup >= nwup:
+            return maxmult
+        if nwup <= 1:
+            return 1.0
+        rising = {'linear': lambda: (maxmult - 1) * nup / nwup,
+                  'power2': lambda: (maxmult - 1) * (nup * nup) / (nwup * nwup),
+                  'sqrt': lambda: (maxmult - 1) * math.sqrt(float(nup) / nwup)}
+        return 1.0 + rising[self.warmup_strategy]() if self.warmup_strategy in rising else 1.0
+
+    def _get_lars(self, weight, g, wd):
+        weight2 = float((weight * weight).asnumpy().sum())
+        grad2 = float((g * g).asnumpy().sum())
+        return min(max(math.sqrt(weight2 / (grad2 + wd * weight2 + 1e-18)), 0.01), 100)
+
+    def _cumulate_gradient(self, grad, index):
+        cgrad = self.cumgrads.get(index, {})
+        if cgrad and cgrad['num_cums'] > 0:
+            cgrad = {'cum_grad': cgrad['cum_grad'] + grad, 'num_cums': cgrad['num_cums'] + 1}
+        else:
+            cgrad = {'cum_grad': grad, 'num_cums': self.init_updates + 1}
+        self.cumgrads[index] = cgrad
+        return cgrad
+
+    def update(self, index, weight, grad, state):
+        lr = self._get_lr(index)
+        wd = self._get_wd(index)
+        self._update_count(index)
+        cgrad = self._cumulate_gradient(grad, index)
+        if cgrad['num_cums'] % self.batch_scale != 0:
+            return  # MXNet runs an update with lr 0 here, which changes nothing
+        grad = cgrad['cum_grad'] / self.batch_scale
+        if self.warmup_strategy == 'lars':
+            lr *= self._get_lars(weight, grad, wd)
+        else:
+            lr *= self._get_lbmult(cgrad['num_cums'])
+        kwargs = {'rescale_grad': self.rescale_grad}
+        if self.momentum > 0:
+            kwargs['momentum'] = self.momentum
+        if self.clip_gradient:
+            kwargs['clip_gradient'] = self.clip_gradient
+        if state is not None:
+            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd, **kwargs)
+        else:
+            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+        self.cumgrads[index]['cum_grad'] = 0
 
 
 class _Elementwise(Optimizer):

@@ -188,6 +188,12 @@ CLASSES = [
     ("ftrl", dict(rescale_grad=0.5, clip_gradient=1.0)),
     ("lamb", dict(learning_rate=0.01, wd=0.01, clip_gradient=2.0)),
     ("lamb", dict(learning_rate=0.01, lower_bound=0.5, upper_bound=1.0, bias_correction=False)),
+    ("lars", dict(learning_rate=0.1, momentum=0.9, wd=0.01, eta=0.01, rescale_grad=0.5)),
+    ("lars", dict(learning_rate=0.1, wd=0.01, clip_gradient=1.0)),
+    ("lbsgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01, batch_scale=2, warmup_epochs=1,
+                   updates_per_epoch=4)),
+    ("lbsgd", dict(learning_rate=0.1, warmup_strategy='sqrt', warmup_epochs=1, updates_per_epoch=8)),
+    ("lbsgd", dict(learning_rate=0.1, warmup_strategy='lars', wd=0.01)),
 ]
 
 MXNET_UPDATERS = '''
@@ -210,7 +216,7 @@ print(json.dumps(out))
 
 
 def test_optimizers_match_mxnet(mx):
-    """Fifteen optimizer set-ups, three steps of two weights (a weight and a bias, which gets no
+    """Twenty optimizer set-ups, three steps of two weights (a weight and a bias, which gets no
     weight decay), against MXNet 1.9.1's own optimizers on the same numbers."""
     want = json.loads(run_mxnet("import sys; sys.argv.append(%r)\n" % json.dumps(CLASSES) + MXNET_UPDATERS)
                       .strip().splitlines()[-1])
