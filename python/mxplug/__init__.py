@@ -58,6 +58,8 @@ from . import module as mod  # noqa: E402
 from . import util  # noqa: E402
 from . import runtime  # noqa: E402
 from . import test_utils  # noqa: E402
+from . import monitor  # noqa: E402
+from . import monitor as mon  # noqa: E402
 
 # A process of a distributed job: a server serves from here until the workers finish (MXNet's
 # kvstore_server); a worker tells the servers when it ends.

@@ -142,6 +142,7 @@ class Executor(object):
                                      % (name, target.shape, value.shape))
                 target[:] = value
         self.handle.forward(bool(is_train))
+        self._report_monitored()
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
@@ -155,6 +156,7 @@ class Executor(object):
         elif isinstance(out_grads, dict):
             out_grads = [out_grads.get(n) for n in self._output_names]
         self.handle.backward(list(out_grads), bool(is_train))
+        self._report_monitored()
 
     # ---- Parameters and shapes ---------------------------------------------------------------
 
@@ -218,4 +220,17 @@ class Executor(object):
         return self.handle.debug_str()
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        raise NotImplementedError("Executor.set_monitor_callback is not supported yet")
+        """Calls ``callback(name, array)`` for what each op computes in forward and backward,
+        named as MXNet names it (``fc1_output``, ``fc1_backward_output0``...; with
+        ``monitor_all`` the op's inputs too), after the pass is pushed: the arrays are copies made
+        as each op ran, so a later op that reuses the memory does not change them. MXNet passes
+        the name as bytes and a raw array handle; mxplug passes a str and an NDArray.
+        ``callback=None`` stops monitoring."""
+        self._monitor_callback = callback
+        self.handle.set_monitor(callback is not None, bool(monitor_all))
+
+    def _report_monitored(self):
+        callback = getattr(self, "_monitor_callback", None)
+        if callback is not None:
+            for name, array in self.handle.take_monitored():
+                callback(name, array)

@@ -161,6 +161,8 @@ void DefineSymbol(py::module_& m) {
             e.Backward(grads, is_train);
           },
           py::arg("out_grads"), py::arg("is_train") = true)
+      .def("set_monitor", &Executor::SetMonitor, py::arg("on"), py::arg("monitor_all"))
+      .def("take_monitored", &Executor::TakeMonitored)
       .def_property_readonly("outputs", [](const Executor& e) { return ArrayList(e.outputs()); })
       .def_property_readonly("arg_arrays",
                              [](const Executor& e) { return ArrayList(e.arg_arrays()); })

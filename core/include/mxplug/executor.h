@@ -87,8 +87,24 @@ class Executor {
   /*! \brief The steps as they are pushed, each entry's buffer, and the memory report. */
   std::string DebugStr() const;
 
+  /*!
+   * \brief MXNet's monitor (Executor.set_monitor_callback): while on, what each op's step
+   * computes is copied as the step is pushed (so a later step that reuses the memory cannot
+   * change it), named as MXNet names it: "<node>_<output>" for a forward step,
+   * "<node>_backward_output" (or "..._output<i>", one per input, when the op has several) for
+   * a gradient step; with monitor_all the step's inputs first ("<node>_<input>",
+   * "<node>_backward_input<i>"). Steps are then pushed one by one, never in segments.
+   */
+  void SetMonitor(bool on, bool monitor_all);
+  /*! \brief What was monitored since the last call, in the order the steps were pushed. */
+  std::vector<std::pair<std::string, NDArray>> TakeMonitored();
+
  private:
   struct Plan;
+  // A step's monitored arrays (SetMonitor); `backward` names them as a gradient step's.
+  void Monitor(uint32_t step, bool backward);
+  bool monitor_ = false, monitor_all_ = false;
+  std::vector<std::pair<std::string, NDArray>> monitored_;
   Symbol symbol_;
   Context ctx_;
   std::vector<NDArray> args_, arg_grads_, aux_, outputs_;

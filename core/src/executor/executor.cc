@@ -636,8 +636,56 @@ void Executor::Forward(bool is_train, const std::vector<NDArray>& reading) {
       for (const auto& [b, a] : instead)
         if (s.in[k] == b) inputs.emplace_back(k, a);
     segments.Add(inputs.empty() ? call : ImperativeOp::WithInputs(call, inputs));
+    if (monitor_) {
+      segments.Flush();
+      Monitor(static_cast<uint32_t>(i), false);
+    }
   }
   segments.Flush();
+}
+
+void Executor::SetMonitor(bool on, bool monitor_all) {
+  monitor_ = on;
+  monitor_all_ = on && monitor_all;
+  monitored_.clear();
+}
+
+std::vector<std::pair<std::string, NDArray>> Executor::TakeMonitored() {
+  std::vector<std::pair<std::string, NDArray>> taken;
+  taken.swap(monitored_);
+  return taken;
+}
+
+void Executor::Monitor(uint32_t step, bool backward) {
+  const Plan& p = *plan_;
+  const Plan::Step& s = p.steps[step];
+  const Node& node = *p.graph[s.node].node;
+  auto keep = [&](const std::string& name, uint32_t b) {
+    if (b == kNone || p.arrays[b].is_none()) return;
+    NDArray copy(p.arrays[b].shape(), p.arrays[b].ctx(), p.arrays[b].dtype());
+    NDArray::Copy(p.arrays[b], copy);
+    monitored_.emplace_back(name, std::move(copy));
+  };
+  // MXNet's names: a single output is "output", several are numbered (the backward node's).
+  auto numbered = [&](const std::string& what, size_t i, size_t n) {
+    return node.name + "_backward_" + what + (n == 1 ? "" : std::to_string(i));
+  };
+  if (!backward) {
+    const std::vector<std::string>& inputs = s.op->input_names();
+    if (monitor_all_)
+      for (size_t k = 0; k < s.in.size() && k < inputs.size(); ++k)
+        keep(node.name + "_" + inputs[k], s.in[k]);
+    for (size_t k = 0; k < s.out.size(); ++k)
+      keep(node.OutputName(static_cast<uint32_t>(k)), s.out[k]);
+    return;
+  }
+  if (monitor_all_) {
+    std::vector<uint32_t> read(s.out_grad);
+    read.insert(read.end(), s.in.begin(), s.in.end());
+    for (size_t k = 0; k < read.size(); ++k) keep(numbered("input", k, 2), read[k]);
+  }
+  for (size_t k = 0; k < s.in_grad.size(); ++k)
+    keep(numbered("output", k, s.in_grad.size()), s.in_grad[k]);
 }
 
 void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
@@ -673,6 +721,10 @@ void Executor::Backward(const std::vector<NDArray>& out_grads, bool is_train) {
     }
     if (s.kind != StepKind::kHead) {
       segments.Add(is_train || !s.call_infer ? s.call : s.call_infer);
+      if (monitor_ && s.kind == StepKind::kBackward) {
+        segments.Flush();
+        Monitor(static_cast<uint32_t>(i), true);
+      }
       continue;
     }
     segments.Flush();  // the copy is a function of its own, after the steps before it

@@ -193,6 +193,8 @@ class BaseModule(object):
             next_data_batch = next(data_iter)
             while not end_of_batch:
                 data_batch = next_data_batch
+                if monitor is not None:
+                    monitor.tic()
                 self.forward_backward(data_batch)
                 self.update()
                 self.update_metric(eval_metric, data_batch.label)
@@ -203,6 +205,8 @@ class BaseModule(object):
                     end_of_batch = True
                 if end_of_batch:
                     eval_name_vals = eval_metric.get_global_name_value()
+                if monitor is not None:
+                    monitor.toc_print()
                 _call_all(batch_end_callback, epoch, nbatch, eval_metric, locals())
                 nbatch += 1
 

@@ -246,12 +246,18 @@ class ExecutorGroup(object):
             self._read_in_place[k, name] = (piece, self.execs[k].arg_dict[name])
         for e, arrays in zip(self.execs, reading):
             e.handle.forward(False, arrays)
+            e._report_monitored()
 
     def finish_reading(self):
         """Copies the batch that forward_reading read last into the bound inputs."""
         for piece, target in self._read_in_place.values():
             piece.copyto(target)
         self._read_in_place = {}
+
+    def install_monitor(self, mon):
+        """Installs a monitor (mx.monitor.Monitor) on every executor."""
+        for e in self.execs:
+            mon.install(e)
 
     def backward(self, out_grads=None):
         """Runs the backward passes, slicing `out_grads` as the batch was sliced."""

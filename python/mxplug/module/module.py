@@ -465,3 +465,8 @@ class Module(BaseModule):
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Adds the last forward pass's outputs against `labels` to the metric."""
         self._exec_group.update_metric(eval_metric, labels, pre_sliced)
+
+    def install_monitor(self, mon):
+        """Installs a monitor (mx.monitor.Monitor) on the executors."""
+        assert self.binded
+        self._exec_group.install_monitor(mon)
