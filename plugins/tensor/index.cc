@@ -1,17 +1,34 @@
-// Registers the definitions of pick, one_hot and where (index.h) and their CPU kernels.
+// Registers the definitions of pick, one_hot, where, gather_nd and scatter_nd (index.h) and
+// their CPU kernels.
 #include "index.h"
 
 namespace {
 
 using mxplug_tensor::OneHotParam;
 using mxplug_tensor::PickParam;
+using mxplug_tensor::ScatterNDParam;
+
+// The CPU's element loop runs the elements in turn: an add needs no atomics.
+struct CpuIndexLoop : mxplug::CpuLoop {
+  static constexpr bool kHostMemory = true;
+  template <class T>
+  static constexpr bool CanAdd() {
+    return true;
+  }
+  template <class T>
+  static void AddTo(T* p, T v) {
+    using C = mxplug::ComputeType<T>;
+    *p = static_cast<T>(static_cast<C>(*p) + static_cast<C>(v));
+  }
+};
 
 MXPLUG_REGISTER_PARAMETER(PickParam);
 MXPLUG_REGISTER_PARAMETER(OneHotParam);
+MXPLUG_REGISTER_PARAMETER(ScatterNDParam);
 
 [[maybe_unused]] const bool registered = [] {
   mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutDefinitions{});
-  mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutKernels<mxplug::CpuLoop>{kDLCPU});
+  mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutKernels<CpuIndexLoop>{kDLCPU});
   return true;
 }();
 

@@ -1,10 +1,12 @@
 // Definitions of the ops that select by index or condition (MXNet's names and parameters):
-// pick, one_hot and where, and their kernels, written once over a device's element loop. index.cc
-// registers the definitions and the CPU kernels, devices/cuda/kernels/index.cu the CUDA kernels.
+// pick, one_hot, where, gather_nd and scatter_nd, and their kernels, written once over a device's
+// element loop. index.cc registers the definitions and the CPU kernels,
+// devices/cuda/kernels/index.cu the CUDA kernels.
 #ifndef MXPLUG_PLUGINS_TENSOR_INDEX_H_
 #define MXPLUG_PLUGINS_TENSOR_INDEX_H_
 
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -354,11 +356,247 @@ class WhereKernel : public mxplug::Operator {
   }
 };
 
-/*! \brief Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for pick, one_hot and
- * where: the one list the definitions and each device's kernels register from. */
+// ---- gather_nd(data, indices) and scatter_nd(data, indices, shape) ----
+// indices has shape (M, Y0, Y1...): column y holds an index into each of the first M axes of the
+// big array (gather_nd's data, scatter_nd's output), naming a block of its remaining axes. The
+// small array (gather_nd's output, scatter_nd's data) has shape (Y0, Y1..., X_M...), block y at
+// y * inner. gather_nd takes negative indices from the end; an index outside [-n, n), or a
+// float that is not a whole number, is MXNet's IndexError on the CPU (checked before the kernel
+// runs). A GPU kernel cannot throw: there, gather_nd reads 0 and scatter_nd skips such a block,
+// as MXNet's GPU kernels do not check either. Several columns may name one block: gather_nd's
+// gradient adds them (atomically on a GPU); scatter_nd keeps one of the values, as MXNet does.
+
+constexpr int kMaxNdIndexed = 8;  // M, the axes one index column names
+
+struct NdIndexGeometry {
+  int m = 0;
+  int64_t count = 0;  // columns: Y0 * Y1 ...
+  int64_t inner = 1;  // elements of a block: X_M * ...
+  int64_t dims[kMaxNdIndexed] = {}, strides[kMaxNdIndexed] = {};
+
+  // big: the indexed array's shape; indices: (M, Y...).
+  NdIndexGeometry(const TShape& big, const TShape& indices)
+      : m(static_cast<int>(indices[0])), count(indices.ProdShape(1, indices.ndim())) {
+    if (m > kMaxNdIndexed)
+      throw std::invalid_argument("indices index " + std::to_string(m) + " axes; at most " +
+                                  std::to_string(kMaxNdIndexed) + " can be");
+    inner = big.ProdShape(m, big.ndim());
+    int64_t stride = inner;
+    for (int k = m - 1; k >= 0; --k) dims[k] = big[k], strides[k] = stride, stride *= big[k];
+  }
+
+  // The offset of column y's block in the big array, or -1 when an index is out of range or
+  // not a whole number.
+  template <class I>
+  MXPLUG_XINLINE int64_t Block(int64_t y, const I* idx) const {
+    int64_t offset = 0;
+    for (int k = 0; k < m; ++k) {
+      const auto v = static_cast<mxplug::ComputeType<I>>(idx[k * count + y]);
+      int64_t j = static_cast<int64_t>(v);
+      if (static_cast<mxplug::ComputeType<I>>(j) != v || j < -dims[k] || j >= dims[k]) return -1;
+      offset += (j < 0 ? j + dims[k] : j) * strides[k];
+    }
+    return offset;
+  }
+};
+
+// MXNet's IndexError for the first bad index, found on the host (indices in host memory).
+template <class I>
+void CheckNdIndices(const NdIndexGeometry& g, const I* idx) {
+  for (int64_t y = 0; y < g.count; ++y) {
+    if (g.Block(y, idx) >= 0) continue;
+    for (int k = 0; k < g.m; ++k) {
+      const auto v = static_cast<mxplug::ComputeType<I>>(idx[k * g.count + y]);
+      const int64_t j = static_cast<int64_t>(v);
+      if (static_cast<mxplug::ComputeType<I>>(j) == v && j >= -g.dims[k] && j < g.dims[k]) continue;
+      std::ostringstream value;
+      value << static_cast<double>(v);
+      throw std::out_of_range("IndexError: index " + value.str() + " is out of bounds for axis " +
+                              std::to_string(k) + " with size " + std::to_string(g.dims[k]));
+    }
+  }
+}
+
+class GatherNDProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs&) override {}
+  std::vector<std::string> ListArguments() const override { return {"data", "indices"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &d = (*in)[0], &i = (*in)[1];
+    if (!d.IsKnown() || !i.IsKnown()) return false;
+    if (i.ndim() < 2)
+      throw std::invalid_argument("gather_nd requires index tensor to have at least 2 dimensions");
+    if (i[0] > d.ndim())
+      throw std::invalid_argument("gather_nd: indices index " + std::to_string(i[0]) +
+                                  " axes, but data " + d.ToString() + " has " +
+                                  std::to_string(d.ndim()));
+    std::vector<int64_t> dims(i.begin() + 1, i.end());
+    dims.insert(dims.end(), d.begin() + i[0], d.end());
+    (*out)[0] = TShape(dims);
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = (*in)[0];
+    return (*in)[0] != kMXPUnknownDType && (*in)[1] != kMXPUnknownDType;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
+                                             const std::vector<int>&) const override {
+    return {og[0], in[1]};
+  }
+};
+
+struct ScatterNDParam : mxplug::Parameter<ScatterNDParam> {
+  TShape shape;
+  MXPLUG_DECLARE_PARAMETER(ScatterNDParam) {
+    MXPLUG_DECLARE_FIELD(shape).describe("Shape of output.");
+  }
+};
+
+class ScatterNDProp : public GatherNDProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &d = (*in)[0], &i = (*in)[1], &s = param_.shape;
+    (*out)[0] = s;
+    if (!d.IsKnown() || !i.IsKnown()) return false;
+    bool valid = i.ndim() >= 2 && i[0] <= s.ndim() && d.ndim() == i.ndim() - 1 + s.ndim() - i[0];
+    for (int k = 1; valid && k < i.ndim(); ++k) valid = d[k - 1] == i[k];
+    for (int k = static_cast<int>(i[0]); valid && k < s.ndim(); ++k)
+      valid = d[i.ndim() - 1 + k - i[0]] == s[k];
+    if (!valid) {
+      auto text = [](const TShape& t) {
+        std::string r;
+        for (int k = 0; k < t.ndim(); ++k) r += (k ? "," : "") + std::to_string(t[k]);
+        return "[" + r + "]";
+      };
+      throw std::invalid_argument(
+          "Invalid data, indices, and output shape combination for scatter_nd: " + text(d) + ", " +
+          text(i) + ", " + text(s));
+    }
+    return true;
+  }
+
+ private:
+  ScatterNDParam param_;
+};
+
+// small[o] = big[block + t] (0 where the block is out of range).
+template <class T, class I>
+struct GatherNDElements {
+  NdIndexGeometry g;
+  const T* big;
+  const I* idx;
+  T* small;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    const int64_t block = g.Block(o / g.inner, idx);
+    mxplug::StoreAs<C>(small[o], req, block < 0 ? C(0) : static_cast<C>(big[block + o % g.inner]));
+  }
+};
+
+// big[block + t] = small[o], or += with Loop's add (atomic on a GPU) when `add`.
+template <class Loop, class T, class I>
+struct ScatterNDElements {
+  NdIndexGeometry g;
+  const T* small;
+  const I* idx;
+  T* big;
+  bool add;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    const int64_t block = g.Block(o / g.inner, idx);
+    if (block < 0) return;
+    if (add)
+      Loop::AddTo(&big[block + o % g.inner], small[o]);
+    else
+      big[block + o % g.inner] = small[o];
+  }
+};
+
+/*! \brief gather_nd (kGather) or scatter_nd on a device whose loop is L: an element loop with
+ * Zero, AddTo(T*, T) (which other elements of the loop may race with), CanAdd<T>() (whether it
+ * has such an add for T) and kHostMemory (whether the host may read the indices, to check
+ * them). */
+template <bool kGather>
+struct NdIndexKernels {
+  template <class L>
+  class Kernel : public mxplug::Operator {
+   public:
+    Kernel(const mxplug::KwArgs&, mxplug::Context) {}
+    void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                 const std::vector<TBlob>&) override {
+      if (kGather)
+        Gather(ctx, in[0], in[1], out[0], req[0]);
+      else
+        Scatter(ctx, in[0], in[1], out[0], req[0], false);
+    }
+    void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                  const std::vector<TBlob>& in, const std::vector<TBlob>&,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                  const std::vector<TBlob>&) override {
+      L::Zero(ctx, in_grad[1], req[1]);  // the indices have no gradient
+      if (kGather)
+        Scatter(ctx, og[0], in[1], in_grad[0], req[0], true);
+      else
+        Gather(ctx, og[0], in[1], in_grad[0], req[0]);
+    }
+
+   private:
+    static void Gather(const mxplug::OpContext& ctx, const TBlob& big, const TBlob& idx,
+                       const TBlob& small, OpReqType req) {
+      if (req == mxplug::kNullOp || small.Size() == 0) return;
+      const NdIndexGeometry g(big.shape_, idx.shape_);
+      TypeSwitch2(big.type_flag_, idx.type_flag_, [&](auto t, auto i) {
+        using T = decltype(t);
+        using I = decltype(i);
+        if constexpr (L::kHostMemory) CheckNdIndices(g, idx.dptr<I>());
+        L::Run(ctx, small.Size(),
+               GatherNDElements<T, I>{g, big.dptr<T>(), idx.dptr<I>(), small.dptr<T>(), req});
+      });
+    }
+    // `accumulate`: several columns' values add up (a gradient), else one of them is kept.
+    static void Scatter(const mxplug::OpContext& ctx, const TBlob& small, const TBlob& idx,
+                        const TBlob& big, OpReqType req, bool accumulate) {
+      if (req == mxplug::kNullOp) return;
+      if (req != mxplug::kAddTo) L::Zero(ctx, big, mxplug::kWriteTo);
+      if (small.Size() == 0) return;
+      const NdIndexGeometry g(big.shape_, idx.shape_);
+      TypeSwitch2(big.type_flag_, idx.type_flag_, [&](auto t, auto i) {
+        using T = decltype(t);
+        using I = decltype(i);
+        const bool add = accumulate || req == mxplug::kAddTo;
+        if (add && !L::template CanAdd<T>())
+          throw std::invalid_argument("adding " + mxplug::DTypeName(big.type_flag_) +
+                                      " values at indices is not available on this device (no "
+                                      "atomic add)");
+        if constexpr (L::kHostMemory) CheckNdIndices(g, idx.dptr<I>());
+        L::Run(ctx, small.Size(),
+               ScatterNDElements<L, T, I>{g, small.dptr<T>(), idx.dptr<I>(), big.dptr<T>(), add});
+      });
+    }
+  };
+};
+
+/*! \brief Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for pick, one_hot,
+ * where, gather_nd and scatter_nd: the one list the definitions and each device's kernels register
+ * from. */
 template <class Visitor>
 void ForEachIndexOp(Visitor&& visit) {
   static const std::vector<mxplug::FieldInfo> none;
+  visit.template Op<GatherNDProp, NdIndexKernels<true>::template Kernel>(
+      "gather_nd",
+      "Gathers elements or slices from data: output[y, ...] = data[indices[0, y], ..., "
+      "indices[M-1, y], ...] for indices of shape (M, Y0, Y1...); negative indices count from "
+      "the end.",
+      {{"data", "data"}, {"indices", "indices"}}, none);
+  visit.template Op<ScatterNDProp, NdIndexKernels<false>::template Kernel>(
+      "scatter_nd",
+      "Scatters data into a new array of `shape`: output[indices[0, y], ..., indices[M-1, y], "
+      "...] = data[y, ...], zeros elsewhere (gather_nd's adjoint where the indices are unique).",
+      {{"data", "data"}, {"indices", "indices"}}, ScatterNDParam::Fields());
   visit.template Op<PickProp, PickKernel>(
       "pick", "Picks elements from data at the indices given along an axis.",
       {{"data", "The input array."}, {"index", "The index array."}}, PickParam::Fields());

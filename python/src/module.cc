@@ -3,6 +3,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 #include "bindings.h"
 #include "mxplug/profiler.h"
 #include "mxplug/runtime.h"
@@ -42,8 +44,11 @@ PYBIND11_MODULE(_core, m) {
       if (p) std::rethrow_exception(p);
     } catch (const mxplug::Error& e) {
       // PyErr_SetString rather than error(...): the call operator is deprecated from pybind11
-      // 2.12 on (py::set_error, which Debian's 2.10 lacks), and this builds with both.
-      PyErr_SetString(error.ptr(), e.what());
+      // 2.12 on (py::set_error, which Debian's 2.10 lacks), and this builds with both. A message
+      // that says "IndexError: " is raised as Python's IndexError, as MXNet raises it (its
+      // errors name their Python class in the message the same way).
+      const bool index_error = std::strstr(e.what(), "IndexError: ") != nullptr;
+      PyErr_SetString(index_error ? PyExc_IndexError : error.ptr(), e.what());
     }
   });
 

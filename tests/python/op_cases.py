@@ -235,6 +235,13 @@ LAYOUT = [
     Case("pick", [(3, 4), (4,)], {"axis": 0}, domains=[SIGNED, INTS(3)]),
     Case("choose_element_0index", [(5, 4), (5,)], domains=[SIGNED, INTS(6, -2)]),
     Case("one_hot", [(3, 4)], {"depth": 5, "on_value": 2.5, "off_value": -1}, domains=[INTS(6)]),
+    # gather_nd: columns of indices into the leading axes (negative from the end); repeated columns
+    # add their gradients. scatter_nd with one column, so that no two write one place.
+    Case("gather_nd", [(2, 3, 4), (2, 5)], domains=[SIGNED, INTS(2, -2)]),
+    Case("gather_nd", [(3, 4), (1, 2, 3)], domains=[SIGNED, INTS(3, -3)]),
+    Case("gather_nd", [(2, 3), (2, 7)], domains=[SIGNED, INTS(2)]),
+    Case("scatter_nd", [(1, 3), (1, 1)], {"shape": (4, 3)}, domains=[SIGNED, INTS(4)]),
+    Case("scatter_nd", [(1,), (2, 1)], {"shape": (3, 2)}, domains=[SIGNED, INTS(2)]),
     Case("where", [(4, 5), (4, 5), (4, 5)], domains=[INTS(2)]),
     Case("where", [(4,), (4, 5), (4, 5)], domains=[INTS(2)]),  # a condition per row
     Case("zeros_like", [(3, 4)]),

@@ -628,3 +628,36 @@ def test_split_v2():
         "gradient": x + "x.attach_grad()\nwith mx.autograd.record():\n    ys = mx.nd.split_v2(x, (1, 4), axis=1)\n"
                         "mx.autograd.backward(ys, [mx.nd.ones_like(y) * (i + 1) for i, y in enumerate(ys)]); r = x.grad",
     }, messages={"past the end": "is no less than the size of the axis"})
+
+
+def test_gather_nd_and_scatter_nd():
+    d = "d = mx.nd.arange(24).reshape((2, 3, 4)); "
+    assert_parity({
+        "gather columns": d + "r = mx.nd.gather_nd(d, mx.nd.array([[1, 0, -1], [2, 0, 1]]))",
+        "gather blocks": d + "r = (mx.nd.gather_nd(d, mx.nd.array([[1, 0]])), "
+                             "mx.nd.gather_nd(d, mx.nd.array([[1, 0], [2, 1], [3, 0]])))",
+        "gather int indices": d + "r = mx.nd.gather_nd(d.astype('int32'), mx.nd.array([[1], [0]], dtype='int64'))",
+        "gather index grid": d + "r = mx.nd.gather_nd(d, mx.nd.array([[[0, 1], [1, 0]], [[2, 2], [0, 1]]]))",
+        "gather out of range": d + "r = mx.nd.gather_nd(d, mx.nd.array([[1], [5]]))",
+        "gather not whole": d + "r = mx.nd.gather_nd(d, mx.nd.array([[1.7], [0.2]]))",
+        "gather 1-d indices": d + "r = mx.nd.gather_nd(d, mx.nd.array([1, 0]))",
+        "gather gradient adds": "x = mx.nd.array([[1, 2], [3, 4]]); x.attach_grad()\n"
+                                "with mx.autograd.record():\n"
+                                "    y = mx.nd.gather_nd(x, mx.nd.array([[0, 0, 1], [1, 1, 0]]))\n"
+                                "y.backward(mx.nd.array([1, 2, 3])); r = x.grad",
+        "scatter": "r = (mx.nd.scatter_nd(mx.nd.array([2, 3, 4]), mx.nd.array([[1, 0, 0], [1, 1, 0]]), shape=(2, 2)), "
+                   "mx.nd.scatter_nd(mx.nd.array([[1, 2], [3, 4]]), mx.nd.array([[1, 0]]), shape=(2, 2)))",
+        "scatter gradient": "x = mx.nd.array([2, 3, 4]); x.attach_grad()\n"
+                            "with mx.autograd.record():\n"
+                            "    y = mx.nd.scatter_nd(x, mx.nd.array([[1, 1, 0], [1, 1, 0]]), shape=(2, 2))\n"
+                            "y.backward(mx.nd.array([[1, 2], [3, 4]])); r = x.grad",
+        "scatter bad shapes": "r = mx.nd.scatter_nd(mx.nd.array([2, 3]), mx.nd.array([[1, 1, 0], [1, 1, 0]]), shape=(2, 2))",
+        "symbols": "s = mx.sym.gather_nd(mx.sym.var('a'), mx.sym.var('i')); "
+                   "t = mx.sym.scatter_nd(mx.sym.var('a'), mx.sym.var('i'), shape=(4, 5, 6)); "
+                   "r = (s.infer_shape(a=(2, 3, 4), i=(2, 5)), s.infer_type(a=np.float16, i=np.int32), "
+                   "t.infer_shape(a=(7, 6), i=(2, 7)), s.list_arguments())",
+    }, messages={"gather out of range": "index 5 is out of bounds for axis 1 with size 3",
+                 "gather not whole": "index 1.7 is out of bounds for axis 0 with size 2",
+                 "gather 1-d indices": "gather_nd requires index tensor to have at least 2 dimensions",
+                 "scatter bad shapes": "Invalid data, indices, and output shape combination for scatter_nd: "
+                                       "[2], [2,3], [2,2]"})

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "atomic.cuh"
 #include "launch.cuh"
 #include "reduce.cuh"
 #include "tensor/join.h"
@@ -179,34 +180,6 @@ TakeGeometry MakeTakeGeometry(const TShape& a, const TBlob& idx, int axis, int m
   return TakeGeometry{a[axis], a.ProdShape(axis + 1, a.ndim()), idx.Size(), mode};
 }
 
-// Several outputs may take the same element: their gradients add up atomically (in an order
-// that varies from run to run, as in MXNet's AddTakeGrad).
-__device__ inline void AtomicAdd(float* p, float v) { atomicAdd(p, v); }
-__device__ inline void AtomicAdd(double* p, double v) { atomicAdd(p, v); }
-#if defined(MXPLUG_HIP)
-// HIP 5.2 has no atomicAdd for __half: compare-and-swap the aligned 32-bit word that holds it.
-__device__ inline void AtomicAdd(__half* p, __half v) {
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
-  unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
-  const unsigned shift = (addr & 2) ? 16 : 0;
-  unsigned int old = *word, assumed = 0;
-  do {
-    assumed = old;
-    const __half sum =
-        __float2half(__half2float(__ushort_as_half(static_cast<unsigned short>(assumed >> shift))) +
-                     __half2float(v));
-    const unsigned int bits = static_cast<unsigned int>(__half_as_ushort(sum)) << shift;
-    old = atomicCAS(word, assumed, (assumed & ~(0xffffu << shift)) | bits);
-  } while (old != assumed);
-}
-#else
-__device__ inline void AtomicAdd(__half* p, __half v) { atomicAdd(p, v); }
-#endif
-__device__ inline void AtomicAdd(int32_t* p, int32_t v) { atomicAdd(p, v); }
-__device__ inline void AtomicAdd(int64_t* p, int64_t v) {  // two's complement: the same bits
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-}
-
 template <class T, class I>
 struct TakeGradElements {
   TakeGeometry geo;
@@ -215,9 +188,6 @@ struct TakeGradElements {
   T* grad;
   __device__ void operator()(int64_t o) const { AtomicAdd(&grad[geo.Source(o, idx)], og[o]); }
 };
-
-template <class T>
-constexpr bool kHasAtomicAdd = !std::is_same_v<T, int8_t> && !std::is_same_v<T, uint8_t>;
 
 struct CudaLayout {
   static void Copy(const OpContext& ctx, const TBlob& src, const TBlob& dst, OpReqType req) {
