@@ -6,6 +6,7 @@ namespace {
 
 using mxplug_tensor::OneHotParam;
 using mxplug_tensor::PickParam;
+using mxplug_tensor::RavelParam;
 using mxplug_tensor::ScatterNDParam;
 
 // The CPU's element loop runs the elements in turn: an add needs no atomics.
@@ -25,6 +26,7 @@ struct CpuIndexLoop : mxplug::CpuLoop {
 MXPLUG_REGISTER_PARAMETER(PickParam);
 MXPLUG_REGISTER_PARAMETER(OneHotParam);
 MXPLUG_REGISTER_PARAMETER(ScatterNDParam);
+MXPLUG_REGISTER_PARAMETER(RavelParam);
 
 [[maybe_unused]] const bool registered = [] {
   mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutDefinitions{});

@@ -580,12 +580,213 @@ struct NdIndexKernels {
   };
 };
 
+// ---- _ravel_multi_index / _unravel_index(data, shape): flat indices into an array of `shape`
+// from index columns (ndim, N...) and back, in data's dtype, as MXNet computes them: no bounds
+// check, the first axis unwrapped, C's truncating division for negative values. No gradient
+// (zeros, as MXNet's). ----
+
+struct RavelParam : mxplug::Parameter<RavelParam> {
+  std::optional<TShape> shape;
+  MXPLUG_DECLARE_PARAMETER(RavelParam) {
+    MXPLUG_DECLARE_FIELD(shape)
+        .set_default(std::nullopt)
+        .describe("Shape of the array into which the multi-indices apply.");
+  }
+};
+
+template <bool kRavel>
+class RavelProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    param_.Init(kwargs);
+    if (!param_.shape || param_.shape->ndim() < 1)
+      throw std::invalid_argument(
+          "shape: the shape of the array that the indices address is "
+          "required");
+    if (param_.shape->ndim() > kMaxNdIndexed)
+      throw std::invalid_argument("shape has " + std::to_string(param_.shape->ndim()) +
+                                  " axes; at most " + std::to_string(kMaxNdIndexed) + " are taken");
+  }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& d = (*in)[0];
+    if (!d.IsKnown()) return false;
+    const int64_t n = param_.shape->ndim();
+    if (kRavel) {
+      if (d.ndim() < 1 || d[0] != n)
+        throw std::invalid_argument("data has shape " + d.ToString() +
+                                    "; its first axis must "
+                                    "hold one index per axis of shape " +
+                                    param_.shape->ToString());
+      (*out)[0] = TShape(std::vector<int64_t>(d.begin() + 1, d.end()));
+    } else {
+      std::vector<int64_t> dims{n};
+      dims.insert(dims.end(), d.begin(), d.end());
+      (*out)[0] = TShape(dims);
+    }
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+
+ private:
+  RavelParam param_;
+};
+
+struct RavelGeometry {
+  int ndim = 0;
+  int64_t count = 0, dims[kMaxNdIndexed] = {};
+};
+
+template <class T>
+struct RavelElements {
+  RavelGeometry g;
+  const T* in;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    int64_t flat = 0;
+    for (int k = 0; k < g.ndim; ++k) flat = flat * g.dims[k] + IndexValue(in[k * g.count + i]);
+    mxplug::StoreAs<T>(out[i], req, static_cast<T>(flat));
+  }
+};
+
+template <class T>
+struct UnravelElements {
+  RavelGeometry g;
+  const T* in;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    int64_t flat = IndexValue(in[i]);
+    for (int k = g.ndim - 1; k > 0; --k) {
+      mxplug::StoreAs<T>(out[k * g.count + i], req, static_cast<T>(flat % g.dims[k]));
+      flat /= g.dims[k];
+    }
+    mxplug::StoreAs<T>(out[i], req, static_cast<T>(flat));
+  }
+};
+
+template <bool kRavel>
+struct RavelKernels {
+  template <class L>
+  class Kernel : public mxplug::Operator {
+   public:
+    Kernel(const mxplug::KwArgs& kwargs, mxplug::Context) { param_.Init(kwargs); }
+    void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+                 const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                 const std::vector<TBlob>&) override {
+      if (req[0] == mxplug::kNullOp) return;
+      RavelGeometry g;
+      g.ndim = param_.shape->ndim();
+      g.count = kRavel ? out[0].Size() : in[0].Size();
+      for (int k = 0; k < g.ndim; ++k) g.dims[k] = (*param_.shape)[k];
+      mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+        using T = decltype(zero);
+        if constexpr (kRavel)
+          L::Run(ctx, g.count, RavelElements<T>{g, in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
+        else
+          L::Run(ctx, g.count, UnravelElements<T>{g, in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
+      });
+    }
+    void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&,
+                  const std::vector<TBlob>&, const std::vector<TBlob>&,
+                  const std::vector<OpReqType>& req, const std::vector<TBlob>& in_grad,
+                  const std::vector<TBlob>&) override {
+      L::Zero(ctx, in_grad[0], req[0]);
+    }
+
+   private:
+    RavelParam param_;
+  };
+};
+
+// ---- batch_take(a, indices): out[i] = a[i, indices[i]] over a's last axis, the index clipped
+// to it (MXNet's deprecated form of pick). int32 indices; no gradient. ----
+
+class BatchTakeProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs&) override {}
+  std::vector<std::string> ListArguments() const override { return {"a", "indices"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &a = (*in)[0], &i = (*in)[1];
+    if (!a.IsKnown() || !i.IsKnown()) return false;
+    if (a.ndim() < 1 || a[a.ndim() - 1] == 0 || a.Size() / a[a.ndim() - 1] != i.Size())
+      throw std::invalid_argument(
+          "Index array's size must be the same as data array's size excluding the first "
+          "dimension: a " +
+          a.ToString() + ", indices " + i.ToString());
+    (*out)[0] = i;
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    if ((*in)[1] == kMXPUnknownDType) (*in)[1] = kMXPInt32;
+    if ((*in)[1] != kMXPInt32)
+      throw std::invalid_argument("Type inconsistent, Provided = " + mxplug::DTypeName((*in)[1]) +
+                                  ", inferred type = int32");
+    (*out)[0] = (*in)[0];
+    return (*in)[0] != kMXPUnknownDType;
+  }
+};
+
+template <class T>
+struct BatchTakeElements {
+  const T* a;
+  const int32_t* idx;
+  int64_t last;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    const int64_t k = idx[i] < 0 ? 0 : idx[i] >= last ? last - 1 : idx[i];
+    mxplug::StoreAs<T>(out[i], req, a[i * last + k]);
+  }
+};
+
+template <class L>
+class BatchTakeKernel : public mxplug::Operator {
+ public:
+  BatchTakeKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
+      using T = decltype(zero);
+      L::Run(ctx, out[0].Size(),
+             BatchTakeElements<T>{in[0].dptr<T>(), in[1].dptr<int32_t>(),
+                                  in[0].shape_[in[0].ndim() - 1], out[0].dptr<T>(), req[0]});
+    });
+  }
+};
+
 /*! \brief Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for pick, one_hot,
  * where, gather_nd and scatter_nd: the one list the definitions and each device's kernels register
  * from. */
 template <class Visitor>
 void ForEachIndexOp(Visitor&& visit) {
   static const std::vector<mxplug::FieldInfo> none;
+  visit.template Op<RavelProp<true>, RavelKernels<true>::template Kernel>(
+      "_ravel_multi_index",
+      "Flat indices into an array of `shape` from index columns: data (ndim, N...) gives (N...).",
+      {{"data", "Batch of multi-indices"}}, RavelParam::Fields());
+  visit.template Op<RavelProp<false>, RavelKernels<false>::template Kernel>(
+      "_unravel_index",
+      "Index columns into an array of `shape` from flat indices: data (N...) gives (ndim, N...).",
+      {{"data", "Array of flat indices"}}, RavelParam::Fields());
+  visit.template Op<RavelProp<true>, RavelKernels<true>::template Kernel>(
+      "ravel_multi_index", "Same as _ravel_multi_index.", {{"data", "Batch of multi-indices"}},
+      RavelParam::Fields());
+  visit.template Op<RavelProp<false>, RavelKernels<false>::template Kernel>(
+      "unravel_index", "Same as _unravel_index.", {{"data", "Array of flat indices"}},
+      RavelParam::Fields());
+  visit.template Op<BatchTakeProp, BatchTakeKernel>(
+      "batch_take",
+      "Takes elements along the last axis, one per row: out[i] = a[i, indices[i]], indices "
+      "clipped to the axis (deprecated in MXNet: pick does it).",
+      {{"a", "The input array"}, {"indices", "The index array"}}, none);
   visit.template Op<GatherNDProp, NdIndexKernels<true>::template Kernel>(
       "gather_nd",
       "Gathers elements or slices from data: output[y, ...] = data[indices[0, y], ..., "

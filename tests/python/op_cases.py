@@ -242,6 +242,12 @@ LAYOUT = [
     Case("gather_nd", [(2, 3), (2, 7)], domains=[SIGNED, INTS(2)]),
     Case("scatter_nd", [(1, 3), (1, 1)], {"shape": (4, 3)}, domains=[SIGNED, INTS(4)]),
     Case("scatter_nd", [(1,), (2, 1)], {"shape": (3, 2)}, domains=[SIGNED, INTS(2)]),
+    Case("batch_take", [(5, 4), (5,)], domains=[SIGNED, INTS(6, -2)], grad=False),  # int32 indices
+    # Index arithmetic, in the indices' own dtype (floats holding whole numbers here).
+    Case("_ravel_multi_index", [(3, 5)], {"shape": (4, 5, 6)}, domains=[INTS(4)], grad=False),
+    Case("ravel_multi_index", [(2, 2, 3)], {"shape": (7, 6)}, domains=[INTS(6, -2)], grad=False),
+    Case("_unravel_index", [(7,)], {"shape": (4, 5, 6)}, domains=[INTS(120)], grad=False),
+    Case("unravel_index", [(2, 3)], {"shape": (7, 6)}, domains=[INTS(50, -5)], grad=False),
     Case("where", [(4, 5), (4, 5), (4, 5)], domains=[INTS(2)]),
     Case("where", [(4,), (4, 5), (4, 5)], domains=[INTS(2)]),  # a condition per row
     Case("zeros_like", [(3, 4)]),

@@ -661,3 +661,27 @@ def test_gather_nd_and_scatter_nd():
                  "gather 1-d indices": "gather_nd requires index tensor to have at least 2 dimensions",
                  "scatter bad shapes": "Invalid data, indices, and output shape combination for scatter_nd: "
                                        "[2], [2,3], [2,2]"})
+
+
+def test_ravel_unravel_and_batch_take():
+    assert_parity({
+        "ravel": "r = (mx.nd.ravel_multi_index(mx.nd.array([[3, 6, 6], [4, 5, 1]]), shape=(7, 6)), "
+                 "mx.nd.ravel_multi_index(mx.nd.array([[3, -1], [4, 9]]), shape=(7, 6)), "
+                 "mx.nd._ravel_multi_index(mx.nd.array([[3, 6], [4, 5]], dtype='int32'), shape=(7, 6)))",
+        "unravel": "r = (mx.nd.unravel_index(mx.nd.array([22, 41, 37, -1, 50]), shape=(7, 6)), "
+                   "mx.nd._unravel_index(mx.nd.array([5, 0], dtype='int64'), shape=(2, 3)))",
+        "round trip": "i = mx.nd.array([[1, 0, 2], [3, 1, 0], [0, 4, 3]])\n"
+                      "r = mx.nd.unravel_index(mx.nd.ravel_multi_index(i, shape=(3, 5, 4)), shape=(3, 5, 4))",
+        "no gradient": "x = mx.nd.array([[3, 6], [4, 5]]); x.attach_grad()\n"
+                       "with mx.autograd.record():\n    y = mx.nd.ravel_multi_index(x, shape=(7, 6))\n"
+                       "y.backward(); r = x.grad",
+        "symbols": "r = (mx.sym.ravel_multi_index(mx.sym.var('a'), shape=(7, 6)).infer_shape(a=(2, 5)), "
+                   "mx.sym.unravel_index(mx.sym.var('a'), shape=(7, 6)).infer_shape(a=(5,)))",
+        "batch_take": "a = mx.nd.array([[1, 2], [3, 4], [5, 6]])\n"
+                      "r = (mx.nd.batch_take(a, mx.nd.array([0, 1, 0], dtype='int32')), "
+                      "mx.nd.batch_take(a, mx.nd.array([5, -1, 2], dtype='int32')))",
+        "batch_take float indices": "r = mx.nd.batch_take(mx.nd.array([[1, 2], [3, 4]]), mx.nd.array([0, 1]))",
+        "batch_take shapes": "r = mx.nd.batch_take(mx.nd.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]]), "
+                             "mx.nd.array([1, 0], dtype='int32'))",
+    }, messages={"batch_take float indices": "Type inconsistent, Provided = float32, inferred type = int32",
+                 "batch_take shapes": "Index array's size must be the same as data array's size excluding the first"})
