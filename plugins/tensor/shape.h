@@ -1209,6 +1209,12 @@ void ForEachLayoutOp(Visitor&& visit) {
       {{"lhs", "The array to assign into."}, {"rhs", "The values."}}, SliceParam::Fields());
   visit.template Op<SliceAssignProp<true>, SliceAssignScalarKernel>(
       "_slice_assign_scalar", "data with the region set to a scalar.", kDataInput, scalar_fields);
+  visit.template Op<SliceAssignProp<false>, SliceAssignArrayKernel>(
+      "_crop_assign", "Same as _slice_assign (MXNet's older name).",
+      {{"lhs", "The array to assign into."}, {"rhs", "The values."}}, SliceParam::Fields());
+  visit.template Op<SliceAssignProp<true>, SliceAssignScalarKernel>(
+      "_crop_assign_scalar", "Same as _slice_assign_scalar (MXNet's older name).", kDataInput,
+      scalar_fields);
   visit.template Op<TakeProp, TakeKernel>(
       "take", "Takes elements along an axis at the given indices.",
       {{"a", "The input array."}, {"indices", "The indices of the values to take."}},

@@ -204,6 +204,8 @@ LAYOUT = [
     Case("reshape_like", [(30, 7), (15, 2, 4)], {"lhs_begin": 0, "lhs_end": 1, "rhs_begin": 0, "rhs_end": 2}),
     Case("_slice_assign", [(5, 6), (2, 3)], {"begin": (1, 0), "end": (5, 6), "step": (2, 2)}),
     Case("_slice_assign_scalar", [(5, 6)], {"begin": (None, 2), "end": (None, 4), "scalar": 3.5}),
+    Case("_crop_assign", [(4, 5), (2, 5)], {"begin": (1, 0), "end": (3, 5)}),
+    Case("_crop_assign_scalar", [(4, 5)], {"begin": (0, 1), "end": (4, 3), "scalar": -2}),
     Case("broadcast_to", [(3, 1, 5)], {"shape": (2, 3, 4, 5)}),
     Case("broadcast_axis", [(3, 1, 5, 1)], {"axis": (1, 3), "size": (4, 2)}),
     Case("broadcast_axes", [(1, 6)], {"axis": (0,), "size": (3,)}),

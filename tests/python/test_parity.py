@@ -572,6 +572,10 @@ def test_reshape_target_shape_and_parameter_orders():
         "slice_assign_scalar's scalar first": "r = mx.nd._internal._slice_assign_scalar(mx.nd.zeros((2, 3)), 5, "
                                               "(0, 1), (2, 3))",
         "arguments": "r = [mx.operator.get_operator_arguments(o).names for o in ('Reshape', '_slice_assign_scalar')]",
+        "crop_assign, the older names": "r = (mx.nd._internal._crop_assign(mx.nd.zeros((3, 3)), mx.nd.ones((2, 2)), "
+                                        "begin=(0, 1), end=(2, 3)), mx.nd._internal._crop_assign_scalar("
+                                        "mx.nd.zeros((3, 3)), scalar=5, begin=(1, 0), end=(3, 2)), "
+                                        "mx.operator.get_operator_arguments('_crop_assign_scalar').names)",
     })
 
 
