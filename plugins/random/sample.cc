@@ -11,15 +11,23 @@ namespace {
 using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug::TShape;
+using mxplug_random::GammaParam;
+using mxplug_random::GeneralizedNegativeBinomialParam;
 using mxplug_random::MultinomialParam;
+using mxplug_random::NegativeBinomialParam;
 using mxplug_random::NormalParam;
 using mxplug_random::RandintParam;
+using mxplug_random::RateParam;
 using mxplug_random::UniformParam;
 
 MXPLUG_REGISTER_PARAMETER(UniformParam);
 MXPLUG_REGISTER_PARAMETER(NormalParam);
 MXPLUG_REGISTER_PARAMETER(RandintParam);
 MXPLUG_REGISTER_PARAMETER(MultinomialParam);
+MXPLUG_REGISTER_PARAMETER(RateParam);
+MXPLUG_REGISTER_PARAMETER(GammaParam);
+MXPLUG_REGISTER_PARAMETER(NegativeBinomialParam);
+MXPLUG_REGISTER_PARAMETER(GeneralizedNegativeBinomialParam);
 
 const char* kSamplerDoc =
     " The numbers come from the device's random stream, ordered by the engine.";

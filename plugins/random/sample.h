@@ -74,6 +74,50 @@ struct RandintParam : mxplug::Parameter<RandintParam> {
   }
 };
 
+// The distributions MXNet samples by rejection or by composition: their parameters, the output
+// fields, no input.
+#define MXPLUG_SAMPLER_PARAM(Name, ...)                 \
+  struct Name : mxplug::Parameter<Name> {               \
+    __VA_ARGS__                                         \
+    TShape shape;                                       \
+    std::string ctx;                                    \
+    int dtype;                                          \
+    MXPLUG_DECLARE_PARAMETER(Name) {                    \
+      DeclareDistribution(mxplug_declarer_);            \
+      MXPLUG_DECLARE_SAMPLE_OUTPUT(kMXPFloat32);        \
+    }                                                   \
+    void DeclareDistribution(mxplug::ParamDeclarer& d); \
+  }
+
+// The exponential's and the Poisson's: a rate.
+MXPLUG_SAMPLER_PARAM(RateParam, double lam = 1;);
+inline void RateParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
+  d.Field("lam", lam)
+      .set_default(1.0)
+      .describe("Lambda parameter (rate) of the exponential or Poisson distribution.");
+}
+MXPLUG_SAMPLER_PARAM(GammaParam, double alpha = 1; double beta = 1;);
+inline void GammaParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
+  d.Field("alpha", alpha)
+      .set_default(1.0)
+      .describe("Alpha parameter (shape) of the gamma distribution.");
+  d.Field("beta", beta)
+      .set_default(1.0)
+      .describe("Beta parameter (scale) of the gamma distribution.");
+}
+MXPLUG_SAMPLER_PARAM(NegativeBinomialParam, int k = 1; double p = 1;);
+inline void NegativeBinomialParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
+  d.Field("k", k).set_default(1).describe("Limit of unsuccessful experiments.");
+  d.Field("p", p).set_default(1.0).describe("Failure probability in each experiment.");
+}
+MXPLUG_SAMPLER_PARAM(GeneralizedNegativeBinomialParam, double mu = 1; double alpha = 1;);
+inline void GeneralizedNegativeBinomialParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
+  d.Field("mu", mu).set_default(1.0).describe("Mean of the negative binomial distribution.");
+  d.Field("alpha", alpha)
+      .set_default(1.0)
+      .describe("Alpha (dispersion) parameter of the negative binomial distribution.");
+}
+
 using mxplug_tensor::StorageType;
 
 // A sampler: no inputs, one output of the `shape` parameter (the init ops' property, from the
@@ -96,6 +140,46 @@ class UniformProp : public SamplerProp<UniformParam> {
 };
 
 class NormalProp : public SamplerProp<NormalParam> {};
+
+// The checks of MXNet's samplers, in its words.
+class ExponentialProp : public SamplerProp<RateParam> {
+  void Check() const override {
+    if (!(param_.lam > 0))
+      throw std::invalid_argument("Invalid lambda parameter for exponential distribution: " +
+                                  std::to_string(param_.lam));
+  }
+};
+class GammaProp : public SamplerProp<GammaParam> {
+  void Check() const override {
+    if (!(param_.alpha > 0) || !(param_.beta > 0))
+      throw std::invalid_argument("Invalid alpha or beta parameter for gamma distribution: " +
+                                  std::to_string(param_.alpha) + ", " +
+                                  std::to_string(param_.beta));
+  }
+};
+class PoissonProp : public SamplerProp<RateParam> {
+  void Check() const override {
+    if (!(param_.lam >= 0))
+      throw std::invalid_argument("Invalid lambda parameter for poisson distribution: " +
+                                  std::to_string(param_.lam));
+  }
+};
+class NegativeBinomialProp : public SamplerProp<NegativeBinomialParam> {
+  void Check() const override {
+    if (param_.k <= 0 || !(param_.p > 0) || param_.p > 1)
+      throw std::invalid_argument(
+          "Invalid parameters for negative binomial distribution: k=" + std::to_string(param_.k) +
+          ", p=" + std::to_string(param_.p) + " (k > 0 and 0 < p <= 1)");
+  }
+};
+class GeneralizedNegativeBinomialProp : public SamplerProp<GeneralizedNegativeBinomialParam> {
+  void Check() const override {
+    if (!(param_.mu >= 0) || !(param_.alpha >= 0))
+      throw std::invalid_argument(
+          "Invalid parameters for generalized negative binomial distribution: mu=" +
+          std::to_string(param_.mu) + ", alpha=" + std::to_string(param_.alpha));
+  }
+};
 
 class RandintProp : public SamplerProp<RandintParam> {
   void Check() const override {
@@ -209,6 +293,143 @@ struct Randint {
   }
 };
 
+// ---- Rejection and composition: element i reads its own window of draws, in order ----
+// A rejection loop runs at most a fixed number of tries, so that every element has a window of
+// known size (kDrawsPerElement); the tries run out with a probability below 1e-15.
+
+/*! \brief Element i's window of draws, read in order. */
+struct DrawCursor {
+  const Draws& r;
+  uint64_t next, end;
+  MXPLUG_XINLINE DrawCursor(const Draws& draws, int64_t i, uint64_t per_element)
+      : r(draws), next(static_cast<uint64_t>(i) * per_element), end(next + per_element) {}
+  // On [0, 1), 53 bits (0.5 past the window's end, which no caller reaches).
+  MXPLUG_XINLINE double Uniform() {
+    const double u = next + 1 < end ? mxplug::UniformDoubleOf(r[next], r[next + 1]) : 0.5;
+    next += 2;
+    return u;
+  }
+  MXPLUG_XINLINE double StandardNormal() {
+    const double u1 = 1.0 - Uniform();  // (0, 1]: log is finite
+    return mxplug::NormalOf(u1, Uniform(), false);
+  }
+};
+
+constexpr int kGammaTries = 16;                        // Marsaglia-Tsang accepts 95% or more
+constexpr uint64_t kGammaDraws = kGammaTries * 6 + 2;  // a normal and a uniform a try; the boost
+constexpr int kPoissonProducts = 60;                   // Knuth's method, lam < 12
+constexpr uint64_t kPoissonDraws = 2 * (kPoissonProducts + 1);
+
+// Gamma(alpha, 1) by Marsaglia and Tsang (2000); alpha < 1 through Gamma(alpha + 1) * U^(1/alpha).
+MXPLUG_XINLINE double StandardGamma(DrawCursor& c, double alpha) {
+  const bool boost = alpha < 1;
+  const double d = (boost ? alpha + 1 : alpha) - 1.0 / 3, scale = 1 / std::sqrt(9 * d);
+  double v = 1;
+  for (int t = 0; t < kGammaTries; ++t) {
+    const double x = c.StandardNormal();
+    double cube = 1 + scale * x;
+    const double u = c.Uniform();
+    if (cube <= 0) continue;
+    cube = cube * cube * cube;
+    if (u < 1 - 0.0331 * x * x * x * x ||
+        std::log(u) < 0.5 * x * x + d * (1 - cube + std::log(cube))) {
+      v = cube;
+      break;
+    }
+  }
+  c.next = c.end - 2;  // the boost's uniform is the window's last, whatever the tries took
+  const double g = d * v;
+  return boost ? g * std::pow(1.0 - c.Uniform(), 1 / alpha) : g;
+}
+
+// Poisson(lam): Knuth's products of uniforms below 12, Hormann's PTRS (1993) above, as the
+// common samplers do.
+MXPLUG_XINLINE double PoissonOf(DrawCursor& c, double lam) {
+  if (lam < 12) {
+    const double limit = std::exp(-lam);
+    double product = c.Uniform();
+    int k = 0;
+    while (product > limit && k < kPoissonProducts) product *= c.Uniform(), ++k;
+    return k;
+  }
+  const double slam = std::sqrt(lam), loglam = std::log(lam), b = 0.931 + 2.53 * slam,
+               a = -0.059 + 0.02483 * b, invalpha = 1.1239 + 1.1328 / (b - 3.4),
+               vr = 0.9277 - 3.6224 / (b - 2);
+  for (int t = 0; t < kPoissonProducts / 2; ++t) {
+    const double u = c.Uniform() - 0.5, v = c.Uniform(), us = 0.5 - std::fabs(u);
+    const double k = std::floor((2 * a / us + b) * u + lam + 0.43);
+    if (us >= 0.07 && v <= vr) return k;
+    if (k < 0 || (us < 0.013 && v > us)) continue;
+    if (std::log(v) + std::log(invalpha) - std::log(a / (us * us) + b) <=
+        -lam + k * loglam - std::lgamma(k + 1))
+      return k;
+  }
+  return std::floor(lam);
+}
+
+struct Exponential {
+  using Param = RateParam;
+  static constexpr uint64_t kDrawsPerElement = 2;
+  double lam;
+  explicit Exponential(const Param& p) : lam(p.lam) {}
+  template <class T>
+  MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
+    DrawCursor c(r, i, kDrawsPerElement);
+    return -std::log(1.0 - c.Uniform()) / lam;
+  }
+};
+
+struct Gamma {
+  using Param = GammaParam;
+  static constexpr uint64_t kDrawsPerElement = kGammaDraws;
+  double alpha, beta;
+  explicit Gamma(const Param& p) : alpha(p.alpha), beta(p.beta) {}
+  template <class T>
+  MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
+    DrawCursor c(r, i, kDrawsPerElement);
+    return beta * StandardGamma(c, alpha);
+  }
+};
+
+struct Poisson {
+  using Param = RateParam;
+  static constexpr uint64_t kDrawsPerElement = kPoissonDraws;
+  double lam;
+  explicit Poisson(const Param& p) : lam(p.lam) {}
+  template <class T>
+  MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
+    DrawCursor c(r, i, kDrawsPerElement);
+    return PoissonOf(c, lam);
+  }
+};
+
+// A Poisson whose rate is Gamma-distributed: the negative binomials, as MXNet composes them.
+template <class P>
+struct GammaPoisson {
+  using Param = P;
+  static constexpr uint64_t kDrawsPerElement = kGammaDraws + kPoissonDraws;
+  double shape = 0, scale = 0;  // the rate's gamma; scale 0: a Poisson of rate `shape`
+  explicit GammaPoisson(const P& p) {
+    if constexpr (std::is_same_v<P, NegativeBinomialParam>) {
+      shape = p.k, scale = (1 - p.p) / p.p;
+    } else if (p.alpha == 0) {
+      shape = p.mu, scale = 0;
+    } else {
+      shape = 1 / p.alpha, scale = p.alpha * p.mu;
+    }
+  }
+  template <class T>
+  MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
+    DrawCursor rate(r, i, kDrawsPerElement);
+    rate.end = rate.next + kGammaDraws;
+    DrawCursor count(r, i, kDrawsPerElement);
+    count.next += kGammaDraws;
+    return PoissonOf(count, scale == 0 ? shape : scale * StandardGamma(rate, shape));
+  }
+};
+using NegativeBinomial = GammaPoisson<NegativeBinomialParam>;
+using GeneralizedNegativeBinomial = GammaPoisson<GeneralizedNegativeBinomialParam>;
+
 template <class Dist, class T>
 struct SampleElements {
   Dist dist;
@@ -320,6 +541,20 @@ void ForEachSampler(Visitor&& visit) {
                                                "Samples integers uniformly from [low, high).");
   visit.Multinomial("_sample_multinomial",
                     "Samples indices from the categorical distributions on the last axis of data.");
+  visit.template Sampler<ExponentialProp, Exponential>(
+      "_random_exponential", "Samples an exponential distribution of rate lam.");
+  visit.template Sampler<GammaProp, Gamma>(
+      "_random_gamma", "Samples a gamma distribution of shape alpha and scale beta.");
+  visit.template Sampler<PoissonProp, Poisson>("_random_poisson",
+                                               "Samples a Poisson distribution of rate lam.");
+  visit.template Sampler<NegativeBinomialProp, NegativeBinomial>(
+      "_random_negative_binomial",
+      "Samples a negative binomial distribution: the failures before k successes of probability "
+      "p (a Poisson whose rate is gamma(k, (1 - p) / p)).");
+  visit.template Sampler<GeneralizedNegativeBinomialProp, GeneralizedNegativeBinomial>(
+      "_random_generalized_negative_binomial",
+      "Samples a generalized negative binomial distribution of mean mu and dispersion alpha (a "
+      "Poisson whose rate is gamma(1 / alpha, alpha * mu); Poisson(mu) when alpha is 0).");
   // MXNet's other names of the same operators.
   visit.template Sampler<UniformProp, Uniform>("random_uniform", "Same as _random_uniform.");
   visit.template Sampler<UniformProp, Uniform>("uniform", "Same as _random_uniform.");
@@ -327,6 +562,14 @@ void ForEachSampler(Visitor&& visit) {
   visit.template Sampler<NormalProp, Normal>("normal", "Same as _random_normal.");
   visit.template Sampler<RandintProp, Randint>("random_randint", "Same as _random_randint.");
   visit.Multinomial("sample_multinomial", "Same as _sample_multinomial.");
+  visit.template Sampler<ExponentialProp, Exponential>("random_exponential",
+                                                       "Same as _random_exponential.");
+  visit.template Sampler<GammaProp, Gamma>("random_gamma", "Same as _random_gamma.");
+  visit.template Sampler<PoissonProp, Poisson>("random_poisson", "Same as _random_poisson.");
+  visit.template Sampler<NegativeBinomialProp, NegativeBinomial>(
+      "random_negative_binomial", "Same as _random_negative_binomial.");
+  visit.template Sampler<GeneralizedNegativeBinomialProp, GeneralizedNegativeBinomial>(
+      "random_generalized_negative_binomial", "Same as _random_generalized_negative_binomial.");
 }
 
 // _shuffle and MXNet's other name of it.

@@ -1,7 +1,8 @@
 """Random number generation (MXNet's ``mx.random``)."""
 from . import _core
 from .context import Context
-from .ndarray.random import uniform, normal, randn, randint, multinomial, shuffle  # noqa: F401
+from .ndarray.random import (uniform, normal, randn, randint, exponential, gamma, poisson,  # noqa: F401
+                             negative_binomial, generalized_negative_binomial, multinomial, shuffle)
 
 
 def seed(seed_state, ctx="all"):

@@ -402,7 +402,10 @@ MP_UPDATES = [("mp_sgd_update", 0, {"lr": 0.1, "wd": 0.01, "clip_gradient": 0.5}
 # Random: after the same seed a device draws what the CPU draws, in the same dtype.
 RANDOM = {"_random_uniform", "_random_normal", "_random_randint", "_sample_multinomial",
           "_shuffle", "Dropout", "uniform", "random_uniform", "normal", "random_normal",
-          "random_randint", "sample_multinomial", "shuffle"}
+          "random_randint", "sample_multinomial", "shuffle", "_random_exponential", "_random_gamma",
+          "_random_poisson", "_random_negative_binomial", "_random_generalized_negative_binomial",
+          "random_exponential", "random_gamma", "random_poisson", "random_negative_binomial",
+          "random_generalized_negative_binomial"}
 
 COVERED = ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | {op for op, _, _ in MP_UPDATES} | RANDOM)

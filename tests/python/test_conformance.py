@@ -242,6 +242,21 @@ def draws(mx, ctx, op):
         drawn = list(mx.nd.random.multinomial(probs, shape=50, get_prob=True))
     elif op == "_shuffle":
         drawn = [mx.nd.random.shuffle(mx.nd.arange(40, ctx=ctx).reshape((10, 4)))]
+    elif op in ("_random_exponential", "random_exponential"):
+        drawn = [getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)(lam=0.5, shape=(6, 5), ctx=ctx)]
+    elif op in ("_random_gamma", "random_gamma"):
+        fn = getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)
+        drawn = [fn(alpha=0.4, beta=2.0, shape=(17,), ctx=ctx),
+                 fn(alpha=3.0, shape=(9,), dtype="float64", ctx=ctx)]
+    elif op in ("_random_poisson", "random_poisson"):
+        fn = getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)
+        drawn = [fn(lam=4.0, shape=(20,), ctx=ctx), fn(lam=40.0, shape=(20,), ctx=ctx)]
+    elif op in ("_random_negative_binomial", "random_negative_binomial"):
+        fn = getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)
+        drawn = [fn(k=3, p=0.3, shape=(25,), ctx=ctx)]
+    elif op in ("_random_generalized_negative_binomial", "random_generalized_negative_binomial"):
+        fn = getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)
+        drawn = [fn(mu=5.0, alpha=0.5, shape=(25,), ctx=ctx), fn(mu=5.0, alpha=0.0, shape=(8,), ctx=ctx)]
     elif op in ("uniform", "random_uniform"):
         drawn = [getattr(mx.nd, op)(low=-2, high=3, shape=(7, 9), ctx=ctx)]
     elif op in ("normal", "random_normal"):
@@ -262,7 +277,10 @@ def draws(mx, ctx, op):
 SAMPLER_ALIASES = {"uniform": "_random_uniform", "random_uniform": "_random_uniform",
                    "normal": "_random_normal", "random_normal": "_random_normal",
                    "random_randint": "_random_randint", "sample_multinomial": "_sample_multinomial",
-                   "shuffle": "_shuffle"}
+                   "shuffle": "_shuffle", "random_exponential": "_random_exponential",
+                   "random_gamma": "_random_gamma", "random_poisson": "_random_poisson",
+                   "random_negative_binomial": "_random_negative_binomial",
+                   "random_generalized_negative_binomial": "_random_generalized_negative_binomial"}
 
 
 @pytest.mark.parametrize("alias", sorted(SAMPLER_ALIASES))
@@ -275,7 +293,9 @@ def test_a_samplers_other_name_draws_what_it_names_draws(mx, ctx, alias):
 
 
 @pytest.mark.parametrize("op", ["_random_uniform", "_random_normal", "_random_randint",
-                                "_sample_multinomial", "_shuffle"] + sorted(SAMPLER_ALIASES))
+                                "_sample_multinomial", "_shuffle", "_random_exponential",
+                                "_random_gamma", "_random_poisson", "_random_negative_binomial",
+                                "_random_generalized_negative_binomial"] + sorted(SAMPLER_ALIASES))
 def test_samplers_draw_the_cpu_numbers_for_the_same_seed(mx, ctx, op):
     skip_the_reference_itself(ctx)
     require_kernel(mx, ctx, op)

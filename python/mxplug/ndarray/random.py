@@ -44,6 +44,31 @@ def sampling_functions(tensor_type, op_function):
         """Integers drawn uniformly from [low, high)."""
         return sample("randint", {"low": low, "high": high}, shape=shape, dtype=dtype, ctx=ctx, out=out, **kwargs)
 
+    def exponential(scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the exponential distribution of mean ``scale`` (rate 1 / scale)."""
+        lam = 1.0 / scale
+        return sample("exponential", {"lam": lam}, shape=shape, dtype=dtype, ctx=ctx, out=out, **kwargs)
+
+    def gamma(alpha=1, beta=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the gamma distribution of shape ``alpha`` and scale ``beta``."""
+        return sample("gamma", {"alpha": alpha, "beta": beta}, shape=shape, dtype=dtype, ctx=ctx, out=out,
+                      **kwargs)
+
+    def poisson(lam=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the Poisson distribution of rate ``lam`` (as floats)."""
+        return sample("poisson", {"lam": lam}, shape=shape, dtype=dtype, ctx=ctx, out=out, **kwargs)
+
+    def negative_binomial(k=1, p=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the negative binomial distribution: failures before ``k`` successes of
+        probability ``p``."""
+        return sample("negative_binomial", {"k": k, "p": p}, shape=shape, dtype=dtype, ctx=ctx, out=out,
+                      **kwargs)
+
+    def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+        """Samples of the negative binomial distribution of mean ``mu`` and dispersion ``alpha``."""
+        return sample("generalized_negative_binomial", {"mu": mu, "alpha": alpha}, shape=shape, dtype=dtype,
+                      ctx=ctx, out=out, **kwargs)
+
     def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32", **kwargs):
         """Indices drawn from the categorical distributions in the last axis of ``data``."""
         kwargs = dict(kwargs, shape=shape, get_prob=get_prob, out=out, dtype=dtype)
@@ -53,7 +78,8 @@ def sampling_functions(tensor_type, op_function):
         """A copy of ``data`` with its first axis shuffled."""
         return op_function("_shuffle")(data, **kwargs)
 
-    return {f.__name__: f for f in (uniform, normal, randn, randint, multinomial, shuffle)}
+    return {f.__name__: f for f in (uniform, normal, randn, randint, exponential, gamma, poisson,
+                                    negative_binomial, generalized_negative_binomial, multinomial, shuffle)}
 
 
 def _nd_op(name):
@@ -67,4 +93,5 @@ def _made():
 
 
 globals().update(_made())
-__all__ = ["uniform", "normal", "randn", "randint", "multinomial", "shuffle"]
+__all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson", "negative_binomial",
+           "generalized_negative_binomial", "multinomial", "shuffle"]

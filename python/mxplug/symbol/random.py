@@ -9,4 +9,5 @@ def _sym_op(name):
 
 
 globals().update(sampling_functions(Symbol, _sym_op))
-__all__ = ["uniform", "normal", "randn", "randint", "multinomial", "shuffle"]
+__all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson", "negative_binomial",
+           "generalized_negative_binomial", "multinomial", "shuffle"]
