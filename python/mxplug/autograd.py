@@ -11,8 +11,9 @@ it raises MXNetError. ``autograd.Function`` records a node whose backward is its
 method.
 
 What is recorded: the operators (mx.nd.<op>, the fluent methods, the arithmetic operators and
-reshape). Not yet: indexing (a[1:3]) and in-place arithmetic (a += b), which change or view
-arrays without a recorded op; higher-order gradients (create_graph=True); get_symbol.
+reshape). ``get_symbol`` gives the Symbol of a recorded graph. Not yet: indexing (a[1:3]) and
+in-place arithmetic (a += b), which change or view arrays without a recorded op; higher-order
+gradients (create_graph=True).
 """
 import threading
 
@@ -279,6 +280,44 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     return result[0] if single else result
 
 
+def get_symbol(x):
+    """The Symbol of the graph recorded up to ``x``, as MXNet builds it: the arrays it starts from
+    become variables ``var0``, ``var1``... in the order a depth-first walk from ``x`` meets them,
+    and the recorded calls nodes ``node_0``, ``node_1``... in the order they are computed, with
+    their parameters. An ``autograd.Function`` has no operator, so a graph through one raises."""
+    from . import symbol as sym
+    from .symbol.register import _op_function
+    entry = getattr(x, "_ag_entry", None)
+    if entry is None:
+        raise MXNetError("get_symbol: the array was not computed by a recorded operator (call it "
+                         "inside autograd.record())")
+    variables, made = {}, {}  # id(array) -> Symbol; id(node) -> Symbol
+
+    def symbol_of(array):
+        producer = getattr(array, "_ag_entry", None)
+        if producer is None:
+            if id(array) not in variables:
+                variables[id(array)] = sym.var("var%d" % len(variables))
+            return variables[id(array)]
+        node, index = producer
+        built = node_symbol(node)
+        return built if len(node.outputs) == 1 else built[index]
+
+    def node_symbol(node):
+        if id(node) in made:
+            return made[id(node)]
+        if node.function is not None:
+            raise MXNetError("get_symbol: the graph holds an autograd.Function (%s), which no "
+                             "operator computes" % type(node.function).__name__)
+        if node.freed:
+            raise MXNetError("get_symbol: the graph was freed by a backward without retain_graph")
+        inputs = [symbol_of(a) for a in node.inputs if a is not None]
+        made[id(node)] = _op_function(node.op)(*inputs, name="node_%d" % len(made), **node.params)
+        return made[id(node)]
+
+    return symbol_of(x)
+
+
 class Function(object):
     """A differentiable function written in Python (MXNet's autograd.Function): subclass it with
     ``forward(self, *inputs)`` and ``backward(self, *output_grads)`` (returning one gradient per
@@ -334,4 +373,4 @@ def _ndarray_methods():
 
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training", "set_recording",
-           "set_training", "mark_variables", "backward", "grad", "Function"]
+           "set_training", "mark_variables", "backward", "grad", "get_symbol", "Function"]

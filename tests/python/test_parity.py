@@ -689,3 +689,33 @@ def test_ravel_unravel_and_batch_take():
                              "mx.nd.array([1, 0], dtype='int32'))",
     }, messages={"batch_take float indices": "Type inconsistent, Provided = float32, inferred type = int32",
                  "batch_take shapes": "Index array's size must be the same as data array's size excluding the first"})
+
+
+def test_autograd_get_symbol():
+    """Structure and values; names only within one call's graph, since MXNet numbers the nodes of
+    later calls on from a process-wide count (var1, null2, node_3...)."""
+    graph = ("import json\n"
+             "def nodes(s):\n"
+             "    return [(n['op'], sorted(n.get('attrs', {}).items()), n['inputs']) "
+             "for n in json.loads(s.tojson())['nodes']]\n"
+             "def run(s, *arrays):\n"
+             "    return s.eval(**dict(zip(s.list_arguments(), arrays)))[0]\n")
+    assert_parity({
+        "layers": graph + "x = mx.nd.array([[1, 2, 3], [4, 5, 6]]); x.attach_grad()\n"
+                          "w = mx.nd.array(np.arange(12).reshape(4, 3) * 0.1); w.attach_grad()\n"
+                          "with mx.autograd.record():\n"
+                          "    y = mx.nd.relu(mx.nd.FullyConnected(x, w, num_hidden=4, no_bias=True)) * 2 + 1\n"
+                          "s = mx.autograd.get_symbol(y)\n"
+                          "r = (s.list_arguments(), s.list_outputs(), nodes(s), run(s, x, w))",
+        "outputs of several": graph + "x = mx.nd.arange(12).reshape((2, 6)); x.attach_grad()\n"
+                                      "with mx.autograd.record():\n"
+                                      "    a, b, c = mx.nd.split(x, num_outputs=3, axis=1)\n"
+                                      "    y = mx.nd.relu(a * c - b)\n"
+                                      "s = mx.autograd.get_symbol(y)\n"
+                                      "r = (len(s.list_arguments()), [n[1:] for n in nodes(s)], run(s, x))",
+        "an unattached input": graph + "x = mx.nd.ones((3,)); x.attach_grad(); k = mx.nd.array([1, 2, 3])\n"
+                                       "with mx.autograd.record():\n"
+                                       "    y = mx.nd.broadcast_mul(x, k).sum()\n"
+                                       "s = mx.autograd.get_symbol(y)\n"
+                                       "r = (len(s.list_arguments()), nodes(s), run(s, x, k))",
+    })
