@@ -56,9 +56,12 @@ struct GradFields {
     d.Field("rescale_grad", rescale_grad)
         .set_default(1.0f)
         .describe("Rescale gradient to grad = rescale_grad*grad.");
-    d.Field(clip_name, clip).set_default(-1.0f).describe(
-        "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
-        "gradient clipping is turned off. grad = max(min(grad, clip_gradient), -clip_gradient).");
+    d.Field(clip_name, clip)
+        .set_default(-1.0f)
+        .describe(
+            "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
+            "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
+            "-clip_gradient).");
   }
   // rescale_grad * g, clipped when clip_gradient > 0.
   template <typename C>

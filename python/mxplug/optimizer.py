@@ -214,6 +214,15 @@ def _zeros_like(weight):
     return nd.zeros(weight.shape, weight.context, dtype=weight.dtype)
 
 
+def _sgd_step(weight, grad, mom, **kwargs):
+    """One SGD step of the weight in place: sgd_mom_update with a momentum state, sgd_update
+    without (LARS and LBSGD, which choose lr themselves)."""
+    if mom is not None:
+        nd.sgd_mom_update(weight, grad, mom, out=weight, **kwargs)
+    else:
+        nd.sgd_update(weight, grad, out=weight, **kwargs)
+
+
 class _Momentum(Optimizer):
     """SGD and NAG: a momentum state when momentum is not 0, and plain SGD steps without."""
     _momentum_update = None  # the fused op's name
@@ -367,8 +376,7 @@ class Signum(Optimizer):
         self.momentum = momentum
         self.wd_lh = wd_lh
 
-    def create_state(self, index, weight):
-        return _zeros_like(weight) if self.momentum != 0.0 else None
+    create_state = _Momentum.create_state  # a momentum state unless momentum is 0
 
     def update(self, index, weight, grad, state):
         kwargs = self._step_kwargs(index)
@@ -496,8 +504,7 @@ class LARS(Optimizer):
         self.wd_mult.update(self._multipliers_from_sym('__wd_mult__'))
         self.wd_mult.update(args_wd_mult)
 
-    def create_state(self, index, weight):
-        return _zeros_like(weight) if self.momentum != 0.0 else None
+    create_state = _Momentum.create_state  # a momentum state unless momentum is 0
 
     def _scaled_lr(self, index, weight, grad, lr, wd):
         name = self.idx2name.get(index, str(index))
@@ -519,11 +526,7 @@ class LARS(Optimizer):
                                   if self.momentum_correction and self.last_lr != 0 else self.momentum)
         if self.clip_gradient:
             kwargs['clip_gradient'] = self.clip_gradient
-        lr = self._scaled_lr(index, weight, grad, lr, wd)
-        if state is not None:
-            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd, **kwargs)
-        else:
-            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+        _sgd_step(weight, grad, state, lr=self._scaled_lr(index, weight, grad, lr, wd), wd=wd, **kwargs)
 
 
 @register
@@ -550,8 +553,7 @@ class LBSGD(Optimizer):
         self.adaptive = False
         self.admult = 1
 
-    def create_state(self, index, weight):
-        return _zeros_like(weight) if self.momentum != 0.0 else None
+    create_state = _Momentum.create_state  # a momentum state unless momentum is 0
 
     def _get_lbmult(self, nup):
         nwup = self.warmup_epochs * self.updates_per_epoch
@@ -596,10 +598,7 @@ class LBSGD(Optimizer):
             kwargs['momentum'] = self.momentum
         if self.clip_gradient:
             kwargs['clip_gradient'] = self.clip_gradient
-        if state is not None:
-            nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, wd=wd, **kwargs)
-        else:
-            nd.sgd_update(weight, grad, out=weight, lr=lr, wd=wd, **kwargs)
+        _sgd_step(weight, grad, state, lr=lr, wd=wd, **kwargs)
         self.cumgrads[index]['cum_grad'] = 0
 
 

@@ -28,14 +28,17 @@ std::string Kernel::Where(const char* phase) const {
 
 void Kernel::Forward(const MXPKernelArgs& args) const {
   // The context string is built only on failure: this is every op's hot path.
-  if (MXPStatus* status = entry_->def.forward(state_, &args)) ThrowIfError(status, Where("forward"));
+  if (MXPStatus* status = entry_->def.forward(state_, &args))
+    ThrowIfError(status, Where("forward"));
 }
 
 void Kernel::Backward(const MXPKernelArgs& args) const {
   if (!entry_->def.backward)
     throw Error(entry_->op_name + " has no backward on " + DeviceTypeName(entry_->device_type) +
-                " (kernel from plugin " + entry_->plugin + ")", kMXPUnimplemented);
-  if (MXPStatus* status = entry_->def.backward(state_, &args)) ThrowIfError(status, Where("backward"));
+                    " (kernel from plugin " + entry_->plugin + ")",
+                kMXPUnimplemented);
+  if (MXPStatus* status = entry_->def.backward(state_, &args))
+    ThrowIfError(status, Where("backward"));
 }
 
 std::exception_ptr Kernel::Failure(MXPStatus* status, bool backward) const {

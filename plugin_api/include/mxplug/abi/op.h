@@ -133,8 +133,8 @@ typedef struct MXPOpDef {
   /*! \brief Names of arguments, outputs or auxiliary states (MXPListKind); borrowed. */
   MXPStatus* (*list)(void* prop, int32_t kind, size_t* count, const char* const** names);
   /*! \brief Fills unknown shapes; `complete` is set to 0 when not enough is known yet. */
-  MXPStatus* (*infer_shape)(void* prop, MXPShapeSlots* in, MXPShapeSlots* out,
-                            MXPShapeSlots* aux, int32_t* complete);
+  MXPStatus* (*infer_shape)(void* prop, MXPShapeSlots* in, MXPShapeSlots* out, MXPShapeSlots* aux,
+                            int32_t* complete);
   /*! \brief Same for dtypes (MXPDType; -1 unknown). NULL: every dtype equals the first known. */
   MXPStatus* (*infer_type)(void* prop, int32_t* in, size_t num_in, int32_t* out, size_t num_out,
                            int32_t* aux, size_t num_aux, int32_t* complete);
