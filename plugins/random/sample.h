@@ -1,17 +1,22 @@
-// Definitions of the samplers (MXNet's _random_uniform, _random_normal, _random_randint and
-// _sample_multinomial) and their kernels, written once over a device's element loop. Each asks for
-// the kRandom resource, so the engine orders it with every other user of the stream and with
-// mx.random.seed. Element i uses draws at fixed places in the call's range (PhiloxDraw), the
-// places RandomStream's sequential draws would take: the same seed gives the same numbers on every
-// engine and every device. And _shuffle's, below. sample.cc registers the definitions and the CPU
-// kernels, devices/cuda/kernels/sample.cu the GPU kernels.
+// Definitions of the samplers and their kernels, written once over a device's element loop:
+// MXNet's _random_<dist> (scalar parameters; shape and dtype given), _random_<dist>_like (the
+// shape and dtype of an input), _sample_<dist> (a distribution per element of parameter
+// tensors), _random_randint and _sample_multinomial. Each asks for the kRandom resource, so the
+// engine orders it with every other user of the stream and with mx.random.seed. Element i uses
+// draws at fixed places in the call's range (PhiloxDraw), the places RandomStream's sequential
+// draws would take: the same seed gives the same numbers on every engine and every device. And
+// _shuffle's and _sample_unique_zipfian's, below. sample.cc registers the definitions and the CPU
+// kernels, devices/cuda/kernels/sample.cu the GPU kernels; pdf.h has the densities.
 #ifndef MXPLUG_PLUGINS_RANDOM_SAMPLE_H_
 #define MXPLUG_PLUGINS_RANDOM_SAMPLE_H_
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 #include "mxplug/plugin.hpp"
@@ -36,32 +41,6 @@ using mxplug::TShape;
       .add_dtype_enum()                                   \
       .describe("Output data type.")
 
-struct UniformParam : mxplug::Parameter<UniformParam> {
-  double low, high;
-  TShape shape;
-  std::string ctx;
-  int dtype;
-  MXPLUG_DECLARE_PARAMETER(UniformParam) {
-    MXPLUG_DECLARE_FIELD(low).set_default(0.0).describe("Lower bound of the distribution.");
-    MXPLUG_DECLARE_FIELD(high).set_default(1.0).describe(
-        "Upper bound of the distribution (exclusive).");
-    MXPLUG_DECLARE_SAMPLE_OUTPUT(kMXPFloat32);
-  }
-};
-
-struct NormalParam : mxplug::Parameter<NormalParam> {
-  double loc, scale;
-  TShape shape;
-  std::string ctx;
-  int dtype;
-  MXPLUG_DECLARE_PARAMETER(NormalParam) {
-    MXPLUG_DECLARE_FIELD(loc).set_default(0.0).describe("Mean of the distribution.");
-    MXPLUG_DECLARE_FIELD(scale).set_default(1.0).set_lower_bound(0).describe(
-        "Standard deviation of the distribution.");
-    MXPLUG_DECLARE_SAMPLE_OUTPUT(kMXPFloat32);
-  }
-};
-
 struct RandintParam : mxplug::Parameter<RandintParam> {
   int64_t low, high;
   TShape shape;
@@ -74,8 +53,7 @@ struct RandintParam : mxplug::Parameter<RandintParam> {
   }
 };
 
-// The distributions MXNet samples by rejection or by composition: their parameters, the output
-// fields, no input.
+// A distribution's parameters (declared by DeclareDistribution) and the output fields.
 #define MXPLUG_SAMPLER_PARAM(Name, ...)                 \
   struct Name : mxplug::Parameter<Name> {               \
     __VA_ARGS__                                         \
@@ -89,6 +67,16 @@ struct RandintParam : mxplug::Parameter<RandintParam> {
     void DeclareDistribution(mxplug::ParamDeclarer& d); \
   }
 
+MXPLUG_SAMPLER_PARAM(UniformParam, double low = 0; double high = 1;);
+inline void UniformParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
+  d.Field("low", low).set_default(0.0).describe("Lower bound of the distribution.");
+  d.Field("high", high).set_default(1.0).describe("Upper bound of the distribution (exclusive).");
+}
+MXPLUG_SAMPLER_PARAM(NormalParam, double loc = 0; double scale = 1;);
+inline void NormalParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
+  d.Field("loc", loc).set_default(0.0).describe("Mean of the distribution.");
+  d.Field("scale", scale).set_default(1.0).describe("Standard deviation of the distribution.");
+}
 // The exponential's and the Poisson's: a rate.
 MXPLUG_SAMPLER_PARAM(RateParam, double lam = 1;);
 inline void RateParam::DeclareDistribution(mxplug::ParamDeclarer& d) {
@@ -119,75 +107,6 @@ inline void GeneralizedNegativeBinomialParam::DeclareDistribution(mxplug::ParamD
 }
 
 using mxplug_tensor::StorageType;
-
-// A sampler: no inputs, one output of the `shape` parameter (the init ops' property, from the
-// tensor plugin's definition header), the random resource in forward; Check() rejects parameters
-// that describe no distribution.
-template <class Param>
-class SamplerProp : public mxplug_tensor::ShapeParamProp<Param> {
- public:
-  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
-    return {mxplug::ResourceRequest::kRandom};
-  }
-};
-
-class UniformProp : public SamplerProp<UniformParam> {
-  void Check() const override {
-    if (param_.low > param_.high)
-      throw std::invalid_argument("low (" + std::to_string(param_.low) +
-                                  ") must not exceed high (" + std::to_string(param_.high) + ")");
-  }
-};
-
-class NormalProp : public SamplerProp<NormalParam> {};
-
-// The checks of MXNet's samplers, in its words.
-class ExponentialProp : public SamplerProp<RateParam> {
-  void Check() const override {
-    if (!(param_.lam > 0))
-      throw std::invalid_argument("Invalid lambda parameter for exponential distribution: " +
-                                  std::to_string(param_.lam));
-  }
-};
-class GammaProp : public SamplerProp<GammaParam> {
-  void Check() const override {
-    if (!(param_.alpha > 0) || !(param_.beta > 0))
-      throw std::invalid_argument("Invalid alpha or beta parameter for gamma distribution: " +
-                                  std::to_string(param_.alpha) + ", " +
-                                  std::to_string(param_.beta));
-  }
-};
-class PoissonProp : public SamplerProp<RateParam> {
-  void Check() const override {
-    if (!(param_.lam >= 0))
-      throw std::invalid_argument("Invalid lambda parameter for poisson distribution: " +
-                                  std::to_string(param_.lam));
-  }
-};
-class NegativeBinomialProp : public SamplerProp<NegativeBinomialParam> {
-  void Check() const override {
-    if (param_.k <= 0 || !(param_.p > 0) || param_.p > 1)
-      throw std::invalid_argument(
-          "Invalid parameters for negative binomial distribution: k=" + std::to_string(param_.k) +
-          ", p=" + std::to_string(param_.p) + " (k > 0 and 0 < p <= 1)");
-  }
-};
-class GeneralizedNegativeBinomialProp : public SamplerProp<GeneralizedNegativeBinomialParam> {
-  void Check() const override {
-    if (!(param_.mu >= 0) || !(param_.alpha >= 0))
-      throw std::invalid_argument(
-          "Invalid parameters for generalized negative binomial distribution: mu=" +
-          std::to_string(param_.mu) + ", alpha=" + std::to_string(param_.alpha));
-  }
-};
-
-class RandintProp : public SamplerProp<RandintParam> {
-  void Check() const override {
-    if (param_.low >= param_.high)
-      throw std::invalid_argument("low (" + std::to_string(param_.low) +
-                                  ") must be less than high (" + std::to_string(param_.high) + ")");
-  }
-};
 
 // _sample_multinomial(data): samples indices from the distributions on data's last axis.
 struct MultinomialParam : mxplug::Parameter<MultinomialParam> {
@@ -239,6 +158,10 @@ class MultinomialProp : public mxplug::OperatorProperty {
 };
 
 // ---- The distributions: element i's value from the call's range of draws (key, counter) ----
+// Each is made from its parameters' values (Dist(a, b); b unused by one-parameter ones) or from
+// its Param; Check(param) throws MXNet's error for parameters that describe no distribution, in
+// the kernel, as MXNet checks (the scalar-parameter samplers alone: MXNet's _sample_* take any
+// values); Inputs() names _sample_<dist>'s parameter tensors.
 
 /*! \brief A call's range of draws: draw d is PhiloxDraw(key, counter, d). */
 struct Draws {
@@ -254,7 +177,14 @@ struct Uniform {
   using Param = UniformParam;
   static constexpr uint64_t kDrawsPerElement = 2;
   double low, high;
-  explicit Uniform(const Param& p) : low(p.low), high(p.high) {}
+  MXPLUG_XINLINE Uniform(double a, double b) : low(a), high(b) {}
+  explicit Uniform(const Param& p) : Uniform(p.low, p.high) {}
+  static void Check(const Param& p) {
+    if (p.low > p.high)
+      throw std::invalid_argument("low (" + std::to_string(p.low) + ") must not exceed high (" +
+                                  std::to_string(p.high) + ")");
+  }
+  static std::vector<std::string> Inputs() { return {"low", "high"}; }
   template <class T>
   MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
     const uint64_t d = static_cast<uint64_t>(i);
@@ -269,7 +199,14 @@ struct Normal {
   using Param = NormalParam;
   static constexpr uint64_t kDrawsPerElement = 2;
   double loc, scale;
-  explicit Normal(const Param& p) : loc(p.loc), scale(p.scale) {}
+  MXPLUG_XINLINE Normal(double a, double b) : loc(a), scale(b) {}
+  explicit Normal(const Param& p) : Normal(p.loc, p.scale) {}
+  static void Check(const Param& p) {
+    if (!(p.scale > 0))
+      throw std::invalid_argument("scale parameter in gaussian has to be positive: " +
+                                  std::to_string(p.scale));
+  }
+  static std::vector<std::string> Inputs() { return {"mu", "sigma"}; }
   template <class T>
   MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
     const uint64_t d = 4 * (static_cast<uint64_t>(i) / 2);
@@ -286,6 +223,11 @@ struct Randint {
   int64_t low;
   uint64_t range;
   explicit Randint(const Param& p) : low(p.low), range(static_cast<uint64_t>(p.high - p.low)) {}
+  static void Check(const Param& p) {
+    if (p.low >= p.high)
+      throw std::invalid_argument("low (" + std::to_string(p.low) + ") must be less than high (" +
+                                  std::to_string(p.high) + ")");
+  }
   template <class T>
   MXPLUG_XINLINE int64_t At(const Draws& r, int64_t i) const {
     const uint64_t d = 2 * static_cast<uint64_t>(i);
@@ -371,7 +313,14 @@ struct Exponential {
   using Param = RateParam;
   static constexpr uint64_t kDrawsPerElement = 2;
   double lam;
+  MXPLUG_XINLINE Exponential(double a, double) : lam(a) {}
   explicit Exponential(const Param& p) : lam(p.lam) {}
+  static void Check(const Param& p) {  // MXNet's words, as in the checks below
+    if (!(p.lam > 0))
+      throw std::invalid_argument("Invalid lambda parameter for exponential distribution: " +
+                                  std::to_string(p.lam));
+  }
+  static std::vector<std::string> Inputs() { return {"lam"}; }
   template <class T>
   MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
     DrawCursor c(r, i, kDrawsPerElement);
@@ -383,7 +332,14 @@ struct Gamma {
   using Param = GammaParam;
   static constexpr uint64_t kDrawsPerElement = kGammaDraws;
   double alpha, beta;
-  explicit Gamma(const Param& p) : alpha(p.alpha), beta(p.beta) {}
+  MXPLUG_XINLINE Gamma(double a, double b) : alpha(a), beta(b) {}
+  explicit Gamma(const Param& p) : Gamma(p.alpha, p.beta) {}
+  static void Check(const Param& p) {
+    if (!(p.alpha > 0) || !(p.beta > 0))
+      throw std::invalid_argument("Invalid alpha or beta parameter for gamma distribution: " +
+                                  std::to_string(p.alpha) + ", " + std::to_string(p.beta));
+  }
+  static std::vector<std::string> Inputs() { return {"alpha", "beta"}; }
   template <class T>
   MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
     DrawCursor c(r, i, kDrawsPerElement);
@@ -395,7 +351,14 @@ struct Poisson {
   using Param = RateParam;
   static constexpr uint64_t kDrawsPerElement = kPoissonDraws;
   double lam;
+  MXPLUG_XINLINE Poisson(double a, double) : lam(a) {}
   explicit Poisson(const Param& p) : lam(p.lam) {}
+  static void Check(const Param& p) {
+    if (!(p.lam >= 0))
+      throw std::invalid_argument("Invalid lambda parameter for poisson distribution: " +
+                                  std::to_string(p.lam));
+  }
+  static std::vector<std::string> Inputs() { return {"lam"}; }
   template <class T>
   MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
     DrawCursor c(r, i, kDrawsPerElement);
@@ -408,15 +371,34 @@ template <class P>
 struct GammaPoisson {
   using Param = P;
   static constexpr uint64_t kDrawsPerElement = kGammaDraws + kPoissonDraws;
+  static constexpr bool kGeneralized = std::is_same_v<P, GeneralizedNegativeBinomialParam>;
   double shape = 0, scale = 0;  // the rate's gamma; scale 0: a Poisson of rate `shape`
-  explicit GammaPoisson(const P& p) {
-    if constexpr (std::is_same_v<P, NegativeBinomialParam>) {
-      shape = p.k, scale = (1 - p.p) / p.p;
-    } else if (p.alpha == 0) {
-      shape = p.mu, scale = 0;
+  // (k, p) or, generalized, (mu, alpha).
+  MXPLUG_XINLINE GammaPoisson(double a, double b) {
+    if constexpr (!kGeneralized) {
+      shape = a, scale = (1 - b) / b;
+    } else if (b == 0) {
+      shape = a, scale = 0;
     } else {
-      shape = 1 / p.alpha, scale = p.alpha * p.mu;
+      shape = 1 / b, scale = b * a;
     }
+  }
+  explicit GammaPoisson(const P& p) : GammaPoisson(FirstOf(p), SecondOf(p)) {}
+  static void Check(const P& p) {
+    if constexpr (!kGeneralized) {
+      if (p.k <= 0 || !(p.p > 0) || p.p > 1)
+        throw std::invalid_argument(
+            "Invalid parameters for negative binomial distribution: k=" + std::to_string(p.k) +
+            ", p=" + std::to_string(p.p) + " (k > 0 and 0 < p <= 1)");
+    } else if (!(p.mu >= 0) || !(p.alpha >= 0)) {
+      throw std::invalid_argument(
+          "Invalid parameters for generalized negative binomial distribution: mu=" +
+          std::to_string(p.mu) + ", alpha=" + std::to_string(p.alpha));
+    }
+  }
+  static std::vector<std::string> Inputs() {
+    if constexpr (kGeneralized) return {"mu", "alpha"};
+    return {"k", "p"};
   }
   template <class T>
   MXPLUG_XINLINE double At(const Draws& r, int64_t i) const {
@@ -426,9 +408,132 @@ struct GammaPoisson {
     count.next += kGammaDraws;
     return PoissonOf(count, scale == 0 ? shape : scale * StandardGamma(rate, shape));
   }
+  static double FirstOf(const P& p) {
+    if constexpr (kGeneralized)
+      return p.mu;
+    else
+      return p.k;
+  }
+  static double SecondOf(const P& p) {
+    if constexpr (kGeneralized)
+      return p.alpha;
+    else
+      return p.p;
+  }
 };
 using NegativeBinomial = GammaPoisson<NegativeBinomialParam>;
 using GeneralizedNegativeBinomial = GammaPoisson<GeneralizedNegativeBinomialParam>;
+
+// ---- The properties of the three kinds of sampler ----
+
+/*! \brief The one dtype of all `inputs` (`what`, for the error), given to the unknown ones;
+ * kMXPUnknownDType while none is known. */
+inline int InferOneType(std::vector<int>* inputs, const char* what) {
+  int t = kMXPUnknownDType;
+  for (int s : *inputs) {
+    if (s == kMXPUnknownDType) continue;
+    if (t != kMXPUnknownDType && s != t)
+      throw std::invalid_argument(std::string(what) + " must have one dtype, got " +
+                                  mxplug::DTypeName(t) + " and " + mxplug::DTypeName(s));
+    t = s;
+  }
+  if (t != kMXPUnknownDType)
+    for (int& s : *inputs) s = t;
+  return t;
+}
+
+// _random_<dist>: no inputs, one output of the `shape` parameter (the init ops' property, from
+// the tensor plugin's definition header), the random resource in forward.
+template <class Dist>
+class SamplerProp : public mxplug_tensor::ShapeParamProp<typename Dist::Param> {
+ public:
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kRandom};
+  }
+};
+
+// The samplers that draw no gradient from their inputs: no backward dependency, no in-place.
+class InputSamplerProp : public mxplug::OperatorProperty {
+ public:
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kRandom};
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+};
+
+/*! \brief _random_<dist>_like's parameters: the distribution's alone (the shape and dtype are
+ * the data's). */
+template <class P>
+struct LikeParam : mxplug::Parameter<LikeParam<P>> {
+  P dist;
+  MXPLUG_DECLARE_PARAMETER(LikeParam) { dist.DeclareDistribution(mxplug_declarer_); }
+};
+
+// _random_<dist>_like(data): samples of data's shape and dtype.
+template <class Dist>
+class LikeSamplerProp : public InputSamplerProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    return mxplug::InferSameShape(in, out);
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    if ((*in)[0] == kMXPUnknownDType) return false;
+    (*out)[0] = (*in)[0];
+    return true;
+  }
+
+ private:
+  LikeParam<typename Dist::Param> param_;
+};
+
+// _sample_<dist>(parameters...): one distribution per element of the parameter tensors, `shape`
+// samples of each; the output's shape is theirs followed by `shape`.
+struct EachParam : mxplug::Parameter<EachParam> {
+  TShape shape;
+  std::optional<int> dtype;
+  MXPLUG_DECLARE_PARAMETER(EachParam) {
+    MXPLUG_DECLARE_FIELD(shape)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("Shape to be sampled from each random distribution.");
+    MXPLUG_DECLARE_FIELD(dtype)
+        .set_default(std::nullopt)
+        .add_dtype_enum()
+        .describe("Output data type (None: float32).");
+  }
+};
+
+template <class Dist>
+class EachSamplerProp : public InputSamplerProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return Dist::Inputs(); }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    TShape params;  // what the parameter tensors know of their one shape, together
+    for (const TShape& s : *in)
+      if (!mxplug::MergeShape(&params, s))
+        throw std::invalid_argument("the parameters must have one shape, got " +
+                                    (*in)[0].ToString() + " and " + s.ToString());
+    if (params.ndim() < 0) return false;
+    for (TShape& s : *in) s = params;
+    std::vector<int64_t> dims(params.begin(), params.end());
+    dims.insert(dims.end(), param_.shape.begin(), param_.shape.end());
+    (*out)[0] = TShape(dims);
+    return (*out)[0].IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = param_.dtype ? StorageType(*param_.dtype) : kMXPFloat32;
+    return InferOneType(in, "the parameters") != kMXPUnknownDType;
+  }
+
+ private:
+  EachParam param_;
+};
 
 template <class Dist, class T>
 struct SampleElements {
@@ -450,30 +555,93 @@ inline Draws ReserveDraws(const mxplug::OpContext& ctx, uint64_t per_element, in
   return {r.key(), r.counter()};
 }
 
-/*! \brief A sampler of distribution Dist on a device whose element loop is Loop. */
-template <class Dist, class Loop>
+/*! \brief _random_<dist> (or, kLike, _random_<dist>_like) on a device whose element loop is
+ * Loop. */
+template <class Dist, class Loop, bool kLike = false>
 class SampleKernel : public mxplug::Operator {
  public:
-  SampleKernel(const mxplug::KwArgs& kwargs, mxplug::Context) : dist_(Parsed(kwargs)) {}
+  SampleKernel(const mxplug::KwArgs& kwargs, mxplug::Context) : param_(Parsed(kwargs)) {}
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>&,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
+    Dist::Check(param_);  // when the kernel runs, as MXNet checks: an error at the next wait
+    const Dist dist(param_);
     if (req[0] == mxplug::kNullOp) return;
     const Draws draws = ReserveDraws(ctx, Dist::kDrawsPerElement, out[0].Size());
     mxplug::TypeSwitch(out[0].type_flag_, [&](auto zero) {
       using T = decltype(zero);
-      Loop::Run(ctx, out[0].Size(),
-                SampleElements<Dist, T>{dist_, draws, out[0].dptr<T>(), req[0]});
+      Loop::Run(ctx, out[0].Size(), SampleElements<Dist, T>{dist, draws, out[0].dptr<T>(), req[0]});
     });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<OpReqType>& req,
+                const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
+    for (size_t i = 0; i < in_grad.size(); ++i) Loop::Zero(ctx, in_grad[i], req[i]);
   }
 
  private:
   static typename Dist::Param Parsed(const mxplug::KwArgs& kwargs) {
-    typename Dist::Param p;
-    p.Init(kwargs);
-    return p;
+    if constexpr (kLike) {
+      LikeParam<typename Dist::Param> p;
+      p.Init(kwargs);
+      return p.dist;
+    } else {
+      typename Dist::Param p;
+      p.Init(kwargs);
+      return p;
+    }
   }
-  Dist dist_;
+  typename Dist::Param param_;
+};
+
+/*! \brief Element i of _sample_<dist>: a draw of the distribution of parameters a[i / per] and
+ * (for two-parameter ones) b[i / per]. */
+template <class Dist, class P, class T>
+struct SampleEachElements {
+  const P* a;
+  const P* b;  // null for one-parameter distributions
+  int64_t per;
+  Draws draws;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    using PC = mxplug::ComputeType<P>;
+    const int64_t j = i / per;
+    const Dist dist(static_cast<double>(static_cast<PC>(a[j])),
+                    b ? static_cast<double>(static_cast<PC>(b[j])) : 0.0);
+    mxplug::StoreAs<C>(out[i], req, static_cast<C>(dist.template At<T>(draws, i)));
+  }
+};
+
+/*! \brief _sample_<dist> on a device whose element loop is Loop. */
+template <class Dist, class Loop>
+class SampleEachKernel : public mxplug::Operator {
+ public:
+  SampleEachKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp) return;
+    const Draws draws = ReserveDraws(ctx, Dist::kDrawsPerElement, out[0].Size());
+    const int64_t per = in[0].Size() ? out[0].Size() / in[0].Size() : 0;
+    if (per == 0) return;
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "the parameters", [&](auto pz) {
+      using P = decltype(pz);
+      const P* b = in.size() > 1 ? in[1].dptr<P>() : nullptr;
+      mxplug::FloatTypeSwitch(out[0].type_flag_, "dtype", [&](auto tz) {
+        using T = decltype(tz);
+        Loop::Run(ctx, out[0].Size(),
+                  SampleEachElements<Dist, P, T>{in[0].dptr<P>(), b, per, draws, out[0].dptr<T>(),
+                                                 req[0]});
+      });
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<OpReqType>& req,
+                const std::vector<TBlob>& in_grad, const std::vector<TBlob>&) override {
+    for (size_t i = 0; i < in_grad.size(); ++i) Loop::Zero(ctx, in_grad[i], req[i]);
+  }
 };
 
 /*! \brief Sample o of _sample_multinomial (distribution o / per): the first class whose
@@ -528,48 +696,172 @@ class MultinomialKernel : public mxplug::Operator {
   }
 };
 
-/*! \brief Calls visit.template Sampler<Prop, Dist>(name, doc) for every sampler of a parametric
- * distribution and visit.Multinomial(name, doc): the one list the definitions and each
- * device's kernels register from. */
+/*! \brief Calls visit.template Sampler<Dist>(name, doc) for every _random_<dist> (scalar
+ * parameters), visit.template Like<Dist> for every _random_<dist>_like, visit.template Each<Dist>
+ * for every _sample_<dist> (tensor parameters), and visit.Multinomial(name, doc): the one list
+ * the definitions and each device's kernels register from. */
 template <class Visitor>
 void ForEachSampler(Visitor&& visit) {
-  visit.template Sampler<UniformProp, Uniform>("_random_uniform",
-                                               "Samples a uniform distribution on [low, high).");
-  visit.template Sampler<NormalProp, Normal>("_random_normal",
-                                             "Samples a normal distribution N(loc, scale^2).");
-  visit.template Sampler<RandintProp, Randint>("_random_randint",
-                                               "Samples integers uniformly from [low, high).");
+  visit.template Sampler<Uniform>("_random_uniform",
+                                  "Samples a uniform distribution on [low, high).");
+  visit.template Sampler<Normal>("_random_normal",
+                                 "Samples a normal distribution N(loc, scale^2).");
+  visit.template Sampler<Randint>("_random_randint",
+                                  "Samples integers uniformly from [low, high).");
   visit.Multinomial("_sample_multinomial",
                     "Samples indices from the categorical distributions on the last axis of data.");
-  visit.template Sampler<ExponentialProp, Exponential>(
-      "_random_exponential", "Samples an exponential distribution of rate lam.");
-  visit.template Sampler<GammaProp, Gamma>(
-      "_random_gamma", "Samples a gamma distribution of shape alpha and scale beta.");
-  visit.template Sampler<PoissonProp, Poisson>("_random_poisson",
-                                               "Samples a Poisson distribution of rate lam.");
-  visit.template Sampler<NegativeBinomialProp, NegativeBinomial>(
+  visit.template Sampler<Exponential>("_random_exponential",
+                                      "Samples an exponential distribution of rate lam.");
+  visit.template Sampler<Gamma>("_random_gamma",
+                                "Samples a gamma distribution of shape alpha and scale beta.");
+  visit.template Sampler<Poisson>("_random_poisson", "Samples a Poisson distribution of rate lam.");
+  visit.template Sampler<NegativeBinomial>(
       "_random_negative_binomial",
       "Samples a negative binomial distribution: the failures before k successes of probability "
       "p (a Poisson whose rate is gamma(k, (1 - p) / p)).");
-  visit.template Sampler<GeneralizedNegativeBinomialProp, GeneralizedNegativeBinomial>(
+  visit.template Sampler<GeneralizedNegativeBinomial>(
       "_random_generalized_negative_binomial",
       "Samples a generalized negative binomial distribution of mean mu and dispersion alpha (a "
       "Poisson whose rate is gamma(1 / alpha, alpha * mu); Poisson(mu) when alpha is 0).");
+  // The same distributions, with the shape and dtype of an input array.
+  visit.template Like<Uniform>("_random_uniform_like", "Same as _random_uniform, like data.");
+  visit.template Like<Normal>("_random_normal_like", "Same as _random_normal, like data.");
+  visit.template Like<Exponential>("_random_exponential_like",
+                                   "Same as _random_exponential, like data.");
+  visit.template Like<Gamma>("_random_gamma_like", "Same as _random_gamma, like data.");
+  visit.template Like<Poisson>("_random_poisson_like", "Same as _random_poisson, like data.");
+  visit.template Like<NegativeBinomial>("_random_negative_binomial_like",
+                                        "Same as _random_negative_binomial, like data.");
+  visit.template Like<GeneralizedNegativeBinomial>(
+      "_random_generalized_negative_binomial_like",
+      "Same as _random_generalized_negative_binomial, like data.");
+  // And with one distribution per element of parameter tensors, under both of MXNet's names.
+  for (const char* prefix : {"_sample_", "sample_"}) {
+    const std::string p = prefix;
+    visit.template Each<Uniform>(p + "uniform", "Samples uniform distributions on [low, high).");
+    visit.template Each<Normal>(p + "normal", "Samples normal distributions N(mu, sigma^2).");
+    visit.template Each<Exponential>(p + "exponential",
+                                     "Samples exponential distributions of rates lam.");
+    visit.template Each<Gamma>(p + "gamma",
+                               "Samples gamma distributions of shapes alpha and scales beta.");
+    visit.template Each<Poisson>(p + "poisson", "Samples Poisson distributions of rates lam.");
+    visit.template Each<NegativeBinomial>(p + "negative_binomial",
+                                          "Samples negative binomial distributions (k, p).");
+    visit.template Each<GeneralizedNegativeBinomial>(
+        p + "generalized_negative_binomial",
+        "Samples generalized negative binomial distributions (mu, alpha).");
+  }
   // MXNet's other names of the same operators.
-  visit.template Sampler<UniformProp, Uniform>("random_uniform", "Same as _random_uniform.");
-  visit.template Sampler<UniformProp, Uniform>("uniform", "Same as _random_uniform.");
-  visit.template Sampler<NormalProp, Normal>("random_normal", "Same as _random_normal.");
-  visit.template Sampler<NormalProp, Normal>("normal", "Same as _random_normal.");
-  visit.template Sampler<RandintProp, Randint>("random_randint", "Same as _random_randint.");
+  visit.template Sampler<Uniform>("random_uniform", "Same as _random_uniform.");
+  visit.template Sampler<Uniform>("uniform", "Same as _random_uniform.");
+  visit.template Sampler<Normal>("random_normal", "Same as _random_normal.");
+  visit.template Sampler<Normal>("normal", "Same as _random_normal.");
+  visit.template Sampler<Randint>("random_randint", "Same as _random_randint.");
   visit.Multinomial("sample_multinomial", "Same as _sample_multinomial.");
-  visit.template Sampler<ExponentialProp, Exponential>("random_exponential",
-                                                       "Same as _random_exponential.");
-  visit.template Sampler<GammaProp, Gamma>("random_gamma", "Same as _random_gamma.");
-  visit.template Sampler<PoissonProp, Poisson>("random_poisson", "Same as _random_poisson.");
-  visit.template Sampler<NegativeBinomialProp, NegativeBinomial>(
-      "random_negative_binomial", "Same as _random_negative_binomial.");
-  visit.template Sampler<GeneralizedNegativeBinomialProp, GeneralizedNegativeBinomial>(
+  visit.template Sampler<Exponential>("random_exponential", "Same as _random_exponential.");
+  visit.template Sampler<Gamma>("random_gamma", "Same as _random_gamma.");
+  visit.template Sampler<Poisson>("random_poisson", "Same as _random_poisson.");
+  visit.template Sampler<NegativeBinomial>("random_negative_binomial",
+                                           "Same as _random_negative_binomial.");
+  visit.template Sampler<GeneralizedNegativeBinomial>(
       "random_generalized_negative_binomial", "Same as _random_generalized_negative_binomial.");
+}
+
+// ---- _sample_unique_zipfian: distinct classes from the log-uniform distribution ----
+// Each row draws until it holds `shape[1]` distinct classes; a row's tries depend on its draws,
+// so the rows are drawn on the host on every device (MXNet's operator is the CPU's alone), and
+// Store puts them where the outputs are: HostStore on the CPU, a copy on a GPU.
+
+struct UniqueZipfianParam : mxplug::Parameter<UniqueZipfianParam> {
+  int64_t range_max;
+  TShape shape;
+  MXPLUG_DECLARE_PARAMETER(UniqueZipfianParam) {
+    MXPLUG_DECLARE_FIELD(range_max).describe("The number of possible classes.");
+    MXPLUG_DECLARE_FIELD(shape)
+        .set_default(TShape(std::vector<int64_t>{}))
+        .describe("2-D shape of the output: (batch size, number of samples).");
+  }
+};
+
+class UniqueZipfianProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override {
+    param_.Init(kwargs);
+    if (param_.shape.ndim() != 2)
+      throw std::invalid_argument("shape must have 2 dimensions (batch size, samples), got " +
+                                  param_.shape.ToString());
+    if (param_.shape[1] > param_.range_max)
+      throw std::invalid_argument(
+          "Number of samples cannot exceed the number of possible "
+          "classes: " +
+          std::to_string(param_.shape[1]) + " samples, " + std::to_string(param_.range_max) +
+          " classes");
+  }
+  std::vector<std::string> ListArguments() const override { return {}; }
+  std::vector<std::string> ListOutputs() const override { return {"output", "num_tries"}; }
+  bool InferShape(std::vector<TShape>*, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    (*out)[0] = param_.shape;
+    (*out)[1] = TShape{param_.shape[0]};
+    return true;
+  }
+  bool InferType(std::vector<int>*, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = (*out)[1] = kMXPInt64;
+    return true;
+  }
+  std::vector<mxplug::ResourceRequest> ForwardResource(const std::vector<TShape>&) const override {
+    return {mxplug::ResourceRequest::kRandom};
+  }
+
+ private:
+  UniqueZipfianParam param_;
+};
+
+/*! \brief The CPU's _sample_unique_zipfian: class round(range_max^u) - 1 for u uniform on [0, 1)
+ * (what MXNet 1.9.1 draws: class c with probability log((c + 1.5) / (c + 0.5)) / log(range_max),
+ * the ends clipped), repeated until the row has its samples. */
+template <class Store>
+class UniqueZipfianKernel : public mxplug::Operator {
+ public:
+  UniqueZipfianKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { param_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>&,
+               const std::vector<OpReqType>&, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    const int64_t rows = out[0].shape_[0], samples = out[0].shape_[1];
+    const double log_range = std::log(static_cast<double>(param_.range_max));
+    std::vector<int64_t> classes(static_cast<size_t>(rows * samples)), tries(rows);
+    const uint64_t chunk = 2 * static_cast<uint64_t>(samples) + 64;  // draws reserved at a time
+    mxplug::RandomStream r = ctx.requested[0].get_random(chunk);
+    std::unordered_set<int64_t> seen;
+    for (int64_t b = 0; b < rows; ++b) {
+      seen.clear();
+      int64_t n = 0;
+      while (static_cast<int64_t>(seen.size()) < samples) {
+        if (r.used() + 2 > chunk) r = ctx.requested[0].get_random(chunk);
+        const int64_t c =
+            static_cast<int64_t>(std::floor(std::exp(r.UniformDouble() * log_range) + 0.5)) - 1;
+        ++n;
+        if (seen.insert(c).second) classes[b * samples + seen.size() - 1] = c;
+      }
+      tries[b] = n;
+    }
+    Store::Store(ctx, classes, out[0].dptr<int64_t>());
+    Store::Store(ctx, tries, out[1].dptr<int64_t>());
+  }
+
+ private:
+  UniqueZipfianParam param_;
+};
+
+struct HostStore {
+  static void Store(const mxplug::OpContext&, const std::vector<int64_t>& v, int64_t* out) {
+    std::copy(v.begin(), v.end(), out);
+  }
+};
+
+template <class Store>
+void RegisterUniqueZipfianKernel(DLDeviceType device) {
+  mxplug::sdk::RegisterKernel<UniqueZipfianKernel<Store>>("_sample_unique_zipfian", device);
 }
 
 // _shuffle and MXNet's other name of it.
@@ -579,12 +871,20 @@ constexpr const char* kShuffleNames[] = {"_shuffle", "shuffle"};
 template <class Loop>
 struct SamplerKernels {
   DLDeviceType device;
-  template <class Prop, class Dist>
-  void Sampler(const char* name, const char*) const {
-    mxplug::sdk::RegisterKernel<SampleKernel<Dist, Loop>>(name, device);
+  template <class Dist>
+  void Sampler(const std::string& name, const char*) const {
+    mxplug::sdk::RegisterKernel<SampleKernel<Dist, Loop>>(name.c_str(), device);
   }
-  void Multinomial(const char* name, const char*) const {
-    mxplug::sdk::RegisterKernel<MultinomialKernel<Loop>>(name, device);
+  template <class Dist>
+  void Like(const std::string& name, const char*) const {
+    mxplug::sdk::RegisterKernel<SampleKernel<Dist, Loop, true>>(name.c_str(), device);
+  }
+  template <class Dist>
+  void Each(const std::string& name, const char*) const {
+    mxplug::sdk::RegisterKernel<SampleEachKernel<Dist, Loop>>(name.c_str(), device);
+  }
+  void Multinomial(const std::string& name, const char*) const {
+    mxplug::sdk::RegisterKernel<MultinomialKernel<Loop>>(name.c_str(), device);
   }
 };
 

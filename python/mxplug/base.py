@@ -1,5 +1,12 @@
-"""What the other modules share: the exception types, named as MXNet's."""
+"""What the other modules share: the exception types and the type tuples, named as MXNet's."""
+import numpy as np
+
 from ._core import MXNetError
+
+#: What MXNet's functions accept as a number, an integer and a string.
+numeric_types = (float, int, np.generic)
+integer_types = (int, np.integer)
+string_types = (str,)
 
 MXNetError.__module__ = "mxplug.base"
 #: mxplug's own name for MXNetError (the same class).

@@ -355,7 +355,19 @@ OPTIMIZER_OTHERS = [
     Case("multi_all_finite", [(3, 4), (7,)], {"num_arrays": 2}, domains=[SIGNED, WITH_NAN], grad=False),
     Case("multi_all_finite", [(3, 4), (7,)], {"num_arrays": 2}, grad=False),
 ]
-CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN + OPTIMIZER_OTHERS
+# The densities, under both names: samples of three per distribution, two distributions.
+LOW, HIGH, PROBABILITY, ON_SIMPLEX = (-2.0, -1.0), (1.0, 2.0), (0.2, 0.8), (0.1, 0.9)
+DENSITIES = [Case(prefix + dist, [(2, 3)] + [(2,)] * len(domains), {"is_log": is_log},
+                  domains=[POSITIVE] + domains, tol=4)
+             for prefix in ("_random_pdf_", "random_pdf_") for is_log in (False, True)
+             for dist, domains in (("uniform", [LOW, HIGH]), ("normal", [SIGNED, POSITIVE]),
+                                   ("gamma", [POSITIVE, POSITIVE]), ("exponential", [POSITIVE]),
+                                   ("poisson", [POSITIVE]), ("negative_binomial", [POSITIVE, PROBABILITY]),
+                                   ("generalized_negative_binomial", [POSITIVE, POSITIVE]))]
+DENSITIES += [Case(prefix + "dirichlet", [(2, 3, 4), (2, 4)], {"is_log": is_log},
+                   domains=[ON_SIMPLEX, POSITIVE], tol=4)
+              for prefix in ("_random_pdf_", "random_pdf_") for is_log in (False, True)]
+CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN + OPTIMIZER_OTHERS + DENSITIES
 
 # ---- What the suite checks through other calls than one op's forward and backward ----
 
@@ -406,6 +418,12 @@ RANDOM = {"_random_uniform", "_random_normal", "_random_randint", "_sample_multi
           "_random_poisson", "_random_negative_binomial", "_random_generalized_negative_binomial",
           "random_exponential", "random_gamma", "random_poisson", "random_negative_binomial",
           "random_generalized_negative_binomial"}
+RANDOM |= {prefix + x for prefix in ("_sample_", "sample_") for x in (
+    "uniform", "normal", "exponential", "gamma", "poisson", "negative_binomial",
+    "generalized_negative_binomial")}
+RANDOM |= {"_random_%s_like" % x for x in ("uniform", "normal", "exponential", "gamma", "poisson",
+                                           "negative_binomial", "generalized_negative_binomial")}
+RANDOM |= {"_sample_unique_zipfian"}  # the CPU's alone; test_random.py checks its distribution
 
 COVERED = ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | {op for op, _, _ in MP_UPDATES} | RANDOM)

@@ -257,6 +257,15 @@ def draws(mx, ctx, op):
     elif op in ("_random_generalized_negative_binomial", "random_generalized_negative_binomial"):
         fn = getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)
         drawn = [fn(mu=5.0, alpha=0.5, shape=(25,), ctx=ctx), fn(mu=5.0, alpha=0.0, shape=(8,), ctx=ctx)]
+    elif op.lstrip("_").startswith("sample_") and op.lstrip("_") != "sample_multinomial":
+        fn = getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)
+        params = EACH_PARAMS[op.lstrip("_")[len("sample_"):]]
+        drawn = [fn(*[mx.nd.array(p, ctx=ctx) for p in params], shape=(4, 3)),
+                 fn(*[mx.nd.array(p, ctx=ctx, dtype="float64") for p in params], shape=(5,),
+                    dtype="float64")]
+    elif op.endswith("_like"):
+        fn = getattr(mx.nd._internal, op)
+        drawn = [fn(mx.nd.zeros((6, 5), ctx=ctx)), fn(mx.nd.zeros((7,), ctx=ctx, dtype="float64"))]
     elif op in ("uniform", "random_uniform"):
         drawn = [getattr(mx.nd, op)(low=-2, high=3, shape=(7, 9), ctx=ctx)]
     elif op in ("normal", "random_normal"):
@@ -273,6 +282,16 @@ def draws(mx, ctx, op):
     return [a.asnumpy() for a in drawn]
 
 
+# The parameter tensors of each _sample_<x> (a distribution per element), and the ops that sample
+# like an input (_random_<x>_like).
+EACH_PARAMS = {"uniform": ([-1, 0, 2], [1, 0.5, 5]), "normal": ([0, 1, -3], [1, 2, 0.5]),
+               "exponential": ([0.5, 1, 4],), "gamma": ([0.4, 1, 6], [1, 2, 0.5]),
+               "poisson": ([0.5, 4, 40],), "negative_binomial": ([1, 3, 10], [0.2, 0.5, 0.9]),
+               "generalized_negative_binomial": ([1, 5, 20], [0.5, 0, 2])}
+EACH = ["_sample_" + x for x in sorted(EACH_PARAMS)]
+LIKE = ["_random_%s_like" % x for x in ("uniform", "normal", "exponential", "gamma", "poisson",
+                                        "negative_binomial", "generalized_negative_binomial")]
+
 # MXNet's other names of the samplers, each with the op it names.
 SAMPLER_ALIASES = {"uniform": "_random_uniform", "random_uniform": "_random_uniform",
                    "normal": "_random_normal", "random_normal": "_random_normal",
@@ -281,6 +300,7 @@ SAMPLER_ALIASES = {"uniform": "_random_uniform", "random_uniform": "_random_unif
                    "random_gamma": "_random_gamma", "random_poisson": "_random_poisson",
                    "random_negative_binomial": "_random_negative_binomial",
                    "random_generalized_negative_binomial": "_random_generalized_negative_binomial"}
+SAMPLER_ALIASES.update({op[1:]: op for op in EACH})
 
 
 @pytest.mark.parametrize("alias", sorted(SAMPLER_ALIASES))
@@ -295,7 +315,8 @@ def test_a_samplers_other_name_draws_what_it_names_draws(mx, ctx, alias):
 @pytest.mark.parametrize("op", ["_random_uniform", "_random_normal", "_random_randint",
                                 "_sample_multinomial", "_shuffle", "_random_exponential",
                                 "_random_gamma", "_random_poisson", "_random_negative_binomial",
-                                "_random_generalized_negative_binomial"] + sorted(SAMPLER_ALIASES))
+                                "_random_generalized_negative_binomial"] + EACH + LIKE
+                         + sorted(SAMPLER_ALIASES))
 def test_samplers_draw_the_cpu_numbers_for_the_same_seed(mx, ctx, op):
     skip_the_reference_itself(ctx)
     require_kernel(mx, ctx, op)

@@ -719,3 +719,96 @@ def test_autograd_get_symbol():
                                        "s = mx.autograd.get_symbol(y)\n"
                                        "r = (len(s.list_arguments()), nodes(s), run(s, x, k))",
     })
+
+
+def test_densities_and_their_gradients():
+    """_random_pdf_<x>: the density (or its log) of samples under per-element parameters, and its
+    gradient to the samples and the parameters (summed over each distribution's samples)."""
+    grads = ("xs = [mx.nd.array(v, dtype='float64') for v in values]\n"
+             "for x in xs: x.attach_grad()\n"
+             "with mx.autograd.record():\n"
+             "    y = getattr(mx.nd, 'random_pdf_' + dist)(*xs, is_log=is_log)\n"
+             "y.backward(mx.nd.array(np.random.RandomState(0).rand(*y.shape), dtype='float64'))\n"
+             "r = [y] + [x.grad for x in xs]")
+    cases = {}
+    for dist, values in [("uniform", "[[[-1, 0.5, 3]], [0], [2]]"), ("normal", "[[[0.3, 1.5, -2]], [0.2], [1.5]]"),
+                         ("gamma", "[[[0.3, 1.5], [2, 4]], [2, 0.5], [1.5, 3]]"),
+                         ("exponential", "[[[0.3, 1.5], [0.1, 2]], [2, 0.5]]"),
+                         ("poisson", "[[[0, 3, 0.5]], [2]]"),
+                         ("negative_binomial", "[[[0, 3], [1, 5]], [2.5, 4], [0.4, 0.7]]"),
+                         ("generalized_negative_binomial", "[[[0, 3], [2, 1]], [2, 0.5], [0.4, 1.5]]"),
+                         ("dirichlet", "[[[[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]], [[1.5, 2, 3]]]")]:
+        for is_log in (False, True):
+            cases["%s log=%s" % (dist, is_log)] = "dist, values, is_log = %r, %s, %s\n%s" % (dist, values, is_log, grads)
+    cases.update({
+        "float32 and the internal name": "r = mx.nd._internal._random_pdf_normal(mx.nd.array([[1, 2]]), mx.nd.array([0]), "
+                                         "mx.nd.array([2]))",
+        "float16": "r = mx.nd.random_pdf_exponential(mx.nd.array([[1, 2]], dtype='float16'), mx.nd.array([2], dtype='float16'))",
+        "symbol": "s = mx.sym.random_pdf_gamma(mx.sym.var('x'), mx.sym.var('a'), mx.sym.var('b'))\n"
+                  "r = [s.list_arguments(), s.infer_shape(x=(2, 5), a=(2,), b=(2,))]",
+        "parameters unlike the samples' leading shape": "r = mx.nd.random_pdf_exponential(mx.nd.array([[1, 2]]), "
+                                                        "mx.nd.array([1, 2]))",
+        "parameters of two shapes": "r = mx.nd.random_pdf_normal(mx.nd.array([1, 2]), mx.nd.array([1, 2]), mx.nd.array([1, 2, 3]))",
+        "two dtypes": "r = mx.nd.random_pdf_normal(mx.nd.array([1, 2], dtype='float64'), mx.nd.array([1, 2]), mx.nd.array([1, 2]))",
+    })
+    assert_parity(cases, rtol=1e-5)
+
+
+def test_samplers_with_array_parameters_and_like_an_input():
+    """mx.nd.random.<x> with arrays runs _sample_<x> (one distribution per element); <x>_like
+    samples with an input's shape and dtype. Their values are random: the shapes, dtypes,
+    ranges, gradients and errors are compared."""
+    summary = "r = [(a.shape, str(a.dtype)) for a in (x if isinstance(x, (list, tuple)) else [x])]"
+    lo, hi = "mx.nd.array([[0, 1], [2, 3]])", "mx.nd.array([[1, 2], [3, 4]])"
+    assert_parity({
+        "uniform with arrays": "x = mx.nd.random.uniform(%s, %s, shape=(3,))\n%s\n"
+                               "r.append(bool(((x.asnumpy() >= [[[0], [1]], [[2], [3]]]) & (x.asnumpy() < [[[1], [2]], [[3], [4]]])).all()))"
+                               % (lo, hi, summary),
+        "normal, no shape": "x = mx.nd.random.normal(%s, %s)\n%s" % (lo, hi, summary),
+        "exponential of arrays": "x = mx.nd.random.exponential(mx.nd.array([1, 2]), shape=(2, 2))\n%s" % summary,
+        "gamma float64 parameters": "x = mx.nd.random.gamma(mx.nd.array([1, 2], dtype='float64'), "
+                                    "mx.nd.array([1, 2], dtype='float64'), shape=4)\n%s" % summary,
+        "poisson float16 out": "x = mx.nd.random.poisson(mx.nd.array([1, 2]), shape=(3,), dtype='float16')\n%s" % summary,
+        "negative binomials": "x = [mx.nd.random.negative_binomial(mx.nd.array([2.5]), mx.nd.array([0.5]), shape=(5,)), "
+                              "mx.nd.random.generalized_negative_binomial(mx.nd.array([2, 3]), mx.nd.array([0.5, 0]))]\n%s" % summary,
+        "by their op names": "x = [mx.nd.sample_uniform(mx.nd.array([0]), mx.nd.array([1]), shape=(2,)), "
+                             "mx.nd._internal._sample_normal(mx.nd.array([0]), mx.nd.array([1])), "
+                             "mx.nd.sample_poisson(mx.nd.array([3]), shape=2)]\n%s" % summary,
+        "a mix of arrays and numbers": "r = mx.nd.random.uniform(mx.nd.array([0, 1]), 2)",
+        "neither": "r = mx.nd.random.normal('a', 2)",
+        "symbols": "s = mx.sym.random.normal(mx.sym.var('m'), mx.sym.var('s'), shape=(4,))\n"
+                   "r = [s.list_arguments(), s.infer_shape(m=(2, 3)), s.infer_type(m='float64')]",
+        "partial shapes": "s = mx.sym.sample_uniform(mx.sym.var('b'), mx.sym.var('c'), shape=(3,))\n"
+                          "r = [s.infer_shape_partial(), s.infer_shape_partial(b=(2, 0))]",
+        "no gradient to the parameters": "lo = mx.nd.array([0, 1]); hi = mx.nd.array([1, 3]); lo.attach_grad(); hi.attach_grad()\n"
+                                         "with mx.autograd.record():\n    y = mx.nd.sample_uniform(lo, hi, shape=3)\n"
+                                         "y.backward()\nr = [lo.grad, hi.grad]",
+        "like": "x = [mx.nd.random.uniform_like(mx.nd.ones((2, 3)), low=5, high=6), "
+                "mx.nd.random.normal_like(data=mx.nd.ones((4,), dtype='float64')), "
+                "mx.nd.random.poisson_like(mx.nd.array([1, 2], dtype='float16'), lam=4), "
+                "mx.nd.random.gamma_like(mx.nd.ones((1, 2)), alpha=2), mx.nd.random.exponential_like(mx.nd.ones(3)), "
+                "mx.nd.random.negative_binomial_like(mx.nd.ones(3), k=2, p=0.3), "
+                "mx.nd.random.generalized_negative_binomial_like(mx.nd.ones(3), mu=2, alpha=0.3)]\n%s\n"
+                "r.append(bool(((x[0].asnumpy() >= 5) & (x[0].asnumpy() < 6)).all()))" % summary,
+        "like, no gradient to data": "x = mx.nd.ones((2, 2)); x.attach_grad()\nwith mx.autograd.record():\n"
+                                     "    y = mx.nd.random.normal_like(x) * x\ny.backward()\n"
+                                     "r = bool(((x.grad - mx.nd.random.normal_like(x) * 0).asnumpy() != 0).any())",
+        "like on symbols": "s = mx.sym.random.uniform_like(mx.sym.var('a'), low=2)\n"
+                           "r = [s.list_arguments(), s.infer_shape(a=(2, 3)), s.infer_type(a='float64')]",
+        "like, bad bounds": "r = mx.nd.random.uniform_like(mx.nd.ones(2), low=3, high=1).asnumpy()",
+        "like, no shape": "r = mx.nd.random.uniform_like(mx.nd.ones(2), shape=(3,))",
+        "bad parameters raise at the wait": "r = []\nfor make in (lambda: mx.nd.random.normal(0, -1, shape=(2,)), "
+                                            "lambda: mx.nd.random.gamma(-1, shape=(2,)), "
+                                            "lambda: mx.nd.random.uniform_like(mx.nd.ones(2), low=3, high=1)):\n"
+                                            "    x = make(); r.append('returned')\n"
+                                            "    try:\n        x.asnumpy()\n"
+                                            "    except mx.base.MXNetError:\n        r.append('raised at the wait')",
+        "and on symbols at forward": "s = mx.sym.random.uniform(low=2, high=1, shape=(2,)); e = s.simple_bind(mx.cpu()); "
+                                     "r = ['bound']\ntry:\n    e.forward()\n    e.outputs[0].asnumpy()\n"
+                                     "except mx.base.MXNetError:\n    r.append('raised')",
+        "unique zipfian": "x = mx.nd._internal._sample_unique_zipfian(range_max=10, shape=(3, 4))\n%s\n"
+                          "r.append([len(set(row)) for row in x[0].asnumpy().tolist()])" % summary,
+        "unique zipfian, too many": "r = mx.nd._internal._sample_unique_zipfian(range_max=3, shape=(3, 4))[0].asnumpy()",
+    }, messages={"a mix of arrays and numbers": "Distribution parameters must all have the same type",
+                 "neither": "Distribution parameters must be either NDArray or numbers",
+                 "unique zipfian, too many": "cannot exceed the number of possible classes"})

@@ -125,19 +125,20 @@ def test_same_seed_same_numbers_on_every_engine():
     assert outs[0] == outs[1] and len(outs[0]) > 1000
 
 
-def test_bad_parameters_are_clear_errors(mx):
-    with pytest.raises(mx.MXNetError, match=r"_random_uniform.*low"):
-        mx.nd.random.uniform(2, 1, shape=(3,))
-    with pytest.raises(mx.MXNetError, match=r"_random_randint.*low"):
-        mx.nd.random.randint(5, 5, shape=(3,))
-    with pytest.raises(mx.MXNetError, match=r"_random_normal.*scale"):
-        mx.nd.random.normal(0, -1, shape=(3,))
-    with pytest.raises(mx.MXNetError, match=r"_random_gamma.*Invalid alpha or beta"):
-        mx.nd.random.gamma(-1, 1, shape=(3,))
-    with pytest.raises(mx.MXNetError, match=r"_random_exponential.*Invalid lambda"):
-        mx.nd.random.exponential(-2, shape=(3,))
-    with pytest.raises(mx.MXNetError, match=r"_random_negative_binomial.*k=0"):
-        mx.nd.random.negative_binomial(0, 0.5, shape=(3,))
+def test_bad_parameters_are_clear_errors_at_the_next_wait(mx):
+    """MXNet checks a sampler's parameters when its kernel runs: the call returns, the wait
+    raises, naming the op and the parameter."""
+    for call, words in [(lambda: mx.nd.random.uniform(2, 1, shape=(3,)), r"_random_uniform.*low"),
+                        (lambda: mx.nd.random.randint(5, 5, shape=(3,)), r"_random_randint.*low"),
+                        (lambda: mx.nd.random.normal(0, -1, shape=(3,)), r"_random_normal.*scale"),
+                        (lambda: mx.nd.random.normal(0, 0, shape=(3,)), r"_random_normal.*scale"),
+                        (lambda: mx.nd.random.gamma(-1, 1, shape=(3,)), r"_random_gamma.*Invalid alpha or beta"),
+                        (lambda: mx.nd.random.exponential(-2, shape=(3,)), r"_random_exponential.*Invalid lambda"),
+                        (lambda: mx.nd.random.negative_binomial(0, 0.5, shape=(3,)), r"_random_negative_binomial.*k=0")]:
+        out = call()
+        with pytest.raises(mx.MXNetError, match=words):
+            out.asnumpy()
+    assert mx.nd.random.uniform(0, 1, shape=(2,)).asnumpy().shape == (2,)  # the process lives on
 
 
 def test_new_samplers_take_mxnet_names_shapes_and_dtypes():
@@ -151,3 +152,72 @@ def test_new_samplers_take_mxnet_names_shapes_and_dtypes():
              "mx.nd.random_generalized_negative_binomial(mu=2, alpha=0.3, shape=(3,))"]
     assert_parity({c: "x = %s\nr = (x.shape, x.dtype.__name__ if hasattr(x.dtype, '__name__') else str(x.dtype), "
                       "bool((x.asnumpy() >= 0).all()))" % c for c in calls})
+
+
+def test_per_element_samplers_follow_each_elements_distribution(mx):
+    """_sample_<x> (mx.nd.random.<x> with arrays): one distribution per element of the
+    parameters, `shape` samples of each, each against its own mean and variance."""
+    mx.random.seed(11)
+    n = 100000
+    nd = mx.nd.array
+    cases = [  # (function, parameter arrays, means, variances)
+        (mx.nd.random.uniform, [nd([-1, 10]), nd([1, 20])], [0, 15], [4 / 12, 100 / 12]),
+        (mx.nd.random.normal, [nd([0, -5]), nd([1, 3])], [0, -5], [1, 9]),
+        (mx.nd.random.exponential, [nd([0.5, 4])], [0.5, 4], [0.25, 16]),  # scale = 1 / lam
+        (mx.nd.random.gamma, [nd([0.5, 4]), nd([2, 0.5])], [1, 2], [2, 1]),
+        (mx.nd.random.poisson, [nd([2, 30])], [2, 30], [2, 30]),
+        (mx.nd.random.negative_binomial, [nd([5, 2]), nd([0.4, 0.8])], [7.5, 0.5], [18.75, 0.625]),
+        (mx.nd.random.generalized_negative_binomial, [nd([4, 2]), nd([0.5, 0])], [4, 2], [12, 2]),
+    ]
+    for fn, params, means, variances in cases:
+        x = fn(*params, shape=(n,)).asnumpy().astype(np.float64)
+        assert x.shape == (2, n), fn.__name__
+        for row, mean, var in zip(x, means, variances):
+            assert abs(row.mean() - mean) < 5 * np.sqrt(var / n), (fn.__name__, mean, row.mean())
+            assert abs(row.var() - var) < 0.05 * var, (fn.__name__, var, row.var())
+    u = mx.nd.random.uniform(nd([[0, 1], [2, 3]]), nd([[1, 2], [3, 4]]), shape=(3, 5)).asnumpy()
+    assert u.shape == (2, 2, 3, 5)
+    assert ((u >= np.arange(4).reshape(2, 2, 1, 1)) & (u < np.arange(1, 5).reshape(2, 2, 1, 1))).all()
+    half = mx.nd.random.normal(nd([0, 1], dtype="float16"), nd([1, 1], dtype="float16"), dtype="float16")
+    assert half.dtype == np.float16 and half.shape == (2,)
+
+
+def test_like_samplers_take_the_shape_and_dtype_of_their_input(mx):
+    mx.random.seed(12)
+    x = mx.nd.zeros((400, 500), dtype="float64")
+    for fn, kwargs, mean, var in [(mx.nd.random.uniform_like, {"low": 2, "high": 4}, 3, 1 / 3),
+                                  (mx.nd.random.normal_like, {"loc": 1, "scale": 2}, 1, 4),
+                                  (mx.nd.random.exponential_like, {"lam": 4}, 0.25, 1 / 16),
+                                  (mx.nd.random.gamma_like, {"alpha": 3, "beta": 2}, 6, 12),
+                                  (mx.nd.random.poisson_like, {"lam": 5}, 5, 5),
+                                  (mx.nd.random.negative_binomial_like, {"k": 4, "p": 0.5}, 4, 8),
+                                  (mx.nd.random.generalized_negative_binomial_like, {"mu": 3, "alpha": 1}, 3, 12)]:
+        y = fn(x, **kwargs)
+        assert y.shape == x.shape and y.dtype == np.float64
+        v = y.asnumpy()
+        assert abs(v.mean() - mean) < 5 * np.sqrt(var / v.size), (fn.__name__, v.mean())
+        assert abs(v.var() - var) < 0.05 * var, (fn.__name__, v.var())
+    s = mx.sym.random.normal_like(mx.sym.var("d"), loc=2)
+    assert s.list_arguments() == ["d"] and s.infer_shape(d=(2, 3))[1] == [(2, 3)]
+    with pytest.raises(mx.MXNetError, match=r"_random_uniform_like.*low"):
+        mx.nd.random.uniform_like(x, low=3, high=1).asnumpy()
+
+
+def test_unique_zipfian_draws_distinct_classes_as_mxnet_does(mx):
+    """Each row holds distinct classes, drawn as MXNet 1.9.1 draws them: class c with the
+    probability that round(range_max ** u) - 1 = c, u uniform on [0, 1)."""
+    mx.random.seed(13)
+    R, n = 6, 100000
+    samples, tries = mx.nd._internal._sample_unique_zipfian(range_max=R, shape=(n, 1))
+    assert samples.dtype == np.int64 and tries.dtype == np.int64
+    assert samples.shape == (n, 1) and tries.shape == (n,) and (tries.asnumpy() == 1).all()
+    edges = np.clip(np.log(np.arange(R + 1) + 0.5) / np.log(R), 0, 1)
+    expected = n * np.diff(edges)
+    chi2 = ((np.bincount(samples.asnumpy().ravel(), minlength=R) - expected) ** 2 / expected).sum()
+    assert chi2 < R + 8 * np.sqrt(2 * R), chi2
+    rows, tries = mx.nd._internal._sample_unique_zipfian(range_max=50, shape=(200, 20))
+    rows, tries = rows.asnumpy(), tries.asnumpy()
+    assert all(len(set(r)) == 20 for r in rows) and rows.min() >= 0 and rows.max() < 50
+    assert (tries >= 20).all() and tries.mean() > 20  # repeats are drawn and counted
+    with pytest.raises(mx.MXNetError, match="cannot exceed the number of possible classes"):
+        mx.nd._internal._sample_unique_zipfian(range_max=3, shape=(2, 4))

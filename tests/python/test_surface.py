@@ -92,8 +92,12 @@ out["op"] = ops
 args = {}
 for op in ops:
     a = mx.operator.get_operator_arguments(op)
-    # The variadic input (MXNet's NDArray-or-Symbol[]) is not a named argument one can pass.
-    args[op] = [n for n, t in zip(a.names, a.types) if not t.startswith("NDArray-or-Symbol[]")]
+    # The variadic input (MXNet's NDArray-or-Symbol[]) is not a named argument one can pass. The
+    # inputs come first, as in the functions MXNet generates (its registry interleaves some ops'
+    # inputs and parameters: _sample_uniform's low, shape, dtype, high).
+    named = [(n, t) for n, t in zip(a.names, a.types) if not t.startswith("NDArray-or-Symbol[]")]
+    args[op] = ([n for n, t in named if t.startswith("NDArray")] +
+                [n for n, t in named if not t.startswith("NDArray")])
 out["args"] = args
 print("SURFACE " + json.dumps(out))
 """

@@ -1,7 +1,8 @@
-// GPU kernels of the samplers (_random_uniform, _random_normal, _random_randint,
-// _sample_multinomial): the definition header's element functions (plugins/random/sample.h), one
-// thread per element, each computing its own Philox draws, so a GPU samples the CPU's numbers for
-// the same seed. And _shuffle: the host draws the CPU's permutation, the device moves the rows.
+// GPU kernels of the samplers (_random_<x>, _random_<x>_like, _sample_<x>, _sample_multinomial):
+// the definition header's element functions (plugins/random/sample.h), one thread per element,
+// each computing its own Philox draws, so a GPU samples the CPU's numbers for the same seed. And
+// _shuffle: the host draws the CPU's permutation, the device moves the rows; and
+// _sample_unique_zipfian: the host draws the CPU's rows, which are copied to the device.
 #include "launch.cuh"
 #include "random/sample.h"
 
@@ -21,9 +22,20 @@ struct DevicePermutation {
   }
 };
 
+/*! \brief _sample_unique_zipfian's rows, drawn on the host, copied into the output on the call's
+ * stream (from pageable memory, staged before the call returns, as above). */
+struct DeviceStore {
+  static void Store(const mxplug::OpContext& ctx, const std::vector<int64_t>& v, int64_t* out) {
+    Check(cudaMemcpyAsync(out, v.data(), v.size() * sizeof(int64_t), cudaMemcpyHostToDevice,
+                          StreamOf(ctx)),
+          "cudaMemcpyAsync of _sample_unique_zipfian's samples");
+  }
+};
+
 [[maybe_unused]] const bool registered = [] {
   mxplug_random::ForEachSampler(mxplug_random::SamplerKernels<CudaLoop>{kGpuDevice});
   mxplug_random::RegisterShuffleKernel<CudaLoop, DevicePermutation>(kGpuDevice);
+  mxplug_random::RegisterUniqueZipfianKernel<DeviceStore>(kGpuDevice);
   return true;
 }();
 

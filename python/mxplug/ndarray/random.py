@@ -2,12 +2,16 @@
 ``mx.sym.random`` has the same functions over symbols (``sampling_functions``).
 
 With numbers for the distribution's parameters, each function runs the ``_random_<x>`` op (one
-distribution for the whole output); with arrays (or symbols), MXNet runs ``_sample_<x>`` (one
-distribution per element of the parameters), which mxplug does not register yet: that call raises
-MXNetError naming the op. Sampling ops that a plugin adds beyond these appear here by their short
+distribution for the whole output); with arrays (or symbols), the ``_sample_<x>`` op (one
+distribution per element of the parameters, ``shape`` samples of each). ``<x>_like(data)`` runs
+``_random_<x>_like``. Sampling ops that a plugin adds beyond these appear here by their short
 name (``register.populate``)."""
-from .. import _core
-from ..base import MXNetError
+from ..base import numeric_types
+
+
+# The distributions with a _random_<x>_like op (x_like: samples of data's shape and dtype).
+LIKE = ("uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
+        "generalized_negative_binomial")
 
 
 def sampling_functions(tensor_type, op_function):
@@ -15,16 +19,29 @@ def sampling_functions(tensor_type, op_function):
     through `op_function(name)`."""
 
     def sample(function, params, **kwargs):
-        tensors = [k for k, v in params.items() if isinstance(v, tensor_type)]
+        # MXNet's _random_helper: numbers run _random_<x>, tensors _sample_<x>, never a mix.
+        values = list(params.values())
+        kind = tensor_type if isinstance(values[0], tensor_type) else numeric_types
+        if kind is numeric_types and not isinstance(values[0], numeric_types):
+            raise ValueError("Distribution parameters must be either %s or numbers, but got %s."
+                             % (tensor_type.__name__, type(values[0])))
+        for v in values[1:]:
+            assert isinstance(v, kind), ("Distribution parameters must all have the same type, but "
+                                         "got both %s and %s." % (type(values[0]), type(v)))
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
-        if tensors:
-            op = "_sample_" + function
-            if op not in {o["name"] for o in _core.operators()}:
-                raise MXNetError("random.%s with %s %s needs the operator %s, which no loaded plugin "
-                                 "registers; give numbers instead" % (function, tensor_type.__name__,
-                                                                      " and ".join(tensors), op))
-            return op_function(op)(*[params[k] for k in tensors], **kwargs)
+        if kind is tensor_type:
+            kwargs.pop("ctx", None)  # the parameters' context
+            return op_function("_sample_" + function)(*values, **kwargs)
         return op_function("_random_" + function)(**params, **kwargs)
+
+    def like(function, doc):
+        def sampler(data=None, out=None, name=None, **kwargs):
+            kwargs.update(out=out, name=name)
+            return op_function("_random_%s_like" % function)(
+                data, **{k: v for k, v in kwargs.items() if v is not None})
+        sampler.__name__ = sampler.__qualname__ = function + "_like"
+        sampler.__doc__ = doc + " with the shape and dtype of ``data``."
+        return sampler
 
     def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
         """Samples of the uniform distribution on [low, high)."""
@@ -78,8 +95,10 @@ def sampling_functions(tensor_type, op_function):
         """A copy of ``data`` with its first axis shuffled."""
         return op_function("_shuffle")(data, **kwargs)
 
-    return {f.__name__: f for f in (uniform, normal, randn, randint, exponential, gamma, poisson,
-                                    negative_binomial, generalized_negative_binomial, multinomial, shuffle)}
+    likes = [like(name, "Samples of the %s distribution" % name.replace("_", " ")) for name in LIKE]
+    return {f.__name__: f for f in [uniform, normal, randn, randint, exponential, gamma, poisson,
+                                    negative_binomial, generalized_negative_binomial, multinomial,
+                                    shuffle] + likes}
 
 
 def _nd_op(name):
@@ -94,4 +113,4 @@ def _made():
 
 globals().update(_made())
 __all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson", "negative_binomial",
-           "generalized_negative_binomial", "multinomial", "shuffle"]
+           "generalized_negative_binomial", "multinomial", "shuffle"] + [x + "_like" for x in LIKE]

@@ -1,5 +1,5 @@
 """Sampling symbols (MXNet's ``mx.sym.random``): the functions of ``mx.nd.random`` over symbols."""
-from ..ndarray.random import sampling_functions
+from ..ndarray.random import LIKE, sampling_functions
 from .symbol import Symbol
 
 
@@ -10,4 +10,4 @@ def _sym_op(name):
 
 globals().update(sampling_functions(Symbol, _sym_op))
 __all__ = ["uniform", "normal", "randn", "randint", "exponential", "gamma", "poisson", "negative_binomial",
-           "generalized_negative_binomial", "multinomial", "shuffle"]
+           "generalized_negative_binomial", "multinomial", "shuffle"] + [x + "_like" for x in LIKE]
