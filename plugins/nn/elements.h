@@ -1,14 +1,24 @@
-// What the nn kernels written over a device's element loop (activation.h, softmax.h, loss.h)
-// share: reading an element in double, the lines of an array along an axis, and a count that one
-// call makes on the device (for gradients normalised by the number of valid entries).
+// What the nn kernels written over a device's element loop (activation.h, softmax.h, loss.h...)
+// share: the names of a variable number of inputs, reading an element in double, the lines of an
+// array along an axis, and a count that one call makes on the device (for gradients normalised by
+// the number of valid entries).
 #ifndef MXPLUG_PLUGINS_NN_ELEMENTS_H_
 #define MXPLUG_PLUGINS_NN_ELEMENTS_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "mxplug/plugin.hpp"
 
 namespace mxplug_nn {
+
+/*! \brief The input names of an op of n inputs (UpSampling, khatri_rao): arg0, arg1... */
+inline std::vector<std::string> ArgNames(int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back("arg" + std::to_string(i));
+  return names;
+}
 
 /*! \brief An element in double, through its compute type (float16 converts to float only). */
 template <class T>

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "elements.h"
 #include "mxplug/plugin.hpp"
 
 namespace mxplug_nn {
@@ -58,11 +59,7 @@ class UpSamplingProp : public mxplug::OperatorProperty {
           "sample_type 'bilinear' is not supported on CPU yet; expected 'nearest' "
           "(bilinear up sampling is a Deconvolution with a bilinear weight)");
   }
-  std::vector<std::string> ListArguments() const override {
-    std::vector<std::string> names;
-    for (int i = 0; i < param_.num_args; ++i) names.push_back("arg" + std::to_string(i));
-    return names;
-  }
+  std::vector<std::string> ListArguments() const override { return ArgNames(param_.num_args); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     for (const TShape& s : *in)

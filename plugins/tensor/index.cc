@@ -4,6 +4,7 @@
 
 namespace {
 
+using mxplug_tensor::HistogramParam;
 using mxplug_tensor::OneHotParam;
 using mxplug_tensor::PickParam;
 using mxplug_tensor::RavelParam;
@@ -27,6 +28,7 @@ MXPLUG_REGISTER_PARAMETER(PickParam);
 MXPLUG_REGISTER_PARAMETER(OneHotParam);
 MXPLUG_REGISTER_PARAMETER(ScatterNDParam);
 MXPLUG_REGISTER_PARAMETER(RavelParam);
+MXPLUG_REGISTER_PARAMETER(HistogramParam);
 
 [[maybe_unused]] const bool registered = [] {
   mxplug_tensor::ForEachIndexOp(mxplug_tensor::LayoutDefinitions{});

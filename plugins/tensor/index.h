@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "elementwise.h"
+#include "histogram.h"
 #include "mxplug/plugin.hpp"
 
 namespace mxplug_tensor {
@@ -762,6 +763,115 @@ class BatchTakeKernel : public mxplug::Operator {
   }
 };
 
+// ---- MXNet's older NDArray functions of indices ----
+
+// _onehot_encode(lhs, rhs): rows of rhs's shape (N, K), one at lhs[i] (a row of zeros where lhs[i]
+// is outside [0, K)); rhs gives only the shape and dtype (MXNet's out=rhs idiom). No gradient.
+class OneHotEncodeProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs&) override {}
+  std::vector<std::string> ListArguments() const override { return {"lhs", "rhs"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &idx = (*in)[0], &rows = (*in)[1];
+    if (!idx.IsKnown() || !rows.IsKnown()) return false;
+    if (idx.ndim() != 1 || rows.ndim() != 2 || rows[0] != idx[0])
+      throw std::invalid_argument("expected indices of shape (N,) and an output of (N, K), got " +
+                                  idx.ToString() + " and " + rows.ToString());
+    (*out)[0] = rows;
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    (*out)[0] = (*in)[1];
+    return (*in)[0] != kMXPUnknownDType && (*in)[1] != kMXPUnknownDType;
+  }
+};
+
+template <class T, class I>
+struct OneHotEncodeElements {
+  const I* idx;
+  T* out;
+  int64_t k;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(out[o], req, static_cast<C>(IndexValue(idx[o / k]) == o % k ? 1 : 0));
+  }
+};
+
+template <class Loop>
+class OneHotEncodeKernel : public mxplug::Operator {
+ public:
+  OneHotEncodeKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp || out[0].Size() == 0) return;
+    TypeSwitch2(out[0].type_flag_, in[0].type_flag_, [&](auto zero, auto index_zero) {
+      using T = decltype(zero);
+      using I = decltype(index_zero);
+      Loop::Run(
+          ctx, out[0].Size(),
+          OneHotEncodeElements<T, I>{in[0].dptr<I>(), out[0].dptr<T>(), out[0].shape_[1], req[0]});
+    });
+  }
+};
+
+// fill_element_0index(lhs, mhs, rhs): lhs (N, K) with element (i, rhs[i]) set to mhs[i] (left
+// as it is where rhs[i] is outside [0, K)). No gradient, as MXNet's.
+class FillElement0IndexProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs&) override {}
+  std::vector<std::string> ListArguments() const override { return {"lhs", "mhs", "rhs"}; }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape &m = (*in)[0], &v = (*in)[1], &idx = (*in)[2];
+    if (!m.IsKnown() || !v.IsKnown() || !idx.IsKnown()) return false;
+    if (m.ndim() != 2 || v != TShape{m[0]} || idx != TShape{m[0]})
+      throw std::invalid_argument("expected lhs (N, K), mhs (N,) and rhs (N,), got " +
+                                  m.ToString() + ", " + v.ToString() + " and " + idx.ToString());
+    (*out)[0] = m;
+    return true;
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    if ((*in)[0] == kMXPUnknownDType) return false;
+    if ((*in)[1] == kMXPUnknownDType) (*in)[1] = (*in)[0];
+    (*out)[0] = (*in)[0];
+    return (*in)[2] != kMXPUnknownDType;
+  }
+};
+
+template <class T, class I>
+struct FillElement0IndexElements {
+  const T* m;
+  const T* v;
+  const I* idx;
+  T* out;
+  int64_t k;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t o) const {
+    mxplug::StoreAs<T>(out[o], req, IndexValue(idx[o / k]) == o % k ? v[o / k] : m[o]);
+  }
+};
+
+template <class Loop>
+class FillElement0IndexKernel : public mxplug::Operator {
+ public:
+  FillElement0IndexKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    if (req[0] == mxplug::kNullOp || out[0].Size() == 0) return;
+    TypeSwitch2(in[0].type_flag_, in[2].type_flag_, [&](auto zero, auto index_zero) {
+      using T = decltype(zero);
+      using I = decltype(index_zero);
+      Loop::Run(ctx, out[0].Size(),
+                FillElement0IndexElements<T, I>{in[0].dptr<T>(), in[1].dptr<T>(), in[2].dptr<I>(),
+                                                out[0].dptr<T>(), in[0].shape_[1], req[0]});
+    });
+  }
+};
+
 /*! \brief Calls visit.template Op<Prop, Kernel>(name, doc, inputs, params) for pick, one_hot,
  * where, gather_nd and scatter_nd: the one list the definitions and each device's kernels register
  * from. */
@@ -813,6 +923,23 @@ void ForEachIndexOp(Visitor&& visit) {
        {"x", "Values where true."},
        {"y", "Values where false."}},
       none);
+  visit.template Op<OneHotEncodeProp, OneHotEncodeKernel>(
+      "_onehot_encode",
+      "One-hot rows of rhs's shape (N, K): a one at column lhs[i] of row i (MXNet's older "
+      "one_hot; rhs gives only the shape and dtype).",
+      {{"lhs", "Left operand to the function."}, {"rhs", "Right operand to the function."}}, none);
+  visit.template Op<FillElement0IndexProp, FillElement0IndexKernel>(
+      "fill_element_0index", "lhs (N, K) with element (i, rhs[i]) set to mhs[i].",
+      {{"lhs", "Left operand to the function."},
+       {"mhs", "Middle operand to the function."},
+       {"rhs", "Right operand to the function."}},
+      none);
+  visit.template Op<HistogramProp, HistogramKernel>(
+      "_histogram",
+      "Counts of the flattened data in bin_cnt equal bins of range, or in the bins whose edges "
+      "the input bins gives (each bin holds its left edge, the last also its right); the bins' "
+      "edges are the second output.",
+      {{"data", "Input ndarray"}, {"bins", "Input ndarray"}}, HistogramParam::Fields());
 }
 
 }  // namespace mxplug_tensor

@@ -10,12 +10,14 @@ using mxplug_tensor::EyeParam;
 using mxplug_tensor::FullParam;
 using mxplug_tensor::InputDoc;
 using mxplug_tensor::LinspaceParam;
+using mxplug_tensor::SetValueParam;
 
 MXPLUG_REGISTER_PARAMETER(FullParam);
 MXPLUG_REGISTER_PARAMETER(ArangeParam);
 MXPLUG_REGISTER_PARAMETER(LinspaceParam);
 MXPLUG_REGISTER_PARAMETER(EyeParam);
 MXPLUG_REGISTER_PARAMETER(CastParam);
+MXPLUG_REGISTER_PARAMETER(SetValueParam);
 
 struct DefineInit {
   template <class Prop, class Gen>

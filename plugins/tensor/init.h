@@ -102,6 +102,14 @@ struct EyeParam : mxplug::Parameter<EyeParam> {
   }
 };
 
+// _set_value(src): the array out (its shape and dtype) filled with src.
+struct SetValueParam : mxplug::Parameter<SetValueParam> {
+  double src;
+  MXPLUG_DECLARE_PARAMETER(SetValueParam) {
+    MXPLUG_DECLARE_FIELD(src).describe("Source input to the function.");
+  }
+};
+
 // Cast(data, dtype): converts element types; the gradient is cast back.
 struct CastParam : mxplug::Parameter<CastParam> {
   int dtype;
@@ -122,6 +130,18 @@ inline double ArangeStop(const ArangeParam& p) { return p.stop ? *p.stop : p.sta
 // Built on the host from the op's parameters, then bound to the output's shape (Bind) before each
 // fill; called per element by FillKernel (below) on every device, which converts the value to the
 // output's type.
+
+/*! \brief _set_value's constant. */
+struct SetValueGen {
+  double value;
+  explicit SetValueGen(const mxplug::KwArgs& kwargs) {
+    SetValueParam p;
+    p.Init(kwargs);
+    value = p.src;
+  }
+  void Bind(const TShape&) {}
+  MXPLUG_XINLINE double operator()(int64_t) const { return value; }
+};
 
 /*! \brief A constant: kValue (zeros, ones, zeros_like, ones_like), or `value` (kValue < 0). */
 template <int kValue>
@@ -247,6 +267,24 @@ class EyeProp : public InitProp<EyeParam> {
   TShape Shape() const override { return TShape{param_.N, param_.M > 0 ? param_.M : param_.N}; }
 };
 
+// _set_value: no inputs; the output given (out=) has the shape and dtype, and without one
+// there are none, as in MXNet ("Set value target must not be empty").
+class SetValueProp : public mxplug::OperatorProperty {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {}; }
+  bool InferShape(std::vector<TShape>*, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    return (*out)[0].IsKnown();
+  }
+  bool InferType(std::vector<int>*, std::vector<int>* out, std::vector<int>*) const override {
+    return (*out)[0] != kMXPUnknownDType;
+  }
+
+ private:
+  SetValueParam param_;
+};
+
 // zeros_like / ones_like: the input's shape and dtype; no gradient flows to the input.
 class LikeProp : public UnaryShapeProp<NoParam> {
  public:
@@ -310,6 +348,8 @@ void ForEachInitOp(Visitor&& visit) {
       "zeros_like", "An array of zeros with the input's shape and dtype.", kDataInput, {});
   visit.template Fill<LikeProp, FullGen<1>>(
       "ones_like", "An array of ones with the input's shape and dtype.", kDataInput, {});
+  visit.template Fill<SetValueProp, SetValueGen>(
+      "_set_value", "Fills the output array (out) with src.", none, SetValueParam::Fields());
   visit.template Cast<CastProp>("Cast", "Casts all elements of the input to a new type.",
                                 kDataInput, CastParam::Fields());
   visit.template Cast<CastProp>("cast", "Same as Cast.", kDataInput, CastParam::Fields());

@@ -306,6 +306,7 @@ void ForEachUnaryOp(Visitor&& visit) {
       "gammaln", "Log of the absolute gamma function, element-wise (no gradient).");
   visit.template Unary<Identity, false>("_copy", "Returns a copy of the input.");
   visit.template Unary<Identity, false>("identity", "Returns a copy of the input.");
+  visit.template Unary<Identity, false>("_copyto", "Copies the input (into the array out).");
   visit.template Unary<Identity, true>("BlockGrad",
                                        "Passes the input through; stops the gradient.");
   visit.template Unary<Identity, true>("stop_gradient", "Same as BlockGrad.");

@@ -47,7 +47,7 @@ UNARY = ["negative", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "exp
          "cbrt", "square", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arcsinh",
          "arccosh", "arctanh", "degrees", "radians", "rcbrt", "logical_not", "sinh",
          "cosh", "tanh", "sigmoid", "relu", "softsign", "erf", "erfinv", "round", "rint", "floor", "ceil",
-         "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "BlockGrad", "stop_gradient"]
+         "trunc", "fix", "gamma", "gammaln", "_copy", "identity", "_copyto", "BlockGrad", "stop_gradient"]
 
 # Each binary function under all its names, with the domains of its two inputs.
 BINARY = {
@@ -367,7 +367,21 @@ DENSITIES = [Case(prefix + dist, [(2, 3)] + [(2,)] * len(domains), {"is_log": is
 DENSITIES += [Case(prefix + "dirichlet", [(2, 3, 4), (2, 4)], {"is_log": is_log},
                    domains=[ON_SIMPLEX, POSITIVE], tol=4)
               for prefix in ("_random_pdf_", "random_pdf_") for is_log in (False, True)]
-CASES = _elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN + OPTIMIZER_OTHERS + DENSITIES
+# MXNet's older NDArray functions and the other small ops around them.
+OLDER = [
+    Case("_histogram", [(60,)], {"bin_cnt": 7, "range": (-1.5, 1.5)}, dtypes=WIDE, grad=False),
+    Case("_histogram", [(5, 8)], {"bin_cnt": 4, "range": (0, 6)}, domains=[INTS(7)], dtypes=WIDE, grad=False),
+    Case("_onehot_encode", [(6,), (6, 5)], domains=[INTS(6, -1)], grad=False),
+    Case("fill_element_0index", [(4, 5), (4,), (4,)], domains=[SIGNED, SIGNED, INTS(6, -1)], grad=False),
+    Case("khatri_rao", [(3, 4), (2, 4), (5, 4)], {"num_args": 3}, grad=False),
+    Case("khatri_rao", [(3, 2)], {"num_args": 1}, grad=False),
+    Case("im2col", [(2, 3, 5, 6)], {"kernel": (3, 2), "stride": (2, 1), "dilate": (1, 2), "pad": (1, 1)}, tol=4),
+    Case("im2col", [(1, 2, 4, 4, 3)], {"kernel": (2, 2, 2)}, tol=4),
+    Case("col2im", [(2, 18, 18)], {"output_size": (5, 6), "kernel": (3, 2), "stride": (2, 1), "dilate": (1, 2),
+                                   "pad": (1, 1)}, tol=4),
+]
+CASES = (_elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN + OPTIMIZER_OTHERS + DENSITIES
+         + OLDER)
 
 # ---- What the suite checks through other calls than one op's forward and backward ----
 
@@ -425,5 +439,8 @@ RANDOM |= {"_random_%s_like" % x for x in ("uniform", "normal", "exponential", "
                                            "negative_binomial", "generalized_negative_binomial")}
 RANDOM |= {"_sample_unique_zipfian"}  # the CPU's alone; test_random.py checks its distribution
 
-COVERED = ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
+# Filled into the array given as out (its shape and dtype): test_conformance.py's own test.
+INTO_OUT = {"_set_value"}
+
+COVERED = INTO_OUT | ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | {op for op, _, _ in MP_UPDATES} | RANDOM)

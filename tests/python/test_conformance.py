@@ -171,6 +171,14 @@ def test_creation_ops_make_what_numpy_makes(mx, ctx, op, kwargs, numpy_made, dty
     np.testing.assert_array_equal(made.asnumpy(), numpy_made().astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8"])
+def test_set_value_fills_the_array_given_as_out(mx, ctx, dtype):
+    require_kernel(mx, ctx, "_set_value")
+    out = mx.nd.zeros((3, 4), ctx=ctx, dtype=dtype)
+    mx.nd._internal._set_value(src=2.5, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((3, 4), 2.5).astype(dtype))
+
+
 @pytest.mark.parametrize("dtype", WIDE)
 @pytest.mark.parametrize("op,state_ranges,kwargs", UPDATES, ids=repr)
 def test_optimizer_updates_match_the_cpu_in_float64(mx, ctx, op, state_ranges, kwargs, dtype):

@@ -812,3 +812,64 @@ def test_samplers_with_array_parameters_and_like_an_input():
     }, messages={"a mix of arrays and numbers": "Distribution parameters must all have the same type",
                  "neither": "Distribution parameters must be either NDArray or numbers",
                  "unique zipfian, too many": "cannot exceed the number of possible classes"})
+
+
+def test_histogram_and_the_older_ndarray_functions():
+    """mx.nd.histogram (equal bins of a range, or given edges; an integer dtype truncates the
+    edges), onehot_encode, fill_element_0index, _copyto, _set_value and khatri_rao."""
+    d = "d = mx.nd.array([0, 1, 2, 3, 4, 5, 6, 7, 8])\n"
+    assert_parity({
+        "equal bins": d + "r = list(mx.nd.histogram(d, bins=3, range=(0, 6)))",
+        "given edges": d + "r = list(mx.nd.histogram(d, bins=mx.nd.array([0, 2.5, 4, 7])))",
+        "the internal op": d + "r = list(mx.nd._internal._histogram(d, bin_cnt=4, range=(1, 7)))",
+        "float64 data": "r = list(mx.nd.histogram(mx.nd.array([[0, 1.5], [2, 6]], dtype='float64'), bins=4, range=(0, 6)))",
+        "integer data": "r = [list(mx.nd.histogram(mx.nd.array([v], dtype='int32'), bins=4, range=(0, 6))) "
+                        "for v in range(7)]",
+        "an empty range": "r = list(mx.nd.histogram(mx.nd.array([1., 2]), bins=2, range=(1, 1)))",
+        "NaN": "r = list(mx.nd.histogram(mx.nd.array([1., 2, float('nan')]), bins=2, range=(0, 2)))",
+        "no range": d + "r = list(mx.nd.histogram(d, bins=4))",
+        "bins of another type": d + "r = mx.nd.histogram(d, bins='a')",
+        "on symbols": "s = mx.sym.histogram(mx.sym.var('x'), bins=5, range=(0, 1))\n"
+                      "r = [s.list_arguments(), s.infer_shape(x=(3, 4)), s.infer_type(x='float64')]",
+        "symbols need a range": "r = mx.sym.histogram(mx.sym.var('x'), bins=5)",
+        "edges on symbols": "s = mx.sym.histogram(mx.sym.var('x'), bins=mx.sym.var('b'))\n"
+                            "r = [s.list_arguments(), s.infer_shape(x=(3, 4), b=(6,))]",
+        "onehot_encode": "out = mx.nd.zeros((3, 5)); r = [mx.nd.onehot_encode(mx.nd.array([1, 0, 3]), out), out]",
+        "out of range": "r = mx.nd._internal._onehot_encode(mx.nd.array([1, 7]), mx.nd.ones((2, 4)))",
+        "fill_element_0index": "lhs = mx.nd.array([[1, 2, 3], [4, 5, 6]])\n"
+                               "r = [mx.nd.fill_element_0index(lhs, mx.nd.array([10, 20]), mx.nd.array([2, 0])), lhs, "
+                               "mx.nd.fill_element_0index(lhs, mx.nd.array([10, 20]), mx.nd.array([5, -1]))]",
+        "_copyto": "x = mx.nd.array([1, 2, 3]); y = mx.nd.zeros(3); r = [mx.nd._internal._copyto(x, out=y), y]",
+        "_copyto of another shape": "r = mx.nd._internal._copyto(mx.nd.array([1, 2, 3]), out=mx.nd.zeros(2))",
+        "_set_value": "o = mx.nd.zeros((2, 3), dtype='int32'); r = [mx.nd._internal._set_value(src=3.0, out=o), o]",
+        "_set_value without out": "r = mx.nd._internal._set_value(src=3.0)",
+        "khatri_rao": "r = [mx.nd.khatri_rao(mx.nd.array([[1, 2], [3, 4]]), mx.nd.array([[1, 0], [2, 1], [0, 3]])), "
+                      "mx.nd.khatri_rao(mx.nd.array([[1, 2]])), "
+                      "mx.nd.khatri_rao(*[mx.nd.array(np.random.RandomState(i).rand(i + 1, 3)) for i in range(3)])]",
+        "khatri_rao on symbols": "r = mx.sym.khatri_rao(mx.sym.var('a'), mx.sym.var('b')).infer_shape(a=(2, 3), b=(4, 3))",
+        "khatri_rao of other columns": "r = mx.nd.khatri_rao(mx.nd.ones((2, 3)), mx.nd.ones((2, 2)))",
+    }, messages={"bins of another type": "bins argument should be either an integer or an NDArray",
+                 "symbols need a range": "null range is not supported in symbol mode"})
+
+
+def test_im2col_and_col2im():
+    """The sliding blocks of images as columns and back (summing overlaps), with stride, dilation,
+    padding, and each one's gradient (the other one). In 2-D: MXNet 1.9.1's im2col fails on 1-D
+    and 3-D images (the conformance suite runs mxplug's 3-D case against the CPU in float64)."""
+    grads = ("x.attach_grad()\nwith mx.autograd.record():\n    y = {call}\n"
+             "y.backward(mx.nd.array(np.random.RandomState(1).randn(*y.shape)))\nr = [y, x.grad]")
+    image = "x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 5, 6))\n"
+    assert_parity({
+        "im2col": "x = mx.nd.arange(24).reshape((1, 2, 3, 4)); r = mx.nd.im2col(x, kernel=(2, 2))",
+        "stride, dilate, pad": image + grads.format(
+            call="mx.nd.im2col(x, kernel=(3, 2), stride=(2, 1), dilate=(1, 2), pad=(1, 1))"),
+        "col2im": "x = mx.nd.array(np.random.RandomState(0).randn(2, 18, 18))\n" + grads.format(
+            call="mx.nd.col2im(x, output_size=(5, 6), kernel=(3, 2), stride=(2, 1), dilate=(1, 2), pad=(1, 1))"),
+        "col2im of ones": "r = mx.nd.col2im(mx.nd.ones((1, 8, 6)), output_size=(3, 4), kernel=(2, 2))",
+        "float16": "r = mx.nd.im2col(mx.nd.ones((2, 1, 5, 5), dtype='float16'), kernel=(3, 3), stride=(2, 2), pad=(1, 1))",
+        "on symbols": "r = [mx.sym.im2col(mx.sym.var('d'), kernel=(2, 2)).infer_shape(d=(2, 3, 4, 5)), "
+                      "mx.sym.col2im(mx.sym.var('d'), output_size=(4, 5), kernel=(2, 2)).infer_shape(d=(2, 12, 12))]",
+        "a kernel larger than the image": "r = mx.nd.im2col(mx.nd.ones((1, 1, 3, 4)), kernel=(5, 5))",
+        "columns that do not fit": "r = mx.nd.col2im(mx.nd.ones((1, 8, 5)), output_size=(3, 4), kernel=(2, 2))",
+    }, rtol=1e-5, messages={"a kernel larger than the image": "kernel size exceed input",
+                            "columns that do not fit": "output size does not match convolution parameters"})

@@ -180,6 +180,28 @@ def concatenate(arrays, axis=0, always_copy=True):
     return _invoke("Concat", list(arrays), dim=axis, num_args=len(arrays))
 
 
+def histogram(a, bins=10, range=None):
+    """Counts of a's elements in bins: ``bins`` equal bins of ``range`` (an int; without a range,
+    NumPy's histogram of the data, as MXNet gives), or the bins whose edges the array ``bins``
+    holds. Returns (counts, edges)."""
+    import warnings
+    if isinstance(bins, NDArray):
+        return _invoke("_histogram", [a, bins])
+    if isinstance(bins, int):
+        if range is None:
+            warnings.warn("range is not specified, using numpy's result to ensure consistency with numpy")
+            counts, edges = np.histogram(a.asnumpy(), bins=bins)
+            return array(counts, ctx=a.context), array(edges, ctx=a.context)
+        return _invoke("_histogram", [a], bin_cnt=bins, range=tuple(range))
+    raise ValueError("bins argument should be either an integer or an NDArray")
+
+
+def onehot_encode(indices, out):
+    """One-hot rows into ``out`` (N, K): row i has a one at column indices[i] (deprecated in MXNet:
+    use one_hot)."""
+    return _invoke("_onehot_encode", [indices, out], out=out)
+
+
 def moveaxis(tensor, source, destination):
     axes = list(range(tensor.ndim))
     src, dst = source % tensor.ndim, destination % tensor.ndim

@@ -500,6 +500,18 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
 Symbol.split_v2 = lambda self, *args, **kwargs: split_v2(self, *args, **kwargs)
 
 
+def histogram(a, bins=10, range=None, name=None, attr=None):
+    """Counts of a's elements in bins (see mx.nd.histogram); in a graph the range must be given
+    with a number of bins."""
+    if isinstance(bins, Symbol):
+        return _create("_histogram", "histogram", [a, bins], {}, name, attr)
+    if isinstance(bins, int):
+        if range is None:
+            raise ValueError("null range is not supported in symbol mode")
+        return _create("_histogram", "histogram", [a], {"bin_cnt": bins, "range": tuple(range)}, name, attr)
+    raise ValueError("bins argument should be either an integer or an NDArray")
+
+
 def eye(N, M=0, k=0, dtype=None, **kwargs):
     """A 2-D symbol with ones on the k-th diagonal."""
     return _create("_eye", "_eye", [], {"N": int(N), "M": int(M), "k": int(k),
