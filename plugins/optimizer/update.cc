@@ -17,6 +17,7 @@ MXPLUG_REGISTER_PARAMETER(FTMLParam);
 MXPLUG_REGISTER_PARAMETER(FtrlParam);
 MXPLUG_REGISTER_PARAMETER(LambPhase1Param);
 MXPLUG_REGISTER_PARAMETER(LambPhase2Param);
+MXPLUG_REGISTER_PARAMETER(AdamWParam);
 MXPLUG_REGISTER_PARAMETER(AllFiniteParam);
 MXPLUG_REGISTER_PARAMETER(MultiAllFiniteParam);
 
@@ -50,7 +51,36 @@ struct DefineUpdate {
 [[maybe_unused]] const bool registered = [] {
   ForEachUpdateOp(DefineUpdate{});
   ForEachMPUpdateOp(DefineUpdate{});
-  mxplug::RegisterOpProperty<LambPhase2Prop>("lamb_update_phase2")
+  mxplug::RegisterOpProperty<LambPhase2Prop<true>>("mp_lamb_update_phase2")
+      .describe(
+          "LAMB, phase 2, multi-precision: weight32 - lr * r1 / r2 * g (g, r1, r2 and weight32 "
+          "in float32) in the weight's dtype; weight32 is read, not changed, as in MXNet 1.9.1.")
+      .add_argument("weight", "NDArray-or-Symbol", "Weight")
+      .add_argument("g", "NDArray-or-Symbol", "Output of mp_lamb_update_phase1")
+      .add_argument("r1", "NDArray-or-Symbol", "r1")
+      .add_argument("r2", "NDArray-or-Symbol", "r2")
+      .add_argument("weight32", "NDArray-or-Symbol", "Weight32")
+      .add_arguments(LambPhase2Param::Fields());
+  for (const char* name : {"_adamw_update", "_mp_adamw_update"}) {
+    const bool mp = name[1] == 'm';
+    mxplug::OpRegistration& reg = mp ? mxplug::RegisterOpProperty<AdamWProp<true>>(name)
+                                     : mxplug::RegisterOpProperty<AdamWProp<false>>(name);
+    reg.describe(
+           "AdamW (Loshchilov and Hutter): g = clip(rescale_grad * grad); Adam's moments of g; "
+           "weight -= eta * (lr * mean / (sqrt(var) + epsilon) + wd * weight). rescale_grad is a "
+           "one-element array; where it is not finite the step is skipped (the loss scaler's "
+           "overflow).")
+        .add_argument("weight", "NDArray-or-Symbol", "Weight")
+        .add_argument("grad", "NDArray-or-Symbol", "Gradient")
+        .add_argument("mean", "NDArray-or-Symbol", "Moving mean")
+        .add_argument("var", "NDArray-or-Symbol", "Moving variance");
+    if (mp) reg.add_argument("weight32", "NDArray-or-Symbol", "Weight32");
+    reg.add_argument("rescale_grad", "NDArray-or-Symbol",
+                     "Rescale gradient to rescale_grad * grad. If NaN, Inf, or 0, the update is "
+                     "skipped.")
+        .add_arguments(AdamWParam::Fields());
+  }
+  mxplug::RegisterOpProperty<LambPhase2Prop<false>>("lamb_update_phase2")
       .describe(
           "LAMB, phase 2: weight - lr * r1 / r2 * g, with r1 (the weight's norm) clamped to "
           "[lower_bound, upper_bound] where those are >= 0, and lr unscaled when r1 or r2 is 0.")

@@ -419,6 +419,8 @@ struct Ftrl {
 struct LambPhase1 {
   using Param = LambPhase1Param;
   static constexpr std::array<const char*, 2> kStates{"mean", "var"};
+  // Its output is g, not a new weight: in mp_lamb_update_phase1, float32, and weight32 stays.
+  static constexpr bool kStepsWeight = false;
   template <typename C, typename S>
   MXPLUG_XINLINE static C Step(const Param& p, C w, C g, S& s) {
     C &mean = s[0], &var = s[1];
@@ -432,9 +434,28 @@ struct LambPhase1 {
   }
 };
 
+// AdamW's kernel (below) has a loop of its own; this names its parameters for UpdateKernelBase.
+struct AdamW {
+  using Param = struct AdamWParam;
+};
+
+/*! \brief What every update's property shares: the new weight may go over the old one, and no
+ * gradient flows. */
+class InPlaceUpdateProp : public mxplug::OperatorProperty {
+ public:
+  std::vector<std::pair<int, int>> ForwardInplaceOption(
+      const std::vector<int>& in, const std::vector<int>& out) const override {
+    return {{in[0], out[0]}};
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+};
+
 // weight and grad in, the states as auxiliary states, the new weight out (in place over weight).
 template <typename Rule>
-class UpdateProp : public mxplug::OperatorProperty {
+class UpdateProp : public InPlaceUpdateProp {
  public:
   using Param = typename Rule::Param;
   explicit UpdateProp(Param defaults = {}) : param_(defaults) {}
@@ -459,14 +480,6 @@ class UpdateProp : public mxplug::OperatorProperty {
     for (size_t k = 0; k < aux->size(); ++k) like_weight(&(*aux)[k], names[k].c_str());
     (*out)[0] = w;
     return w.IsKnown();
-  }
-  std::vector<std::pair<int, int>> ForwardInplaceOption(
-      const std::vector<int>& in, const std::vector<int>& out) const override {
-    return {{in[0], out[0]}};
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
-                                             const std::vector<int>&) const override {
-    return {};
   }
 
  private:
@@ -533,6 +546,18 @@ class UpdateKernel : public UpdateKernelBase<Rule> {
 // float32 states, and the weight gets weight32 rounded to its dtype. The optimizers'
 // multi_precision calls these (python/mxplug/optimizer.py), as MXNet's SGD and NAG do.
 
+/*! \brief Whether Rule's step is a new weight (the rules' default) or another output (kStepsWeight
+ * false: LAMB's phase 1 gives the step direction). */
+template <typename Rule, typename = void>
+struct StepsWeightOf : std::true_type {};
+template <typename Rule>
+struct StepsWeightOf<Rule, std::void_t<decltype(Rule::kStepsWeight)>>
+    : std::bool_constant<Rule::kStepsWeight> {};
+template <typename Rule>
+constexpr bool StepsWeight() {
+  return StepsWeightOf<Rule>::value;
+}
+
 template <typename Rule>
 class MPUpdateProp : public UpdateProp<Rule> {
  public:
@@ -561,26 +586,27 @@ class MPUpdateProp : public UpdateProp<Rule> {
                                     "; expected float32");
       (*aux)[k] = kMXPFloat32;
     }
-    (*out)[0] = t;
+    (*out)[0] = StepsWeight<Rule>() ? t : kMXPFloat32;
     return true;
   }
 };
 
-/*! \brief Rule's step at element i on weight32 in float32; the weight gets it in its dtype. */
-template <typename Rule, typename T>
+/*! \brief Rule's step at element i on weight32 in float32; the weight gets it in its dtype (O is
+ * the weight's type T, or float where the step is not a new weight and weight32 stays). */
+template <typename Rule, typename T, typename O = T>
 struct MPUpdateElements {
   static constexpr int kN = static_cast<int>(Rule::kStates.size());
   typename Rule::Param p;
   const T* g;
   std::array<float*, kN + 1> states;  // the rule's, then weight32
-  T* out;
+  O* out;
   int req;
   MXPLUG_XINLINE void operator()(int64_t i) const {
     std::array<float, kN> s{};
     for (int k = 0; k < kN; ++k) s[k] = states[k][i];
     const float updated = Rule::template Step<float>(p, states[kN][i], static_cast<float>(g[i]), s);
     for (int k = 0; k < kN; ++k) states[k][i] = s[k];
-    states[kN][i] = updated;
+    if constexpr (StepsWeight<Rule>()) states[kN][i] = updated;
     mxplug::StoreAs<float>(out[i], req, updated);
   }
 };
@@ -598,7 +624,8 @@ class MPUpdateKernel : public UpdateKernelBase<Rule> {
         throw std::invalid_argument("weight has dtype " + mxplug::DTypeName(in[0].type_flag_) +
                                     "; expected float16, float32 or float64");
       } else {
-        MPUpdateElements<Rule, T> f{this->p_, in[1].dptr<T>(), {}, out[0].dptr<T>(), req[0]};
+        using O = std::conditional_t<StepsWeight<Rule>(), T, float>;
+        MPUpdateElements<Rule, T, O> f{this->p_, in[1].dptr<T>(), {}, out[0].dptr<O>(), req[0]};
         for (int k = 0; k <= f.kN; ++k) f.states[k] = aux[k].dptr<float>();
         Loop::Run(ctx, in[0].Size(), f);
       }
@@ -610,19 +637,29 @@ class MPUpdateKernel : public UpdateKernelBase<Rule> {
 // clamped to [lower_bound, upper_bound] where those are >= 0; r2 g's norm), or 1 when either is
 // 0. r1 and r2 are one-element arrays, read by every element on the device. ----
 
+// mp_lamb_update_phase2 (kMP): the same step from weight32 (float32, read, not changed: MXNet
+// 1.9.1 writes only the output) with a float32 g, r1 and r2, into the weight's dtype.
+template <bool kMP>
 class LambPhase2Prop : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
-  std::vector<std::string> ListArguments() const override { return {"weight", "g", "r1", "r2"}; }
+  std::vector<std::string> ListArguments() const override {
+    if (kMP) return {"weight", "g", "r1", "r2", "weight32"};
+    return {"weight", "g", "r1", "r2"};
+  }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     const TShape& w = (*in)[0];
     if (w.ndim() < 0) return false;
-    if ((*in)[1].ndim() < 0)
-      (*in)[1] = w;
-    else if ((*in)[1] != w)
-      throw std::invalid_argument("g has shape " + (*in)[1].ToString() +
-                                  ", expected the weight's shape " + w.ToString());
+    for (size_t k : {size_t{1}, size_t{4}}) {  // g, weight32
+      if (k >= in->size()) continue;
+      if ((*in)[k].ndim() < 0)
+        (*in)[k] = w;
+      else if ((*in)[k] != w)
+        throw std::invalid_argument(std::string(k == 1 ? "g" : "weight32") + " has shape " +
+                                    (*in)[k].ToString() + ", expected the weight's shape " +
+                                    w.ToString());
+    }
     for (size_t k : {2, 3}) {
       if ((*in)[k].ndim() < 0) (*in)[k] = TShape{1};
       if ((*in)[k] != TShape{1})
@@ -631,6 +668,20 @@ class LambPhase2Prop : public mxplug::OperatorProperty {
     }
     (*out)[0] = w;
     return w.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    const int t = (*in)[0];
+    if (t == kMXPUnknownDType) return false;
+    for (size_t k = 1; k < in->size(); ++k) {
+      const int want = kMP ? kMXPFloat32 : t;
+      if ((*in)[k] != kMXPUnknownDType && (*in)[k] != want)
+        throw std::invalid_argument(ListArguments()[k] + " has dtype " +
+                                    mxplug::DTypeName((*in)[k]) + ", expected " +
+                                    mxplug::DTypeName(want));
+      (*in)[k] = want;
+    }
+    (*out)[0] = t;
+    return true;
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
                                              const std::vector<int>&) const override {
@@ -641,44 +692,180 @@ class LambPhase2Prop : public mxplug::OperatorProperty {
   LambPhase2Param param_;
 };
 
-template <typename T>
+// B: the type of what is stepped and of g, r1 and r2 (the weight's, or float from weight32).
+template <typename T, typename B>
 struct LambPhase2Elements {
   LambPhase2Param p;
-  const T *w, *g, *r1, *r2;
+  const B *w, *g, *r1, *r2;
   T* out;
   int req;
   MXPLUG_XINLINE void operator()(int64_t i) const {
-    using C = mxplug::ComputeType<T>;
+    using C = mxplug::ComputeType<B>;
     C norm = C(r1[0]);
     if (p.lower_bound >= 0) norm = std::max(norm, C(p.lower_bound));
     if (p.upper_bound >= 0) norm = std::min(norm, C(p.upper_bound));
     const C lr = norm == C(0) || C(r2[0]) == C(0) ? C(p.lr) : C(p.lr) * norm / C(r2[0]);
-    mxplug::StoreAs<T>(out[i], req, C(w[i]) - lr * C(g[i]));
+    mxplug::StoreAs<C>(out[i], req, C(w[i]) - lr * C(g[i]));
   }
 };
 
-template <typename Loop>
+template <bool kMP, typename Loop>
 class LambPhase2Kernel : public mxplug::Operator {
  public:
   LambPhase2Kernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      LambPhase2Elements<T> f{p_,
-                              in[0].dptr<T>(),
-                              in[1].dptr<T>(),
-                              in[2].dptr<T>(),
-                              in[3].dptr<T>(),
-                              out[0].dptr<T>(),
-                              req[0]};
-      Loop::Run(ctx, in[0].Size(), f);
+      using B = std::conditional_t<kMP, float, T>;
+      if constexpr (!kMP && std::is_same_v<T, mxplug::half_t>) {
+        throw std::invalid_argument("dtype float16 is not supported; expected float32 or float64");
+      } else {
+        LambPhase2Elements<T, B> f{p_,
+                                   in[kMP ? 4 : 0].dptr<B>(),
+                                   in[1].dptr<B>(),
+                                   in[2].dptr<B>(),
+                                   in[3].dptr<B>(),
+                                   out[0].dptr<T>(),
+                                   req[0]};
+        Loop::Run(ctx, in[0].Size(), f);
+      }
     });
   }
 
  private:
   LambPhase2Param p_;
+};
+
+// ---- _adamw_update / _mp_adamw_update: AdamW, whose rescale_grad is a one-element array (the
+// loss scaler's, on the device): where it is 0 or not finite the step is skipped, the weight and
+// the moments kept, as MXNet 1.9.1 does. MXNet's _adamw_update also writes the rescaled, clipped
+// gradient back into grad (its _mp_adamw_update does not), and so does this one: grad, the moments
+// (and, kMP, weight32) are auxiliary states, then rescale_grad, so the inputs keep MXNet's order.
+// ----
+
+struct AdamWParam : mxplug::Parameter<AdamWParam> {
+  float lr = 0, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f, wd = 0, eta = 0, clip_gradient = -1;
+  MXPLUG_DECLARE_PARAMETER(AdamWParam) {
+    MXPLUG_DECLARE_FIELD(lr).describe("Learning rate");
+    MXPLUG_DECLARE_FIELD(beta1).set_default(0.9f).describe(
+        "The decay rate for the 1st moment estimates.");
+    MXPLUG_DECLARE_FIELD(beta2).set_default(0.999f).describe(
+        "The decay rate for the 2nd moment estimates.");
+    MXPLUG_DECLARE_FIELD(epsilon).set_default(1e-8f).describe(
+        "A small constant for numerical stability.");
+    GradFields::DeclareWd(mxplug_declarer_, wd);
+    MXPLUG_DECLARE_FIELD(eta).describe("Learning rate schedule multiplier");
+    MXPLUG_DECLARE_FIELD(clip_gradient)
+        .set_default(-1.0f)
+        .describe(
+            "Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
+            "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
+            "-clip_gradient).");
+  }
+};
+
+template <bool kMP>
+class AdamWProp : public InPlaceUpdateProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {"weight"}; }
+  std::vector<std::string> ListAuxiliaryStates() const override {
+    if (kMP) return {"grad", "mean", "var", "weight32", "rescale_grad"};
+    return {"grad", "mean", "var", "rescale_grad"};
+  }
+  // grad like the weight; the rest the weight's shape (rescale_grad (1,)) and, kMP, float32.
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>* aux) const override {
+    const TShape& w = (*in)[0];
+    if (w.ndim() < 0) return false;
+    const std::vector<std::string> names = ListAuxiliaryStates();
+    for (size_t k = 0; k < aux->size(); ++k) {
+      const TShape want = k + 1 == aux->size() ? TShape{1} : w;
+      TShape& s = (*aux)[k];
+      if (s.ndim() < 0)
+        s = want;
+      else if (s != want)
+        throw std::invalid_argument(names[k] + " has shape " + s.ToString() + ", expected " +
+                                    want.ToString());
+    }
+    (*out)[0] = w;
+    return w.IsKnown();
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out,
+                 std::vector<int>* aux) const override {
+    const int t = (*in)[0];
+    if (t == kMXPUnknownDType) return false;
+    const std::vector<std::string> names = ListAuxiliaryStates();
+    for (size_t k = 0; k < aux->size(); ++k) {
+      const int want = kMP && k > 0 ? kMXPFloat32 : t;
+      int& s = (*aux)[k];
+      if (s != kMXPUnknownDType && s != want)
+        throw std::invalid_argument(names[k] + " has dtype " + mxplug::DTypeName(s) +
+                                    ", expected " + mxplug::DTypeName(want));
+      s = want;
+    }
+    (*out)[0] = t;
+    return true;
+  }
+
+ private:
+  AdamWParam param_;
+};
+
+// S: the states' type (T, or float with weight32 as the stepped weight).
+template <typename T, typename S>
+struct AdamWElements {
+  AdamWParam p;
+  const T* w;
+  T* g;                 // gets the rescaled, clipped gradient, as MXNet's (but for multi-precision)
+  S *mean, *var, *w32;  // w32 null unless multi-precision
+  const S* rescale;
+  T* out;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<S>;
+    const C scale = C(rescale[0]);
+    const C weight = w32 ? C(w32[i]) : C(w[i]);
+    if (!(scale != C(0) && std::isfinite(static_cast<float>(scale)))) {  // skipped
+      mxplug::StoreAs<C>(out[i], req, weight);
+      return;
+    }
+    const C grad = ClipIfSet(scale * C(g[i]), p.clip_gradient);
+    if (!w32) g[i] = T(grad);  // MXNet's multi-precision kernel leaves grad
+    const C m = C(p.beta1) * C(mean[i]) + (C(1) - C(p.beta1)) * grad;
+    const C v = C(p.beta2) * C(var[i]) + (C(1) - C(p.beta2)) * grad * grad;
+    mean[i] = S(m), var[i] = S(v);
+    const C next =
+        weight - C(p.eta) * (C(p.lr) * m / (std::sqrt(v) + C(p.epsilon)) + C(p.wd) * weight);
+    if (w32) w32[i] = S(next);
+    mxplug::StoreAs<C>(out[i], req, next);
+  }
+};
+
+template <bool kMP, typename Loop>
+class AdamWKernel : public UpdateKernelBase<AdamW> {
+ public:
+  using UpdateKernelBase<AdamW>::UpdateKernelBase;
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>& aux) override {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      using S = std::conditional_t<kMP, float, T>;
+      AdamWElements<T, S> f{this->p_,
+                            in[0].dptr<T>(),
+                            aux[0].dptr<T>(),
+                            aux[1].dptr<S>(),
+                            aux[2].dptr<S>(),
+                            kMP ? aux[3].dptr<S>() : nullptr,
+                            aux.back().dptr<S>(),
+                            out[0].dptr<T>(),
+                            req[0]};
+      Loop::Run(ctx, in[0].Size(), f);
+    });
+  }
 };
 
 // ---- all_finite / multi_all_finite: a float32 (1,) flag, 1 when every element of the inputs is
@@ -793,6 +980,10 @@ void ForEachMPUpdateOp(Visitor&& visit) {
       "mp_nag_mom_update",
       "nag_mom_update on weight32 (a float32 copy of the weight) with a float32 mom; the weight "
       "then gets weight32 in its own dtype.");
+  visit.template MPOp<LambPhase1>(
+      "mp_lamb_update_phase1",
+      "lamb_update_phase1 with float32 mean and var, its weight decay on weight32 (the weight's "
+      "float32 copy, not changed): g in float32.");
 }
 
 /*! \brief Calls visit.template Op<Rule>(name, doc) for every update: the one list the definitions
@@ -868,7 +1059,10 @@ struct UpdateKernels {
   void RegisterAll() const {
     ForEachUpdateOp(*this);
     ForEachMPUpdateOp(*this);
-    mxplug::sdk::RegisterKernel<LambPhase2Kernel<Loop>>("lamb_update_phase2", device);
+    mxplug::sdk::RegisterKernel<LambPhase2Kernel<false, Loop>>("lamb_update_phase2", device);
+    mxplug::sdk::RegisterKernel<LambPhase2Kernel<true, Loop>>("mp_lamb_update_phase2", device);
+    mxplug::sdk::RegisterKernel<AdamWKernel<false, Loop>>("_adamw_update", device);
+    mxplug::sdk::RegisterKernel<AdamWKernel<true, Loop>>("_mp_adamw_update", device);
     mxplug::sdk::RegisterKernel<AllFiniteKernel<AllFiniteParam, Loop>>("all_finite", device);
     mxplug::sdk::RegisterKernel<AllFiniteKernel<MultiAllFiniteParam, Loop>>("multi_all_finite",
                                                                             device);

@@ -441,6 +441,9 @@ RANDOM |= {"_sample_unique_zipfian"}  # the CPU's alone; test_random.py checks i
 
 # Filled into the array given as out (its shape and dtype): test_conformance.py's own test.
 INTO_OUT = {"_set_value"}
+# Updates with inputs of their own (AdamW's rescale_grad array, LAMB's phase outputs): test_conformance.py's
+# own test, against the CPU in float32.
+OTHER_UPDATES = ["_adamw_update", "_mp_adamw_update", "mp_lamb_update_phase1", "mp_lamb_update_phase2"]
 
-COVERED = INTO_OUT | ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
+COVERED = INTO_OUT | set(OTHER_UPDATES) | ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | {op for op, _, _ in MP_UPDATES} | RANDOM)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import default_ops, run_json
-from op_cases import CASES, COVERED, CREATIONS, MP_UPDATES, UPDATES, WIDE, WITH_NAN, Case
+from op_cases import CASES, COVERED, CREATIONS, MP_UPDATES, OTHER_UPDATES, UPDATES, WIDE, WITH_NAN, Case
 
 # How far a dtype's result may lie from the float64 reference, relative and absolute, for a case
 # of tolerance 1: a few roundings of the dtype.
@@ -230,6 +230,43 @@ def test_multi_precision_updates_match_the_cpu(mx, ctx, op, moms, kwargs, dtype)
         assert got.dtype == (np.dtype(dtype) if i == 0 else np.float32)
         assert_close(got, want, wide if i == 0 else "float32", 2,
                      "%s of %s in %s" % ("weight" if i == 0 else "state %d" % i, op, dtype))
+
+
+def other_update(mx, ctx, op, rescale):
+    """Two steps of op on ctx from the same numbers: the outputs and the states, as NumPy."""
+    rng = rng_for(op)
+    shape = (37, 29)
+    w, g, m, v = (rng.standard_normal(shape), rng.standard_normal(shape), rng.uniform(0, 1, shape),
+                  rng.uniform(0, 1, shape))
+    mp = op != "_adamw_update"
+    W = mx.nd.array(w, ctx=ctx, dtype="float16" if mp else "float32")
+    G = mx.nd.array(g, ctx=ctx, dtype=W.dtype)
+    M, V, W32 = (mx.nd.array(x, ctx=ctx) for x in (m, v, w))
+    states = [M, V] + ([W32] if mp else [])
+    for _ in range(2):
+        if op.endswith("adamw_update"):
+            out = getattr(mx.nd._internal, op)(W, G, *states, mx.nd.array([rescale], ctx=ctx), out=W, lr=0.1, eta=0.5,
+                                               wd=0.1, clip_gradient=0.8)
+        elif op == "mp_lamb_update_phase1":
+            out = mx.nd.mp_lamb_update_phase1(W, G, *states, t=2, wd=0.1, clip_gradient=0.8)
+        else:
+            out = mx.nd.mp_lamb_update_phase2(W, G.astype("float32"), mx.nd.array([2.0], ctx=ctx),
+                                              mx.nd.array([3.0], ctx=ctx), W32, out=W, lr=0.1)
+    return [out.asnumpy()] + [s.asnumpy() for s in states]
+
+
+@pytest.mark.parametrize("rescale", [2.0, float("inf")])
+@pytest.mark.parametrize("op", OTHER_UPDATES)
+def test_other_updates_match_the_cpu(mx, ctx, op, rescale):
+    """AdamW (its rescale_grad an array on the device; not finite: no step) and the
+    multi-precision LAMB phases run float32 arithmetic on every device: the CPU's is the
+    reference (test_optimizer.py holds the CPU to MXNet 1.9.1)."""
+    if ctx.device_type == "cpu":
+        pytest.skip("the cpu is the reference")
+    require_kernel(mx, ctx, op)
+    for got, want in zip(other_update(mx, ctx, op, rescale), other_update(mx, mx.cpu(), op, rescale)):
+        assert got.dtype == want.dtype
+        assert_close(got, want, max(str(got.dtype), "float32", key=lambda t: TOLERANCE[t]), 2, op)
 
 
 def draws(mx, ctx, op):

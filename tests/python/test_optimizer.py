@@ -436,3 +436,38 @@ def test_lamb_phase2_and_all_finite_match_mxnet():
         "integers": "r = mx.nd.all_finite(mx.nd.array([1, 2], dtype='int32'))",
     })
     assert_parity(cases, messages={"integers": "only support floating point types, not int32"})
+
+
+def test_adamw_and_multi_precision_lamb_match_mxnet():
+    """_adamw_update and _mp_adamw_update (rescale_grad a one-element array: 0 or not finite skips
+    the step), mp_lamb_update_phase1 (g in float32, weight32 kept) and mp_lamb_update_phase2
+    (from weight32, which MXNet 1.9.1 does not change): weights, states and outputs."""
+    from parity import assert_parity
+    setup = ("rs = np.random.RandomState(0); w, g, m, v = rs.randn(6), rs.randn(6), rs.rand(6), rs.rand(6)\n"
+             "def adamw(rescale, mp=False, **kw):\n"
+             "    W = mx.nd.array(w, dtype='float16' if mp else 'float32'); G = mx.nd.array(g, dtype=W.dtype)\n"
+             "    M, V = mx.nd.array(m), mx.nd.array(v)\n"
+             "    args = [W, G, M, V] + ([mx.nd.array(w)] if mp else []) + [mx.nd.array([rescale])]\n"
+             "    f = mx.nd._internal._mp_adamw_update if mp else mx.nd._internal._adamw_update\n"
+             "    kw = dict(dict(lr=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8, wd=0.1, eta=0.5), **kw)\n"
+             "    for _ in range(2):\n"
+             "        f(*args, out=W, **kw)\n"
+             "    return [W, G, M, V] + args[4:-1]\n")
+    lamb = ("W = mx.nd.array(w, dtype='float16'); G = mx.nd.array(g, dtype='float16'); M, V = mx.nd.array(m), mx.nd.array(v)\n"
+            "W32 = mx.nd.array(w)\n"
+            "o = mx.nd.mp_lamb_update_phase1(W, G, M, V, W32, t=2, wd=0.1, beta1=0.9, beta2=0.99, clip_gradient=0.5)\n")
+    assert_parity({
+        "adamw": setup + "r = adamw(2.0)",
+        "clipped": setup + "r = adamw(2.0, clip_gradient=0.5)",
+        "clipped to 0": setup + "r = adamw(2.0, clip_gradient=0.0)",
+        "skipped on inf": setup + "r = adamw(float('inf'))",
+        "skipped on nan": setup + "r = adamw(float('nan'))",
+        "skipped on 0": setup + "r = adamw(0.0)",
+        "multi-precision": setup + "r = adamw(2.0, mp=True)",
+        "mp skipped": setup + "r = adamw(float('inf'), mp=True)",
+        "mp lamb phase 1": setup + lamb + "r = [o, W32, M, V]",
+        "mp lamb phase 2": setup + lamb + "o2 = mx.nd.mp_lamb_update_phase2(W, o, mx.nd.array([2.0]), mx.nd.array([3.0]), W32, lr=0.1)\n"
+                           "r = [o2, W32, W]",
+        "mp lamb phase 2, bounds": setup + lamb + "r = mx.nd.mp_lamb_update_phase2(W, o, mx.nd.array([2.0]), mx.nd.array([0.0]), W32, "
+                                   "lr=0.1, lower_bound=3.0)",
+    }, rtol=2e-3)  # float16 weights
