@@ -49,9 +49,6 @@ class KhatriRaoProp : public mxplug::OperatorProperty {
     (*out)[0] = TShape{rows, columns};
     return true;
   }
-  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    return mxplug::InferTypeFromFirst(in, out);
-  }
 
  private:
   KhatriRaoParam param_;

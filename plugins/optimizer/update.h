@@ -434,11 +434,6 @@ struct LambPhase1 {
   }
 };
 
-// AdamW's kernel (below) has a loop of its own; this names its parameters for UpdateKernelBase.
-struct AdamW {
-  using Param = struct AdamWParam;
-};
-
 /*! \brief What every update's property shares: the new weight may go over the old one, and no
  * gradient flows. */
 class InPlaceUpdateProp : public mxplug::OperatorProperty {
@@ -842,6 +837,11 @@ struct AdamWElements {
     if (w32) w32[i] = S(next);
     mxplug::StoreAs<C>(out[i], req, next);
   }
+};
+
+// AdamW's kernel has a loop of its own; this names its parameters for UpdateKernelBase.
+struct AdamW {
+  using Param = AdamWParam;
 };
 
 template <bool kMP, typename Loop>

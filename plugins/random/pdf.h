@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "mxplug/plugin.hpp"
-#include "sample.h"  // InferOneType
 
 namespace mxplug_random {
 
@@ -328,7 +327,8 @@ struct PdfParam : mxplug::Parameter<PdfParam> {
 
 /*! \brief _random_pdf_<dist>(sample, parameters...): the parameters share one shape, the
  * samples' leading one (for the Dirichlet, with the vectors' axis last on both); the output has
- * the samples' shape (the Dirichlet's, without the last axis); one dtype for all. */
+ * the samples' shape (the Dirichlet's, without the last axis); one dtype for all (the default
+ * InferType). */
 template <class Pdf, bool kVector = false>
 class PdfProp : public mxplug::OperatorProperty {
  public:
@@ -358,10 +358,6 @@ class PdfProp : public mxplug::OperatorProperty {
     for (size_t k = 1; k < in->size(); ++k) (*in)[k] = params;
     (*out)[0] = kVector ? TShape(std::vector<int64_t>(x.begin(), x.end() - 1)) : x;
     return x.IsKnown() && params.IsKnown();
-  }
-  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
-    (*out)[0] = InferOneType(in, "the sample and the parameters");
-    return (*out)[0] != kMXPUnknownDType;
   }
 
  private:

@@ -426,22 +426,6 @@ using GeneralizedNegativeBinomial = GammaPoisson<GeneralizedNegativeBinomialPara
 
 // ---- The properties of the three kinds of sampler ----
 
-/*! \brief The one dtype of all `inputs` (`what`, for the error), given to the unknown ones;
- * kMXPUnknownDType while none is known. */
-inline int InferOneType(std::vector<int>* inputs, const char* what) {
-  int t = kMXPUnknownDType;
-  for (int s : *inputs) {
-    if (s == kMXPUnknownDType) continue;
-    if (t != kMXPUnknownDType && s != t)
-      throw std::invalid_argument(std::string(what) + " must have one dtype, got " +
-                                  mxplug::DTypeName(t) + " and " + mxplug::DTypeName(s));
-    t = s;
-  }
-  if (t != kMXPUnknownDType)
-    for (int& s : *inputs) s = t;
-  return t;
-}
-
 // _random_<dist>: no inputs, one output of the `shape` parameter (the init ops' property, from
 // the tensor plugin's definition header), the random resource in forward.
 template <class Dist>
@@ -526,9 +510,14 @@ class EachSamplerProp : public InputSamplerProp {
     (*out)[0] = TShape(dims);
     return (*out)[0].IsKnown();
   }
-  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+  // The parameter tensors share one dtype (the default InferType, given no output to follow);
+  // the samples' is dtype's, float32 by default.
+  bool InferType(std::vector<int>* in, std::vector<int>* out,
+                 std::vector<int>* aux) const override {
+    std::vector<int> unused(out->size(), kMXPUnknownDType);
+    const bool known = OperatorProperty::InferType(in, &unused, aux);
     (*out)[0] = param_.dtype ? StorageType(*param_.dtype) : kMXPFloat32;
-    return InferOneType(in, "the parameters") != kMXPUnknownDType;
+    return known;
   }
 
  private:

@@ -836,6 +836,9 @@ class FillElement0IndexProp : public mxplug::OperatorProperty {
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
     if ((*in)[0] == kMXPUnknownDType) return false;
     if ((*in)[1] == kMXPUnknownDType) (*in)[1] = (*in)[0];
+    if ((*in)[1] != (*in)[0])
+      throw std::invalid_argument("mhs has dtype " + mxplug::DTypeName((*in)[1]) +
+                                  ", expected lhs's " + mxplug::DTypeName((*in)[0]));
     (*out)[0] = (*in)[0];
     return (*in)[2] != kMXPUnknownDType;
   }

@@ -5,12 +5,13 @@ background in dependency order. ``asnumpy``, ``asscalar``, ``wait_to_read`` and 
 and raise ``MXNetError`` for a failure of the work they waited for.
 """
 import numbers
+import warnings
 
 import numpy as np
 
 from .. import _core
 from .. import autograd
-from ..base import MXNetError
+from ..base import MXNetError, integer_types
 from ..context import Context, current_context, _from_dl
 
 NDArray = _core.NDArray
@@ -184,15 +185,14 @@ def histogram(a, bins=10, range=None):
     """Counts of a's elements in bins: ``bins`` equal bins of ``range`` (an int; without a range,
     NumPy's histogram of the data, as MXNet gives), or the bins whose edges the array ``bins``
     holds. Returns (counts, edges)."""
-    import warnings
     if isinstance(bins, NDArray):
         return _invoke("_histogram", [a, bins])
-    if isinstance(bins, int):
+    if isinstance(bins, integer_types):
         if range is None:
             warnings.warn("range is not specified, using numpy's result to ensure consistency with numpy")
             counts, edges = np.histogram(a.asnumpy(), bins=bins)
             return array(counts, ctx=a.context), array(edges, ctx=a.context)
-        return _invoke("_histogram", [a], bin_cnt=bins, range=tuple(range))
+        return _invoke("_histogram", [a], bin_cnt=int(bins), range=tuple(float(x) for x in range))
     raise ValueError("bins argument should be either an integer or an NDArray")
 
 

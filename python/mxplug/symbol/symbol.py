@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _core
 from ..attribute import AttrScope
-from ..base import MXNetError, NotImplementedForSymbol
+from ..base import MXNetError, NotImplementedForSymbol, integer_types
 from ..context import current_context
 from ..name import NameManager
 
@@ -505,10 +505,11 @@ def histogram(a, bins=10, range=None, name=None, attr=None):
     with a number of bins."""
     if isinstance(bins, Symbol):
         return _create("_histogram", "histogram", [a, bins], {}, name, attr)
-    if isinstance(bins, int):
+    if isinstance(bins, integer_types):
         if range is None:
             raise ValueError("null range is not supported in symbol mode")
-        return _create("_histogram", "histogram", [a], {"bin_cnt": bins, "range": tuple(range)}, name, attr)
+        return _create("_histogram", "histogram", [a], {"bin_cnt": int(bins), "range": tuple(float(x) for x in range)},
+                       name, attr)
     raise ValueError("bins argument should be either an integer or an NDArray")
 
 
