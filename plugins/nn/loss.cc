@@ -5,9 +5,11 @@ namespace {
 
 using mxplug_nn::MakeLossParam;
 using mxplug_nn::RegressionParam;
+using mxplug_nn::SVMOutputParam;
 
 MXPLUG_REGISTER_PARAMETER(RegressionParam);
 MXPLUG_REGISTER_PARAMETER(MakeLossParam);
+MXPLUG_REGISTER_PARAMETER(SVMOutputParam);
 
 struct LossDefinitions {
   template <mxplug_nn::Regression K>
@@ -17,6 +19,13 @@ struct LossDefinitions {
         .add_argument("data", "NDArray-or-Symbol", "Input data to the function.")
         .add_argument("label", "NDArray-or-Symbol", "Input label to the function.")
         .add_arguments(RegressionParam::Fields());
+  }
+  void SVMOutput(const char* name, const char* doc) const {
+    mxplug::RegisterOpProperty<mxplug_nn::SVMOutputProp>(name)
+        .describe(doc)
+        .add_argument("data", "NDArray-or-Symbol", "Input data for SVM transformation.")
+        .add_argument("label", "NDArray-or-Symbol", "Class label for the input data.")
+        .add_arguments(SVMOutputParam::Fields());
   }
   void MakeLoss(const char* name, const char* doc) const {
     mxplug::RegisterOpProperty<mxplug_nn::MakeLossProp>(name)

@@ -1,7 +1,7 @@
 // Definitions of the output layers whose backward is the loss gradient, ignoring the incoming
-// gradient (MXNet): LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput, and
-// MakeLoss, with MXNet's names and parameters. Their kernels are written once here over a
-// device's element loop; loss.cc registers the definitions and the CPU kernels,
+// gradient (MXNet): LinearRegressionOutput, LogisticRegressionOutput, MAERegressionOutput,
+// SVMOutput and MakeLoss, with MXNet's names and parameters. Their kernels are written once here
+// over a device's element loop; loss.cc registers the definitions and the CPU kernels,
 // devices/cuda/kernels/loss.cu the CUDA kernels.
 #ifndef MXPLUG_PLUGINS_NN_LOSS_H_
 #define MXPLUG_PLUGINS_NN_LOSS_H_
@@ -34,23 +34,13 @@ struct RegressionParam : mxplug::Parameter<RegressionParam> {
   }
 };
 
-template <Regression K>
-class RegressionProp : public mxplug::OperatorProperty {
+/*! \brief What the output layers with a label share: data and label in, the data's shape and
+ * dtype out (in place), a backward that reads the label and the output. */
+template <class Param>
+class LabelledOutputProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override { return {"data", "label"}; }
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
-                  std::vector<TShape>*) const override {
-    const TShape& d = (*in)[0];
-    if (d.ndim() < 0) return false;
-    TShape& l = (*in)[1];
-    if (l.ndim() < 0) l = d;
-    if (l.Size() != d.Size())
-      throw std::invalid_argument("label has shape " + l.ToString() + ", expected " + d.ToString() +
-                                  " (or another shape of the same size)");
-    (*out)[0] = d;
-    return d.IsKnown();
-  }
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
     return mxplug::InferTypeFromFirst(in, out);
   }
@@ -63,8 +53,25 @@ class RegressionProp : public mxplug::OperatorProperty {
     return {{in[0], out[0]}};
   }
 
- private:
-  RegressionParam param_;
+ protected:
+  Param param_;
+};
+
+template <Regression K>
+class RegressionProp : public LabelledOutputProp<RegressionParam> {
+ public:
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& d = (*in)[0];
+    if (d.ndim() < 0) return false;
+    TShape& l = (*in)[1];
+    if (l.ndim() < 0) l = d;
+    if (l.Size() != d.Size())
+      throw std::invalid_argument("label has shape " + l.ToString() + ", expected " + d.ToString() +
+                                  " (or another shape of the same size)");
+    (*out)[0] = d;
+    return d.IsKnown();
+  }
 };
 
 // The forward of the outputs: the sigmoid for LogisticRegressionOutput, else the identity (the
@@ -99,6 +106,18 @@ struct RegressionBackward {
     mxplug::StoreAs<C>(dx[i], req, static_cast<C>(scale * d));
   }
 };
+
+/*! \brief out = in (nothing to do in place), any dtype: the forward of the layers that only
+ * mark their input (MakeLoss, SVMOutput, IdentityAttachKLSparseReg). */
+template <class Loop>
+void IdentityForward(const mxplug::OpContext& ctx, const TBlob& in, OpReqType req,
+                     const TBlob& out) {
+  if (req == mxplug::kNullOp || (in.dptr_ == out.dptr_ && req != mxplug::kAddTo)) return;
+  mxplug::TypeSwitch(in.type_flag_, [&](auto zero) {
+    using T = decltype(zero);
+    Loop::Run(ctx, out.Size(), RegressionForward<kLinear, T>{in.dptr<T>(), out.dptr<T>(), req});
+  });
+}
 
 /*! \brief A regression output on a device whose element loop is Loop. */
 template <Regression K, class Loop>
@@ -211,14 +230,7 @@ class MakeLossKernel : public mxplug::Operator {
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
-    // In place (the same memory) the output is already there.
-    if (req[0] == mxplug::kNullOp || (in[0].dptr_ == out[0].dptr_ && req[0] != mxplug::kAddTo))
-      return;
-    mxplug::TypeSwitch(in[0].type_flag_, [&](auto zero) {
-      using T = decltype(zero);
-      Loop::Run(ctx, out[0].Size(),
-                RegressionForward<kLinear, T>{in[0].dptr<T>(), out[0].dptr<T>(), req[0]});
-    });
+    IdentityForward<Loop>(ctx, in[0], req[0], out[0]);
   }
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&, const std::vector<TBlob>&,
                 const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
@@ -244,8 +256,97 @@ class MakeLossKernel : public mxplug::Operator {
   MakeLossParam p_;
 };
 
-/*! \brief Calls visit.template Regression<K>(name, doc) and visit.MakeLoss(name, doc) for every
- * loss output: the one list the definitions and each device's kernels register from. */
+// ---- SVMOutput: identity in forward; the hinge loss's gradient in backward, per row of the data
+// (its last axis the classes, one label per row): L2-SVM (squared hinge) or, use_linear, L1. ----
+
+struct SVMOutputParam : mxplug::Parameter<SVMOutputParam> {
+  float margin = 1, regularization_coefficient = 1;
+  bool use_linear = false;
+  MXPLUG_DECLARE_PARAMETER(SVMOutputParam) {
+    MXPLUG_DECLARE_FIELD(margin).set_default(1.0f).describe(
+        "The margin: the label's class is pushed above it, the others below -margin.");
+    MXPLUG_DECLARE_FIELD(regularization_coefficient)
+        .set_default(1.0f)
+        .describe("The scale of the loss's gradient (the SVM's C).");
+    MXPLUG_DECLARE_FIELD(use_linear)
+        .set_default(false)
+        .describe("The L1-SVM's (linear hinge) gradient instead of the L2-SVM's (squared hinge).");
+  }
+};
+
+class SVMOutputProp : public LabelledOutputProp<SVMOutputParam> {
+ public:
+  // label: the data's shape without its last axis.
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>*) const override {
+    const TShape& d = (*in)[0];
+    if (d.ndim() < 0) return false;
+    if (d.ndim() < 1) throw std::invalid_argument("data must have at least one axis (the classes)");
+    mxplug::InferParameterShape(&(*in)[1], TShape(std::vector<int64_t>(d.begin(), d.end() - 1)),
+                                "label", d);
+    (*out)[0] = d;
+    return d.IsKnown();
+  }
+};
+
+// Element i of a row of `classes` (x: the output, which is the data): the label's class is pushed
+// above margin, the others below -margin (MXNet's L1_SVM and L2_SVM).
+template <class T, class L>
+struct SVMGradient {
+  SVMOutputParam p;
+  const T* x;
+  const L* label;
+  int64_t classes;
+  T* dx;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t i) const {
+    using C = mxplug::ComputeType<T>;
+    const C v = C(x[i]), margin = C(p.margin), reg = C(p.regularization_coefficient);
+    const bool is_label = static_cast<int64_t>(AsDouble(label[i / classes])) == i % classes;
+    C g;
+    if (p.use_linear)
+      g = is_label ? (margin > v ? -reg : C(0)) : (margin > -v ? reg : C(0));
+    else
+      g = is_label ? C(-2) * reg * (margin - v > C(0) ? margin - v : C(0))
+                   : C(2) * reg * (margin + v > C(0) ? margin + v : C(0));
+    mxplug::StoreAs<C>(dx[i], req, g);
+  }
+};
+
+template <class Loop>
+class SVMOutputKernel : public mxplug::Operator {
+ public:
+  SVMOutputKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>&) override {
+    IdentityForward<Loop>(ctx, in[0], req[0], out[0]);
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>&,
+                const std::vector<TBlob>& in, const std::vector<TBlob>& out,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>&) override {
+    Loop::Zero(ctx, ig[1], req[1]);  // labels get no gradient
+    if (req[0] == mxplug::kNullOp || out[0].Size() == 0) return;
+    const int64_t classes = out[0].shape_[out[0].shape_.ndim() - 1];
+    mxplug::FloatTypeSwitch(out[0].type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      mxplug::TypeSwitch(in[1].type_flag_, [&](auto label_zero) {
+        using L = decltype(label_zero);
+        Loop::Run(ctx, out[0].Size(),
+                  SVMGradient<T, L>{p_, out[0].dptr<T>(), in[1].dptr<L>(), classes, ig[0].dptr<T>(),
+                                    req[0]});
+      });
+    });
+  }
+
+ private:
+  SVMOutputParam p_;
+};
+
+/*! \brief Calls visit.template Regression<K>(name, doc), visit.SVMOutput(name, doc) and
+ * visit.MakeLoss(name, doc) for every loss output: the one list the definitions and each device's
+ * kernels register from. */
 template <class Visitor>
 void ForEachLossOp(Visitor&& visit) {
   visit.template Regression<kLinear>(
@@ -257,6 +358,10 @@ void ForEachLossOp(Visitor&& visit) {
   visit.template Regression<kMAE>(
       "MAERegressionOutput",
       "Identity in forward; the absolute-loss gradient sign(y - label) in backward.");
+  visit.SVMOutput("SVMOutput",
+                  "Identity in forward; in backward the gradient of the hinge loss of each row "
+                  "(the last axis: the classes) against its label: squared (L2-SVM) or, "
+                  "use_linear, linear (L1-SVM), scaled by regularization_coefficient.");
   for (const char* name : {"MakeLoss", "make_loss"})
     visit.MakeLoss(name,
                    "Marks data as a loss: identity in forward, grad_scale as its gradient in "
@@ -273,6 +378,9 @@ struct LossKernels {
   }
   void MakeLoss(const char* name, const char*) const {
     mxplug::sdk::RegisterKernel<MakeLossKernel<Loop>>(name, device);
+  }
+  void SVMOutput(const char* name, const char*) const {
+    mxplug::sdk::RegisterKernel<SVMOutputKernel<Loop>>(name, device);
   }
 };
 

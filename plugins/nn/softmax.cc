@@ -28,9 +28,14 @@ struct OnednnSoftmax {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug::RegisterOpProperty<mxplug_nn::SoftmaxProp<false>>("softmax")
-      .describe("Softmax along an axis: exp(x / t) / sum(exp(x / t)).")
+  mxplug::RegisterOpProperty<mxplug_nn::SoftmaxProp<false, true>>("softmax")
+      .describe(
+          "Softmax along an axis: exp(x / t) / sum(exp(x / t)); with use_length, over the first "
+          "length elements of each line, the others 0.")
       .add_argument("data", "NDArray-or-Symbol", "The input array.")
+      .add_argument("length", "NDArray-or-Symbol",
+                    "How many elements of each line count (use_length): integers, the data's "
+                    "shape without axis.")
       .add_arguments(SoftmaxParam::Fields());
   mxplug::RegisterOpProperty<mxplug_nn::SoftmaxProp<false>>("softmin")
       .describe("Softmin along an axis: exp(-x / t) / sum(exp(-x / t)), softmax of -x.")

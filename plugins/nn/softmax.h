@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,30 +31,57 @@ using mxplug::TShape;
  * type (float for float32, as MXNet and PyTorch compute it), the sum in double. Written straight
  * into y unless req adds to it.
  */
-template <class T>
+/*! \brief Element l of softmax's length input, of any integer dtype. */
+MXPLUG_XINLINE int64_t LengthAt(const void* length, int type, int64_t l) {
+  switch (type) {
+    case kMXPInt64:
+      return static_cast<const int64_t*>(length)[l];
+    case kMXPInt32:
+      return static_cast<const int32_t*>(length)[l];
+    case kMXPInt8:
+      return static_cast<const int8_t*>(length)[l];
+    default:
+      return static_cast<const uint8_t*>(length)[l];
+  }
+}
+
+/*! \brief How many elements of line l count: all, or its length (clamped to [0, n]) when softmax
+ * has a length input; the others are 0 in the output and the gradient. */
+MXPLUG_XINLINE int64_t ValidOfLine(const Lines& lines, const void* length, int length_type,
+                                   int64_t l) {
+  if (!length) return lines.n;
+  const int64_t k = LengthAt(length, length_type, l);
+  return k < 0 ? 0 : k > lines.n ? lines.n : k;
+}
+
+template <class T, class O = T>
 struct SoftmaxLines {
   Lines lines;
   const T* x;
-  T* y;
+  O* y;  // O: the output's dtype (softmax's dtype parameter), else T
   double inv_temp;
   bool log;
   int req;
+  const void* length = nullptr;  // softmax's length input (use_length), or null
+  int length_type = kMXPInt32;
   MXPLUG_XINLINE void operator()(int64_t l) const {
     using C = mxplug::ComputeType<T>;
-    const int64_t base = lines.Base(l), st = lines.inner, n = lines.n;
+    const int64_t base = lines.Base(l), st = lines.inner;
+    const int64_t n = ValidOfLine(lines, length, length_type, l);
+    for (int64_t j = n; j < lines.n; ++j) mxplug::StoreAs<C>(y[base + j * st], req, C(0));
     const C inv = static_cast<C>(inv_temp);
     C mx = -std::numeric_limits<C>::infinity();
     for (int64_t j = 0; j < n; ++j) mx = std::max(mx, static_cast<C>(x[base + j * st]) * inv);
     double sum = 0;
-    if (req != mxplug::kAddTo && !log) {
+    if (req != mxplug::kAddTo && !log && std::is_same_v<T, O>) {
       for (int64_t j = 0; j < n; ++j) {
         const C e = std::exp(static_cast<C>(x[base + j * st]) * inv - mx);
-        y[base + j * st] = static_cast<T>(e);
+        y[base + j * st] = static_cast<O>(e);
         sum += static_cast<double>(e);
       }
       const C scale = static_cast<C>(1.0 / sum);
       for (int64_t j = 0; j < n; ++j)
-        y[base + j * st] = static_cast<T>(static_cast<C>(y[base + j * st]) * scale);
+        y[base + j * st] = static_cast<O>(static_cast<C>(y[base + j * st]) * scale);
       return;
     }
     for (int64_t j = 0; j < n; ++j)
@@ -68,18 +96,22 @@ struct SoftmaxLines {
 
 /*! \brief The gradient along line l: softmax dx = y * (g - sum(g * y)) / t; log_softmax
  * dx = (g - exp(y) * sum(g)) / t; in double. */
-template <class T>
+template <class T, class O = T>
 struct SoftmaxGradLines {
   Lines lines;
-  const T* og;
-  const T* y;
+  const O* og;
+  const O* y;
   T* dx;
   double inv_temp;
   bool log;
   int req;
+  const void* length = nullptr;
+  int length_type = kMXPInt32;
   MXPLUG_XINLINE void operator()(int64_t l) const {
     using C = mxplug::ComputeType<T>;
-    const int64_t base = lines.Base(l), st = lines.inner, n = lines.n;
+    const int64_t base = lines.Base(l), st = lines.inner;
+    const int64_t n = ValidOfLine(lines, length, length_type, l);
+    for (int64_t j = n; j < lines.n; ++j) mxplug::StoreAs<C>(dx[base + j * st], req, C(0));
     double dot = 0;
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = base + j * st;
@@ -108,32 +140,63 @@ struct SoftmaxParam : mxplug::Parameter<SoftmaxParam> {
         .describe("Temperature parameter in softmax.");
     MXPLUG_DECLARE_FIELD(dtype)
         .set_default(std::nullopt)
-        .add_dtype_enum()
-        .describe("Output dtype (None: the input's).");
-    MXPLUG_DECLARE_FIELD(use_length).set_default(false).describe("Unsupported; must be false.");
+        .add_enum("float16", kMXPFloat16)
+        .add_enum("float32", kMXPFloat32)
+        .add_enum("float64", kMXPFloat64)
+        .describe("The output's dtype (None: the input's); the gradient keeps the input's.");
+    MXPLUG_DECLARE_FIELD(use_length)
+        .set_default(false)
+        .describe(
+            "softmax only: a second input, length (integers, the data's shape without axis), "
+            "says how many elements of each line count; the rest are 0.");
   }
 };
 
-template <bool kLog>
+// kLength: softmax, which takes the length input; log_softmax and softmin refuse use_length, as
+// MXNet's do.
+template <bool kLog, bool kLength = false>
 class SoftmaxProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override {
     param_.Init(kwargs);
-    if (param_.use_length) throw std::invalid_argument("use_length=True is not supported");
-    if (param_.dtype) throw std::invalid_argument("dtype is not supported; cast the input instead");
+    if (param_.use_length && !kLength)
+      throw std::invalid_argument("use_length needs a length input, which only softmax has");
     if (param_.temperature && *param_.temperature == 0)
       throw std::invalid_argument("temperature must not be 0");
+  }
+  std::vector<std::string> ListArguments() const override {
+    if (param_.use_length) return {"data", "length"};
+    return {"data"};
   }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     const TShape& d = (*in)[0];
     if (d.ndim() < 0) return false;
-    mxplug::NormalizeAxis(param_.axis, d.ndim());
+    const int axis = mxplug::NormalizeAxis(param_.axis, d.ndim());
+    if (param_.use_length) {
+      std::vector<int64_t> lines(d.begin(), d.end());
+      lines.erase(lines.begin() + axis);
+      mxplug::InferParameterShape(&(*in)[1], TShape(lines), "length", d);
+    }
     (*out)[0] = d;
     return d.IsKnown();
   }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
+  bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
+    const int t = (*in)[0];
+    if (t == kMXPUnknownDType) return false;
+    if (param_.use_length && (*in)[1] != kMXPUnknownDType) {
+      const int l = (*in)[1];
+      if (l != kMXPInt32 && l != kMXPInt64 && l != kMXPInt8 && l != kMXPUint8)
+        throw std::invalid_argument("length has dtype " + mxplug::DTypeName(l) +
+                                    ": This operation only support integer types");
+    }
+    if (param_.use_length && (*in)[1] == kMXPUnknownDType) (*in)[1] = kMXPInt32;
+    (*out)[0] = param_.dtype.value_or(t);
+    return true;
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>& in,
                                              const std::vector<int>& out) const override {
+    if (param_.use_length) return {og[0], in[1], out[0]};
     return {og[0], out[0]};
   }
   // Temp space for a device's fused path (oneDNN's reorders on the CPU).
@@ -171,40 +234,56 @@ class SoftmaxKernel : public mxplug::Operator {
     axis_ = p.axis;
     // softmin(x) is softmax(-x): a negative temperature, which the gradient carries too.
     temp_ = p.temperature.value_or(1.0) * (kMin ? -1.0 : 1.0);
+    use_length_ = p.use_length;
   }
+  // Fused paths take the plain calls: one dtype, no length.
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
     const int a = mxplug::NormalizeAxis(axis_, in[0].ndim());
-    if (temp_ == 1.0 && Fused::Forward(ctx, in[0], a, kLog, out[0], req[0])) return;
+    const bool plain = !use_length_ && in[0].type_flag_ == out[0].type_flag_;
+    if (plain && temp_ == 1.0 && Fused::Forward(ctx, in[0], a, kLog, out[0], req[0])) return;
     const Lines lines = LinesAlong(in[0].shape_, a);
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      Loop::Run(
-          ctx, lines.count,
-          SoftmaxLines<T>{lines, in[0].dptr<T>(), out[0].dptr<T>(), 1.0 / temp_, kLog, req[0]});
+      mxplug::FloatTypeSwitch(out[0].type_flag_, "", [&](auto out_zero) {
+        using O = decltype(out_zero);
+        Loop::Run(ctx, lines.count,
+                  SoftmaxLines<T, O>{lines, in[0].dptr<T>(), out[0].dptr<O>(), 1.0 / temp_, kLog,
+                                     req[0], use_length_ ? in[1].dptr_ : nullptr,
+                                     use_length_ ? in[1].type_flag_ : kMXPInt32});
+      });
     });
   }
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
-                const std::vector<TBlob>&, const std::vector<TBlob>& out,
+                const std::vector<TBlob>& in, const std::vector<TBlob>& out,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
+    if (use_length_) Loop::Zero(ctx, ig[1], req[1]);  // the lengths get no gradient
     if (req[0] == mxplug::kNullOp) return;
     const int a = mxplug::NormalizeAxis(axis_, og[0].ndim());
-    if (temp_ == 1.0 && Fused::Backward(ctx, og[0], out[0], a, kLog, ig[0], req[0])) return;
+    const bool plain = !use_length_ && ig[0].type_flag_ == og[0].type_flag_;
+    if (plain && temp_ == 1.0 && Fused::Backward(ctx, og[0], out[0], a, kLog, ig[0], req[0]))
+      return;
     const Lines lines = LinesAlong(og[0].shape_, a);
-    mxplug::RealTypeSwitch(og[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(ig[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      Loop::Run(ctx, lines.count,
-                SoftmaxGradLines<T>{lines, og[0].dptr<T>(), out[0].dptr<T>(), ig[0].dptr<T>(),
-                                    1.0 / temp_, kLog, req[0]});
+      mxplug::FloatTypeSwitch(og[0].type_flag_, "", [&](auto out_zero) {
+        using O = decltype(out_zero);
+        Loop::Run(
+            ctx, lines.count,
+            SoftmaxGradLines<T, O>{lines, og[0].dptr<O>(), out[0].dptr<O>(), ig[0].dptr<T>(),
+                                   1.0 / temp_, kLog, req[0], use_length_ ? in[1].dptr_ : nullptr,
+                                   use_length_ ? in[1].type_flag_ : kMXPInt32});
+      });
     });
   }
 
  private:
   int axis_;
   double temp_;
+  bool use_length_ = false;
 };
 
 // ---- SoftmaxOutput ----

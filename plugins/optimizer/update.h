@@ -4,7 +4,7 @@
 // new weight, usually over the old one (`out=weight`): one pass over the elements instead of the
 // five to ten separate ops an NDArray formula would push.
 //
-// Every op first rescales the gradient (rescale_grad) and, for clip_gradient > 0, clips it to
+// Every op first rescales the gradient (rescale_grad) and, for clip_gradient >= 0, clips it to
 // [-clip_gradient, clip_gradient]; where weight decay enters differs per optimizer, as in MXNet.
 //
 // A rule's Step is the math of one element, the same on every device (MXPLUG_XINLINE);
@@ -29,6 +29,13 @@ namespace mxplug_optimizer {
 using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug::TShape;
+
+// MXNet's updates clip where the bound is >= 0 (0 clips everything to 0), though their
+// documentation says clipping is off for bounds <= 0.
+template <typename C>
+MXPLUG_XINLINE C ClipIfSet(C g, float clip) {
+  return clip >= 0 ? std::max(std::min(g, C(clip)), C(-clip)) : g;
+}
 
 // The fields every update shares, declared by each op's parameter struct in MXNet's order:
 // lr first, the optimizer's own fields, then wd, rescale_grad and clip_gradient.
@@ -63,19 +70,28 @@ struct GradFields {
             "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
             "-clip_gradient).");
   }
-  // rescale_grad * g, clipped when clip_gradient > 0.
+  // Adam's decay rates of the moments, and its epsilon.
+  static void DeclareMoments(mxplug::ParamDeclarer& d, float& beta1, float& beta2, float& epsilon,
+                             float epsilon_default = 1e-8f) {
+    d.Field("beta1", beta1)
+        .set_default(0.9f)
+        .describe("The decay rate for the 1st moment estimates.");
+    d.Field("beta2", beta2)
+        .set_default(0.999f)
+        .describe("The decay rate for the 2nd moment estimates.");
+    d.Field("epsilon", epsilon)
+        .set_default(epsilon_default)
+        .describe("A small constant for numerical stability.");
+  }
+  // rescale_grad * g, clipped when clip_gradient >= 0.
   template <typename C>
   MXPLUG_XINLINE C Scaled(C g) const {
-    g *= C(rescale_grad);
-    if (clip_gradient > 0) g = std::max(std::min(g, C(clip_gradient)), C(-clip_gradient));
-    return g;
+    return ClipIfSet(C(rescale_grad) * g, clip_gradient);
   }
   // Adam and RMSProp add the decay before clipping: clip(rescale_grad * g + wd * w).
   template <typename C>
   MXPLUG_XINLINE C ScaledWithDecay(C g, C w) const {
-    g = C(rescale_grad) * g + C(wd) * w;
-    if (clip_gradient > 0) g = std::max(std::min(g, C(clip_gradient)), C(-clip_gradient));
-    return g;
+    return ClipIfSet(C(rescale_grad) * g + C(wd) * w, clip_gradient);
   }
 };
 
@@ -115,12 +131,7 @@ struct AdamParam : mxplug::Parameter<AdamParam>, GradFields {
   bool lazy_update = true;
   MXPLUG_DECLARE_PARAMETER(AdamParam) {
     DeclareLr(mxplug_declarer_);
-    MXPLUG_DECLARE_FIELD(beta1).set_default(0.9f).describe(
-        "The decay rate for the 1st moment estimates.");
-    MXPLUG_DECLARE_FIELD(beta2).set_default(0.999f).describe(
-        "The decay rate for the 2nd moment estimates.");
-    MXPLUG_DECLARE_FIELD(epsilon).set_default(1e-8f).describe(
-        "A small constant for numerical stability.");
+    GradFields::DeclareMoments(mxplug_declarer_, beta1, beta2, epsilon);
     DeclareGradFields(mxplug_declarer_);
     MXPLUG_LAZY_UPDATE_FIELD;
   }
@@ -147,7 +158,7 @@ struct RMSPropParamOf : mxplug::Parameter<RMSPropParamOf<Centered>>, GradFields 
   }
   template <typename C>
   MXPLUG_XINLINE C ClipWeight(C w) const {
-    return clip_weights > 0 ? std::max(std::min(w, C(clip_weights)), C(-clip_weights)) : w;
+    return ClipIfSet(w, clip_weights);
   }
 };
 using RMSPropParam = RMSPropParamOf<false>;
@@ -162,12 +173,6 @@ struct AdaGradParam : mxplug::Parameter<AdaGradParam>, GradFields {
     DeclareGradFields(mxplug_declarer_);
   }
 };
-
-// MXNet clips these optimizers' gradients when clip >= 0 (so 0 clips everything to 0).
-template <typename C>
-MXPLUG_XINLINE C ClipIfSet(C g, float clip) {
-  return clip >= 0 ? std::max(std::min(g, C(clip)), C(-clip)) : g;
-}
 
 template <typename C>
 MXPLUG_XINLINE C Sign(C x) {
@@ -232,12 +237,7 @@ struct LambPhase1Param : mxplug::Parameter<LambPhase1Param> {
   int t = 0;
   bool bias_correction = true;
   MXPLUG_DECLARE_PARAMETER(LambPhase1Param) {
-    MXPLUG_DECLARE_FIELD(beta1).set_default(0.9f).describe(
-        "The decay rate for the 1st moment estimates.");
-    MXPLUG_DECLARE_FIELD(beta2).set_default(0.999f).describe(
-        "The decay rate for the 2nd moment estimates.");
-    MXPLUG_DECLARE_FIELD(epsilon).set_default(1e-6f).describe(
-        "A small constant for numerical stability.");
+    GradFields::DeclareMoments(mxplug_declarer_, beta1, beta2, epsilon, 1e-6f);
     MXPLUG_DECLARE_FIELD(t).describe("Index update count.");
     MXPLUG_DECLARE_FIELD(bias_correction)
         .set_default(true)
@@ -252,10 +252,14 @@ struct LambPhase2Param : mxplug::Parameter<LambPhase2Param> {
   float lr = 0, lower_bound = -1, upper_bound = -1;
   MXPLUG_DECLARE_PARAMETER(LambPhase2Param) {
     MXPLUG_DECLARE_FIELD(lr).describe("Learning rate");
-    MXPLUG_DECLARE_FIELD(lower_bound)
+    DeclareBounds(mxplug_declarer_, lower_bound, upper_bound);
+  }
+  // The clamp of the weight's norm in the trust ratio (off where < 0).
+  static void DeclareBounds(mxplug::ParamDeclarer& d, float& lower_bound, float& upper_bound) {
+    d.Field("lower_bound", lower_bound)
         .set_default(-1.0f)
         .describe("Lower limit of norm of weight. If lower_bound <= 0, Lower limit is not set");
-    MXPLUG_DECLARE_FIELD(upper_bound)
+    d.Field("upper_bound", upper_bound)
         .set_default(-1.0f)
         .describe("Upper limit of norm of weight. If upper_bound <= 0, Upper limit is not set");
   }
@@ -434,17 +438,21 @@ struct LambPhase1 {
   }
 };
 
-/*! \brief What every update's property shares: the new weight may go over the old one, and no
- * gradient flows. */
-class InPlaceUpdateProp : public mxplug::OperatorProperty {
+/*! \brief An op no gradient flows through (the updates and the checks beside them). */
+class NoGradientProp : public mxplug::OperatorProperty {
+ public:
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
+                                             const std::vector<int>&) const override {
+    return {};
+  }
+};
+
+/*! \brief What every update's property shares: the new weight may go over the old one. */
+class InPlaceUpdateProp : public NoGradientProp {
  public:
   std::vector<std::pair<int, int>> ForwardInplaceOption(
       const std::vector<int>& in, const std::vector<int>& out) const override {
     return {{in[0], out[0]}};
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
-                                             const std::vector<int>&) const override {
-    return {};
   }
 };
 
@@ -482,7 +490,8 @@ class UpdateProp : public InPlaceUpdateProp {
 };
 
 /*! \brief Rule's step at every element i: the states are read, stepped and written back, and the
- * new weight written as req says (weight was read first: in place is safe). */
+ * new weight written as req says (weight was read first: in place is safe). float16 computes in
+ * float. */
 template <typename Rule, typename T>
 struct UpdateElements {
   static constexpr int kN = static_cast<int>(Rule::kStates.size());
@@ -493,11 +502,12 @@ struct UpdateElements {
   T* out;
   int req;
   MXPLUG_XINLINE void operator()(int64_t i) const {
-    std::array<T, kN> s{};
-    for (int k = 0; k < kN; ++k) s[k] = states[k][i];
-    const T updated = Rule::template Step<T>(p, w[i], g[i], s);
-    for (int k = 0; k < kN; ++k) states[k][i] = s[k];
-    mxplug::StoreAs<T>(out[i], req, updated);
+    using C = mxplug::ComputeType<T>;  // float for float16
+    std::array<C, kN> s{};
+    for (int k = 0; k < kN; ++k) s[k] = C(states[k][i]);
+    const C updated = Rule::template Step<C>(p, C(w[i]), C(g[i]), s);
+    for (int k = 0; k < kN; ++k) states[k][i] = static_cast<T>(s[k]);
+    mxplug::StoreAs<C>(out[i], req, updated);
   }
 };
 
@@ -525,7 +535,7 @@ class UpdateKernel : public UpdateKernelBase<Rule> {
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>& aux) override {
-    mxplug::RealTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
+    mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       UpdateElements<Rule, T> f{this->p_, in[0].dptr<T>(),  in[1].dptr<T>(),
                                 {},       out[0].dptr<T>(), req[0]};
@@ -635,7 +645,7 @@ class MPUpdateKernel : public UpdateKernelBase<Rule> {
 // mp_lamb_update_phase2 (kMP): the same step from weight32 (float32, read, not changed: MXNet
 // 1.9.1 writes only the output) with a float32 g, r1 and r2, into the weight's dtype.
 template <bool kMP>
-class LambPhase2Prop : public mxplug::OperatorProperty {
+class LambPhase2Prop : public NoGradientProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override {
@@ -678,29 +688,30 @@ class LambPhase2Prop : public mxplug::OperatorProperty {
     (*out)[0] = t;
     return true;
   }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
-                                             const std::vector<int>&) const override {
-    return {};
-  }
 
  private:
   LambPhase2Param param_;
 };
 
-// B: the type of what is stepped and of g, r1 and r2 (the weight's, or float from weight32).
-template <typename T, typename B>
+// B: the type of what is stepped and of g (the weight's, or float from weight32); R: r1's and
+// r2's (B, or _multi_lamb_update's norms in ComputeType<B>).
+template <typename T, typename B, typename R = B>
 struct LambPhase2Elements {
   LambPhase2Param p;
-  const B *w, *g, *r1, *r2;
+  const B *w, *g;
+  const R *r1, *r2;
   T* out;
   int req;
+  B* stepped = nullptr;  // also gets the new weight (_multi_mp_lamb_update's weight32), or null
   MXPLUG_XINLINE void operator()(int64_t i) const {
     using C = mxplug::ComputeType<B>;
     C norm = C(r1[0]);
     if (p.lower_bound >= 0) norm = std::max(norm, C(p.lower_bound));
     if (p.upper_bound >= 0) norm = std::min(norm, C(p.upper_bound));
     const C lr = norm == C(0) || C(r2[0]) == C(0) ? C(p.lr) : C(p.lr) * norm / C(r2[0]);
-    mxplug::StoreAs<C>(out[i], req, C(w[i]) - lr * C(g[i]));
+    const C next = C(w[i]) - lr * C(g[i]);
+    if (stepped) stepped[i] = B(next);
+    mxplug::StoreAs<C>(out[i], req, next);
   }
 };
 
@@ -744,12 +755,7 @@ struct AdamWParam : mxplug::Parameter<AdamWParam> {
   float lr = 0, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f, wd = 0, eta = 0, clip_gradient = -1;
   MXPLUG_DECLARE_PARAMETER(AdamWParam) {
     MXPLUG_DECLARE_FIELD(lr).describe("Learning rate");
-    MXPLUG_DECLARE_FIELD(beta1).set_default(0.9f).describe(
-        "The decay rate for the 1st moment estimates.");
-    MXPLUG_DECLARE_FIELD(beta2).set_default(0.999f).describe(
-        "The decay rate for the 2nd moment estimates.");
-    MXPLUG_DECLARE_FIELD(epsilon).set_default(1e-8f).describe(
-        "A small constant for numerical stability.");
+    GradFields::DeclareMoments(mxplug_declarer_, beta1, beta2, epsilon);
     GradFields::DeclareWd(mxplug_declarer_, wd);
     MXPLUG_DECLARE_FIELD(eta).describe("Learning rate schedule multiplier");
     MXPLUG_DECLARE_FIELD(clip_gradient)
@@ -814,21 +820,26 @@ template <typename T, typename S>
 struct AdamWElements {
   AdamWParam p;
   const T* w;
-  T* g;                 // gets the rescaled, clipped gradient, as MXNet's (but for multi-precision)
+  const T* g;
   S *mean, *var, *w32;  // w32 null unless multi-precision
   const S* rescale;
   T* out;
   int req;
+  // Where the rescaled, clipped gradient goes (g, in MXNet's _adamw_update), or null (its
+  // multi-precision and aggregated kernels leave grad).
+  T* grad_out;
+  // A skipped step writes the weight to out (_adamw_update) or nothing (_multi_adamw_update).
+  bool skip_keeps_out = false;
   MXPLUG_XINLINE void operator()(int64_t i) const {
     using C = mxplug::ComputeType<S>;
     const C scale = C(rescale[0]);
     const C weight = w32 ? C(w32[i]) : C(w[i]);
     if (!(scale != C(0) && std::isfinite(static_cast<float>(scale)))) {  // skipped
-      mxplug::StoreAs<C>(out[i], req, weight);
+      if (!skip_keeps_out) mxplug::StoreAs<C>(out[i], req, weight);
       return;
     }
     const C grad = ClipIfSet(scale * C(g[i]), p.clip_gradient);
-    if (!w32) g[i] = T(grad);  // MXNet's multi-precision kernel leaves grad
+    if (grad_out) grad_out[i] = T(grad);
     const C m = C(p.beta1) * C(mean[i]) + (C(1) - C(p.beta1)) * grad;
     const C v = C(p.beta2) * C(var[i]) + (C(1) - C(p.beta2)) * grad * grad;
     mean[i] = S(m), var[i] = S(v);
@@ -862,7 +873,8 @@ class AdamWKernel : public UpdateKernelBase<AdamW> {
                             kMP ? aux[3].dptr<S>() : nullptr,
                             aux.back().dptr<S>(),
                             out[0].dptr<T>(),
-                            req[0]};
+                            req[0],
+                            kMP ? nullptr : aux[0].dptr<T>()};
       Loop::Run(ctx, in[0].Size(), f);
     });
   }
@@ -895,7 +907,7 @@ struct MultiAllFiniteParam : mxplug::Parameter<MultiAllFiniteParam> {
 };
 
 template <typename Param>
-class AllFiniteProp : public mxplug::OperatorProperty {
+class AllFiniteProp : public NoGradientProp {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   std::vector<std::string> ListArguments() const override {
@@ -914,10 +926,6 @@ class AllFiniteProp : public mxplug::OperatorProperty {
     for (int t : *in)
       if (t == kMXPUnknownDType) return false;
     return true;
-  }
-  std::vector<int> DeclareBackwardDependency(const std::vector<int>&, const std::vector<int>&,
-                                             const std::vector<int>&) const override {
-    return {};
   }
 
  private:

@@ -10,18 +10,9 @@ using mxplug_tensor::PickParam;
 using mxplug_tensor::RavelParam;
 using mxplug_tensor::ScatterNDParam;
 
-// The CPU's element loop runs the elements in turn: an add needs no atomics.
+// The indices are in host memory.
 struct CpuIndexLoop : mxplug::CpuLoop {
   static constexpr bool kHostMemory = true;
-  template <class T>
-  static constexpr bool CanAdd() {
-    return true;
-  }
-  template <class T>
-  static void AddTo(T* p, T v) {
-    using C = mxplug::ComputeType<T>;
-    *p = static_cast<T>(static_cast<C>(*p) + static_cast<C>(v));
-  }
 };
 
 MXPLUG_REGISTER_PARAMETER(PickParam);

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mxplug/op.h"
 #include "mxplug/runtime.h"
@@ -87,6 +88,44 @@ TEST(Parameter, ShapeForms) {
   for (std::string bad : {"(2,,3)", "(a)", "(2, 3", "", ",5"})
     EXPECT_NE(ErrorOf({{"num", "1"}, {"kernel", bad}}).find("expected a shape such as (2, 3)"),
               std::string::npos) << bad;
+}
+
+// MXNet's "tuple of <float>" (the aggregated updates' lrs and wds).
+struct FloatsParam : mxplug::Parameter<FloatsParam> {
+  std::vector<float> lrs;
+  std::vector<float> wds;
+  MXPLUG_DECLARE_PARAMETER(FloatsParam) {
+    MXPLUG_DECLARE_FIELD(lrs);
+    MXPLUG_DECLARE_FIELD(wds).set_default(std::vector<float>{0.5f, 2.0f});
+  }
+};
+
+TEST(Parameter, FloatTupleForms) {
+  for (auto [text, expected] :
+       std::vector<std::pair<std::string, std::vector<float>>>{{"(0.1, 0.2)", {0.1f, 0.2f}},
+                                                               {"[1e-3,4]", {1e-3f, 4.0f}},
+                                                               {"(5,)", {5.0f}},
+                                                               {"()", {}},
+                                                               {"-0.25", {-0.25f}}}) {
+    FloatsParam p;
+    p.Init({{"lrs", text}});
+    EXPECT_EQ(p.lrs, expected) << text;
+    EXPECT_EQ(p.wds, (std::vector<float>{0.5f, 2.0f}));
+  }
+  FloatsParam p;
+  for (std::string bad : {"(0.1,,2)", "(a, b)", "(1, 2", ""}) {
+    try {
+      p.Init({{"lrs", bad}}, "TestOp");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ParamError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected a tuple of numbers such as (0.1, 0.2)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const auto& fields = FloatsParam::Fields();
+  EXPECT_EQ(fields[0].type_text, "tuple of <float>");
+  EXPECT_EQ(fields[1].default_text, "(0.5, 2)");
 }
 
 TEST(Parameter, ErrorsNameOpFieldValueAndWhatIsAllowed) {

@@ -283,6 +283,8 @@ NN = (
        Case("LeakyReLU", [(6, 2), (1,)], {"act_type": "prelu"}),
        Case("softmax", [(4, 5, 6)], {"axis": 1}),
        Case("softmax", [(8, 10)], {"temperature": 2.0}),
+       Case("softmax", [(4, 5, 6), (4, 6)], {"axis": 1, "use_length": True}, domains=[SIGNED, INTS(6)]),
+       Case("softmax", [(3, 7)], {"dtype": "float64"}),
        Case("softmin", [(4, 5, 6)], {"axis": 1}),
        Case("softmin", [(8, 10)], {"temperature": 2.0}),
        Case("log_softmax", [(4, 5, 6)], {"axis": 0}),
@@ -301,6 +303,13 @@ NN = (
        Case("LogisticRegressionOutput", [(6, 3), (6, 3)], domains=[SIGNED, INTS(2)]),
        Case("MAERegressionOutput", [(6, 3), (6, 3)]),
        Case("MakeLoss", [(5, 4)], {"normalization": "valid", "valid_thresh": 0.1}),
+       Case("SVMOutput", [(6, 4), (6,)], {"margin": 0.5, "regularization_coefficient": 2.0},
+            domains=[SIGNED, INTS(4)]),
+       Case("SVMOutput", [(2, 3, 5), (2, 3)], {"use_linear": True}, domains=[SIGNED, INTS(5)]),
+       # Positive data: the moving mean (from zeros) stays inside (0, 1).
+       Case("IdentityAttachKLSparseReg", [(4, 3, 2)], {"penalty": 0.01}, domains=[(0.2, 0.9)]),
+       Case("Crop", [(2, 3, 5, 6)], {"h_w": (2, 3), "offset": (1, 2)}),
+       Case("Crop", [(2, 3, 5, 6), (1, 1, 3, 4)], {"center_crop": True}),
        Case("make_loss", [(5, 4)], {"normalization": "batch", "grad_scale": 3.0})]
     # The convolution family: CPU kernels only so far (cuDNN is issue 24); they run wherever the
     # device has them (the test device's delegate the CPU's).
@@ -354,6 +363,8 @@ OPTIMIZER_OTHERS = [
     Case("all_finite", [(3, 4)], grad=False),
     Case("multi_all_finite", [(3, 4), (7,)], {"num_arrays": 2}, domains=[SIGNED, WITH_NAN], grad=False),
     Case("multi_all_finite", [(3, 4), (7,)], {"num_arrays": 2}, grad=False),
+    # 3075 elements: four chunks of the sum, the last one short.
+    Case("multi_sum_sq", [(37, 29), (7,), (3075,)], {"num_arrays": 3}, grad=False),
 ]
 # The densities, under both names: samples of three per distribution, two distributions.
 LOW, HIGH, PROBABILITY, ON_SIMPLEX = (-2.0, -1.0), (1.0, 2.0), (0.2, 0.8), (0.1, 0.9)
@@ -439,11 +450,19 @@ RANDOM |= {"_random_%s_like" % x for x in ("uniform", "normal", "exponential", "
                                            "negative_binomial", "generalized_negative_binomial")}
 RANDOM |= {"_sample_unique_zipfian"}  # the CPU's alone; test_random.py checks its distribution
 
+# The aggregated updates (two weights a call) and LARS's rates: test_conformance.py's own test,
+# against the CPU in the same dtypes.
+MULTI_UPDATES = ["multi_sgd_update", "multi_sgd_mom_update", "multi_mp_sgd_update",
+                 "multi_mp_sgd_mom_update", "preloaded_multi_sgd_update",
+                 "preloaded_multi_sgd_mom_update", "preloaded_multi_mp_sgd_update",
+                 "preloaded_multi_mp_sgd_mom_update", "_multi_adamw_update", "_multi_mp_adamw_update",
+                 "_multi_lamb_update", "_multi_mp_lamb_update", "multi_lars"]
+
 # Filled into the array given as out (its shape and dtype): test_conformance.py's own test.
 INTO_OUT = {"_set_value"}
 # Updates with inputs of their own (AdamW's rescale_grad array, LAMB's phase outputs): test_conformance.py's
 # own test, against the CPU in float32.
 OTHER_UPDATES = ["_adamw_update", "_mp_adamw_update", "mp_lamb_update_phase1", "mp_lamb_update_phase2"]
 
-COVERED = INTO_OUT | set(OTHER_UPDATES) | ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
+COVERED = INTO_OUT | set(OTHER_UPDATES) | set(MULTI_UPDATES) | ({c.op for c in CASES} | {op for op, _, _ in CREATIONS} | {op for op, _, _ in UPDATES}
            | {op for op, _, _ in MP_UPDATES} | RANDOM)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import default_ops, run_json
-from op_cases import CASES, COVERED, CREATIONS, MP_UPDATES, OTHER_UPDATES, UPDATES, WIDE, WITH_NAN, Case
+from op_cases import CASES, COVERED, CREATIONS, MP_UPDATES, MULTI_UPDATES, OTHER_UPDATES, UPDATES, WIDE, WITH_NAN, Case
 
 # How far a dtype's result may lie from the float64 reference, relative and absolute, for a case
 # of tolerance 1: a few roundings of the dtype.
@@ -265,6 +265,57 @@ def test_other_updates_match_the_cpu(mx, ctx, op, rescale):
         pytest.skip("the cpu is the reference")
     require_kernel(mx, ctx, op)
     for got, want in zip(other_update(mx, ctx, op, rescale), other_update(mx, mx.cpu(), op, rescale)):
+        assert got.dtype == want.dtype
+        assert_close(got, want, max(str(got.dtype), "float32", key=lambda t: TOLERANCE[t]), 2, op)
+
+
+def multi_update(mx, ctx, op):
+    """Two steps of an aggregated update of two weights (of different shapes) on ctx, or LARS's
+    rates: the weights and states, as NumPy."""
+    rng = rng_for(op)
+    if op == "multi_lars":
+        lrs, wsq, gsq, wds = (rng.uniform(0, 1, 50).astype(np.float32) for _ in range(4))
+        wsq[:5] = gsq[5:10] = 0  # no norm: the rate stays
+        return [mx.nd.multi_lars(*[mx.nd.array(x, ctx=ctx) for x in (lrs, wsq, gsq, wds)], eta=0.5,
+                                 eps=1e-3, rescale_grad=2).asnumpy()]
+    mp = "_mp_" in op
+    n_states = 1 if "mom" in op else 2 if ("adamw" in op or "lamb" in op) else 0
+    shapes = [(37, 29), (3075,)]  # the second in four chunks of LAMB's norms
+    arrays = []
+    for s in shapes:
+        w = mx.nd.array(rng.standard_normal(s), ctx=ctx, dtype="float16" if mp else "float32")
+        states = [mx.nd.array(rng.uniform(0, 1, s), ctx=ctx) for _ in range(n_states)]
+        arrays.append([w, mx.nd.array(rng.standard_normal(s) * 3, ctx=ctx, dtype=w.dtype)] + states +
+                      ([w.astype("float32")] if mp else []))
+    weights = [group[0] for group in arrays]
+    tail, kwargs = [], {}
+    if "sgd" in op:
+        kwargs = dict(rescale_grad=0.5, clip_gradient=1.0, num_weights=2)
+        if n_states:
+            kwargs["momentum"] = 0.9
+        if op.startswith("preloaded"):
+            tail = [mx.nd.array([0.1, 0.2], ctx=ctx), mx.nd.array([0.01, 0.05], ctx=ctx)]
+        else:
+            kwargs.update(lrs=(0.1, 0.2), wds=(0.01, 0.05))
+    elif "adamw" in op:
+        tail = [mx.nd.array([2.0], ctx=ctx, dtype="float32" if mp else weights[0].dtype)]
+        kwargs = dict(lrs=(0.1, 0.2), wds=(0.01, 0.05), etas=(1.0, 0.5), clip_gradient=1.5, num_weights=2)
+    else:
+        kwargs = dict(learning_rates=(0.1, 0.2), wds=(0.01, 0.05), step_count=(2, 5), rescale_grad=0.5,
+                      clip_gradient=1.0, num_tensors=2)
+    for _ in range(2):
+        getattr(mx.nd._internal if op[0] == "_" else mx.nd, op)(*sum(arrays, []), *tail, out=weights, **kwargs)
+    return [a.asnumpy() for group in arrays for a in group]
+
+
+@pytest.mark.parametrize("op", MULTI_UPDATES)
+def test_aggregated_updates_match_the_cpu(mx, ctx, op):
+    """Each weight's step is the one-weight rule's on every device (test_optimizer.py holds the
+    CPU to MXNet 1.9.1); LAMB's norms add chunks atomically on a GPU, in another order."""
+    if ctx.device_type == "cpu":
+        pytest.skip("the cpu is the reference")
+    require_kernel(mx, ctx, op)
+    for got, want in zip(multi_update(mx, ctx, op), multi_update(mx, mx.cpu(), op)):
         assert got.dtype == want.dtype
         assert_close(got, want, max(str(got.dtype), "float32", key=lambda t: TOLERANCE[t]), 2, op)
 

@@ -471,3 +471,104 @@ def test_adamw_and_multi_precision_lamb_match_mxnet():
         "mp lamb phase 2, bounds": setup + lamb + "r = mx.nd.mp_lamb_update_phase2(W, o, mx.nd.array([2.0]), mx.nd.array([0.0]), W32, "
                                    "lr=0.1, lower_bound=3.0)",
     }, rtol=2e-3)  # float16 weights
+
+
+def test_aggregated_updates_match_mxnet():
+    """The aggregated updates (MXNet's SGD with aggregation, AdamW and LAMB over groups): two
+    steps of two weights of different shapes, each with its own lr and wd, with states and float32
+    master copies, lrs and wds given as tuples or preloaded arrays; weights, states and outputs
+    (out=weights, as MXNet's optimizers call them: MXNet 1.9.1 fails without out)."""
+    from parity import assert_parity
+    setup = ("rs = np.random.RandomState(1)\n"
+             "shapes = [(3,), (2, 4)]\n"
+             "w = [rs.randn(*s) for s in shapes]; g = [rs.randn(*s) * 3 for s in shapes]\n"
+             "m = [rs.rand(*s) for s in shapes]; v = [rs.rand(*s) for s in shapes]\n"
+             "def run(name, states=(), mp=False, tail=(), steps=2, dtype='float32', **kw):\n"
+             "    f = getattr(mx.nd, name, None) or getattr(mx.nd._internal, name)\n"
+             "    W = [mx.nd.array(x, dtype='float16' if mp else dtype) for x in w]\n"
+             "    G = [mx.nd.array(x, dtype=W[0].dtype) for x in g]\n"
+             "    S = [[mx.nd.array(src[k], dtype='float32' if mp else dtype) for src in states] for k in range(2)]\n"
+             "    W32 = [mx.nd.array(x) for x in w]\n"
+             "    args = []\n"
+             "    for k in range(2):\n"
+             "        args += [W[k], G[k]] + S[k] + ([W32[k]] if mp else [])\n"
+             "    for _ in range(steps):\n"
+             "        f(*(args + [mx.nd.array(t, dtype=tail_dtype(t, W[0].dtype)) for t in tail]), out=W, **kw)\n"
+             "    return W + G + sum(S, []) + (W32 if mp else [])\n"
+             "def tail_dtype(t, wdt):\n"
+             "    return 'float32' if len(t) == 2 else wdt\n")
+    sgd = dict(lrs=(0.1, 0.2), wds=(0.01, 0.05), rescale_grad=0.5, clip_gradient=1.0, num_weights=2)
+    pre = dict(rescale_grad=0.5, clip_gradient=1.0, num_weights=2)
+    lrs_wds = "[(0.1, 0.2), (0.01, 0.05)]"
+    adamw = "lrs=(0.1, 0.2), wds=(0.01, 0.05), etas=(1.0, 0.5), beta1=0.8, beta2=0.95, num_weights=2"
+    lamb = "learning_rates=(0.1, 0.2), wds=(0.01, 0.05), step_count=(2, 5), beta1=0.8, beta2=0.95, num_tensors=2"
+
+    def kw(d, **more):
+        return ", ".join("%s=%r" % kv for kv in dict(d, **more).items())
+    cases = {
+        "sgd": setup + "r = run('multi_sgd_update', %s)" % kw(sgd),
+        "sgd float64": setup + "r = run('multi_sgd_update', dtype='float64', %s)" % kw(sgd),
+        "sgd clipped to 0": setup + "r = run('multi_sgd_update', %s)" % kw(sgd, clip_gradient=0.0),
+        "sgd unclipped": setup + "r = run('multi_sgd_update', %s)" % kw(sgd, clip_gradient=-1.0),
+        "sgd mom": setup + "r = run('multi_sgd_mom_update', states=[m], momentum=0.9, %s)" % kw(sgd),
+        "mp sgd": setup + "r = run('multi_mp_sgd_update', mp=True, %s)" % kw(sgd),
+        "mp sgd mom": setup + "r = run('multi_mp_sgd_mom_update', states=[m], mp=True, momentum=0.9, %s)" % kw(sgd),
+        "preloaded sgd": setup + "r = run('preloaded_multi_sgd_update', tail=%s, %s)" % (lrs_wds, kw(pre)),
+        "preloaded sgd mom": setup + "r = run('preloaded_multi_sgd_mom_update', states=[m], tail=%s, momentum=0.9, %s)"
+                             % (lrs_wds, kw(pre)),
+        "preloaded mp sgd": setup + "r = run('preloaded_multi_mp_sgd_update', mp=True, tail=%s, %s)" % (lrs_wds, kw(pre)),
+        "preloaded mp sgd mom": setup + "r = run('preloaded_multi_mp_sgd_mom_update', states=[m], mp=True, tail=%s, "
+                                "momentum=0.9, %s)" % (lrs_wds, kw(pre)),
+        "adamw": setup + "r = run('_multi_adamw_update', states=[m, v], tail=[[2.0]], clip_gradient=1.5, %s)" % adamw,
+        "adamw skipped": setup + "r = run('_multi_adamw_update', states=[m, v], tail=[[float('inf')]], %s)" % adamw,
+        "mp adamw": setup + "r = run('_multi_mp_adamw_update', states=[m, v], mp=True, tail=[[2.0]], %s)" % adamw,
+        "lamb": setup + "r = run('_multi_lamb_update', states=[m, v], rescale_grad=0.5, clip_gradient=1.0, %s)" % lamb,
+        "lamb bounds, no bias correction": setup + "r = run('_multi_lamb_update', states=[m, v], lower_bound=2.0, "
+                                           "upper_bound=2.5, bias_correction=False, %s)" % lamb,
+        "mp lamb": setup + "r = run('_multi_mp_lamb_update', states=[m, v], mp=True, %s)" % lamb,
+        "sum_sq": setup + "r = [mx.nd.multi_sum_sq(*[mx.nd.array(x, dtype=t) for x in w], num_arrays=2) "
+                          "for t in ('float16', 'float32', 'float64')]",
+        "lars": "r = mx.nd.multi_lars(mx.nd.array([0.1, 0.2, 0.3, 0.4]), mx.nd.array([4., 0., 9., 1.]), "
+                "mx.nd.array([1., 4., 0., 16.]), mx.nd.array([0.01, 0.02, 0.03, 0.5]), eta=0.5, eps=1e-3, rescale_grad=2)",
+        "symbol": "s = mx.sym.multi_sgd_update(*[mx.sym.var(n) for n in 'abcd'], lrs=(0.1, 0.1), wds=(0, 0), num_weights=2)\n"
+                  "r = [s.list_arguments(), s.list_outputs()[1].endswith('output1'), s.infer_type(a='float32', b='float32', c='float64', d='float64')]",
+        "sum_sq symbol": "r = mx.sym.multi_sum_sq(mx.sym.var('a'), mx.sym.var('b'), num_arrays=2).infer_shape(a=(2, 3), b=(4,))",
+        # Errors: the tuples' lengths, shapes, dtypes.
+        "short lrs": setup + "r = run('multi_sgd_update', %s)" % kw(sgd, lrs=(0.1,)),
+        "short step_count": setup + "r = run('_multi_lamb_update', states=[m, v], %s)" % lamb.replace("(2, 5)", "(2,)"),
+        "preloaded lrs too long": setup + "r = run('preloaded_multi_sgd_update', tail=[(0.1, 0.2, 0.3), (0.1, 0.2)], %s)"
+                                  % kw(pre),
+        "sum_sq of integers": "r = mx.nd.multi_sum_sq(mx.nd.array([1, 2], dtype='int32'), num_arrays=1)",
+        "sum_sq mixed dtypes": "r = mx.nd.multi_sum_sq(mx.nd.ones(2), mx.nd.ones(2, dtype='float64'), num_arrays=2)",
+        "lars float64": "x = mx.nd.ones(3, dtype='float64'); r = mx.nd.multi_lars(x, x, x, x, eta=1, eps=0)",
+    }
+    assert_parity(cases, rtol=2e-3, messages={"sum_sq of integers": "only support floating point types, not int32"})
+
+
+def test_fused_updates_clip_at_zero_and_take_float16_as_mxnet():
+    """MXNet's fused updates clip wherever the bound is >= 0 (clip_gradient=0 zeroes the
+    gradient, clip_weights=0 the weight), and step float16 weights: mxplug computes in float32,
+    MXNet in float16 (its constants too: 1 - 0.999 is 0.000977 there), so those agree to 1%."""
+    from parity import assert_parity
+    setup = ("w = mx.nd.array([1.0, 2.0, -0.5]); g = mx.nd.array([3.0, -4.0, 0.25])\n"
+             "z = lambda: mx.nd.zeros(3, dtype=w.dtype)\n")
+    calls = {
+        "sgd": "mx.nd.sgd_update(w, g, lr=0.1, wd=0.01{kw})",
+        "sgd_mom": "mx.nd.sgd_mom_update(w, g, z(), lr=0.1, momentum=0.9{kw})",
+        "nag_mom": "mx.nd.nag_mom_update(w, g, z(), lr=0.1, momentum=0.9{kw})",
+        "adam": "mx.nd.adam_update(w, g, z(), z(), lr=0.1{kw})",
+        "rmsprop": "mx.nd.rmsprop_update(w, g, z(), lr=0.1{kw})",
+        "rmspropalex": "mx.nd.rmspropalex_update(w, g, z(), z(), z(), lr=0.1{kw})",
+        "mp_sgd": "mx.nd.mp_sgd_update(w.astype('float16'), g.astype('float16'), w.copy(), lr=0.1{kw})",
+    }
+    cases, halves = {}, {}
+    for name, call in calls.items():
+        cases[name + " clipped to 0"] = setup + "r = " + call.format(kw=", clip_gradient=0.0")
+        cases[name + " unclipped"] = setup + "r = " + call.format(kw=", clip_gradient=-1.0")
+        if not name.startswith("mp"):
+            halves[name + " float16"] = (setup.replace("[3.0, -4.0, 0.25])", "[3.0, -4.0, 0.25]); "
+                                                       "w, g = w.astype('float16'), g.astype('float16')")
+                                         + "r = " + call.format(kw=""))
+    cases["rmsprop weights clipped to 0"] = setup + "r = mx.nd.rmsprop_update(w, g, z(), lr=0.1, clip_weights=0.0)"
+    assert_parity(cases, rtol=2e-3)
+    assert_parity(halves, rtol=1e-2)

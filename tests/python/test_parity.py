@@ -876,3 +876,80 @@ def test_im2col_and_col2im():
         "columns that do not fit": "r = mx.nd.col2im(mx.nd.ones((1, 8, 5)), output_size=(3, 4), kernel=(2, 2))",
     }, rtol=1e-5, messages={"a kernel larger than the image": "kernel size exceed input",
                             "columns that do not fit": "output size does not match convolution parameters"})
+
+
+def test_crop_svm_output_and_kl_sparse_reg():
+    """MXNet's legacy layers Crop (by h_w at an offset, centred, or like a second input; the
+    gradient into the window), SVMOutput (the L2- and L1-SVM gradients, whatever the head
+    gradient) and IdentityAttachKLSparseReg (the moving mean folded in at backward, the penalty's
+    gradient added), through executors as their users ran them."""
+    bind = ("def run(sym, head=None, **arrays):\n"
+            "    e = sym.simple_bind(mx.cpu(), **{k: v.shape for k, v in arrays.items()})\n"
+            "    e.forward(is_train=True, **arrays)\n"
+            "    e.backward(head)\n"
+            "    return e.outputs + [e.grad_dict[k] for k in sorted(arrays)] + list(e.aux_dict.values())\n"
+            "rs = np.random.RandomState(0)\n"
+            "x = mx.nd.array(rs.randn(2, 3, 5, 6)); like = mx.nd.zeros((1, 1, 3, 4))\n"
+            "og = lambda *s: mx.nd.array(rs.randn(*s))\n")
+    d = "d = mx.nd.array([[0.5, -0.2, 1.0], [0.1, 0.3, -0.4], [2.0, -3.0, 0.9]]); l = mx.nd.array([2, 0, 1])\n"
+    svm = "r = run(mx.sym.SVMOutput(mx.sym.var('d'), mx.sym.var('l'){kw}), d=d, l=l)"
+    kl = ("s = mx.sym.IdentityAttachKLSparseReg(mx.sym.var('d'), sparseness_target=0.2, penalty=0.01, momentum=0.8)\n"
+          "e = s.simple_bind(mx.cpu(), d=(4, 3))\n"
+          "r = []\n"
+          "for step in range(2):\n"
+          "    e.forward(is_train=True, d=mx.nd.array(rs.rand(4, 3)))\n"
+          "    e.backward(og(4, 3))\n"
+          "    r += [e.outputs[0], e.grad_dict['d'], e.aux_dict[s.list_auxiliary_states()[0]].copy()]\n")
+    assert_parity({
+        "crop h_w at an offset": bind + "r = run(mx.sym.Crop(mx.sym.var('x'), num_args=1, h_w=(2, 3), offset=(1, 2)), "
+                                        "og(2, 3, 2, 3), x=x)",
+        "crop centred": bind + "r = run(mx.sym.Crop(mx.sym.var('x'), num_args=1, h_w=(2, 3), center_crop=True), "
+                               "og(2, 3, 2, 3), x=x)",
+        "crop like": bind + "r = run(mx.sym.Crop(mx.sym.var('x'), mx.sym.var('y'), num_args=2), og(2, 3, 3, 4), x=x, y=like)",
+        "crop like, centred": bind + "r = run(mx.sym.Crop(mx.sym.var('x'), mx.sym.var('y'), num_args=2, center_crop=True), "
+                                     "og(2, 3, 3, 4), x=x, y=like)",
+        "crop imperative": bind + "r = [mx.nd.Crop(x, num_args=1, h_w=(2, 2)), mx.nd.Crop(x, like, num_args=2, offset=(2, 1))]",
+        "crop shapes": "r = [mx.sym.Crop(mx.sym.var('a'), mx.sym.var('b'), num_args=2).infer_shape(a=(2, 3, 5, 6), b=(1, 1, 3, 4)), "
+                       "mx.sym.Crop(mx.sym.var('a'), num_args=1, h_w=(2, 2)).list_arguments()]",
+        "crop too large": "r = mx.nd.Crop(mx.nd.ones((1, 1, 4, 4)), num_args=1, h_w=(5, 2))",
+        "crop of 3-d data": "r = mx.sym.Crop(mx.sym.var('a'), num_args=1, h_w=(2, 2)).infer_shape(a=(2, 3, 4))",
+        "svm": bind + d + svm.format(kw=""),
+        "svm margin and coefficient": bind + d + svm.format(kw=", margin=0.5, regularization_coefficient=2.0"),
+        "svm linear": bind + d + svm.format(kw=", use_linear=True"),
+        "svm rows of a 3-d array": bind + "d = mx.nd.array(np.arange(12).reshape(2, 3, 2) / 10.); "
+                                          "l = mx.nd.array([[1, 0, 1], [0, 1, 1]])\n" + svm.format(kw=""),
+        "svm shapes": "r = [mx.sym.SVMOutput(mx.sym.var('d')).infer_shape(d=(4, 5)), "
+                      "mx.sym.SVMOutput(mx.sym.var('d')).list_arguments()[1].endswith('label')]",
+        "kl sparse reg": bind + kl,
+        "kl sparse reg names": "s = mx.sym.IdentityAttachKLSparseReg(mx.sym.var('d'))\n"
+                               "r = [s.list_arguments(), s.infer_shape(d=(4, 3))]",
+    }, rtol=1e-5, messages={"crop too large": "should be less than the input data's height",
+                            "crop of 3-d data": "4D"})
+
+
+def test_softmax_length_and_dtype_with_their_gradients():
+    """softmax's length input (use_length: each line's first length elements, the rest 0; the
+    lengths get a zero gradient) along the last axis and another, and its output dtype (the
+    gradient in the input's); log_softmax and softmin have no length input."""
+    grads = ("x.attach_grad(); ln.attach_grad()\nwith mx.autograd.record():\n    y = {call}\n"
+             "y.backward(mx.nd.array(np.random.RandomState(1).randn(*y.shape), dtype=y.dtype))\nr = [y, x.grad, ln.grad]")
+    rows = "x = mx.nd.array(np.random.RandomState(0).randn(3, 4)); ln = mx.nd.array([2, 4, 0], dtype='int32')\n"
+    cube = ("x = mx.nd.array(np.random.RandomState(0).randn(2, 3, 4))\n"
+            "ln = mx.nd.array([[1, 2, 3, 0], [3, 3, 1, 2]], dtype='int64')\n")
+    assert_parity({
+        "rows": rows + grads.format(call="mx.nd.softmax(x, ln, use_length=True)"),
+        "axis 1": cube + grads.format(call="mx.nd.softmax(x, ln, axis=1, use_length=True)"),
+        "temperature": rows + "r = mx.nd.softmax(x, ln, use_length=True, temperature=2.0)",
+        "a negative length": "r = mx.nd.softmax(mx.nd.ones((2, 3)), mx.nd.array([-1, 2], dtype='int32'), use_length=True)",
+        "float lengths": rows + "r = mx.nd.softmax(x, ln.astype('float32'), use_length=True)",
+        "symbol": "s = mx.sym.softmax(mx.sym.var('d'), mx.sym.var('len'), use_length=True)\n"
+                  "r = [s.list_arguments(), s.infer_shape(d=(3, 4)), mx.sym.softmax(mx.sym.var('d')).list_arguments()]",
+        "log_softmax": "r = mx.nd.log_softmax(mx.nd.ones((2, 3)), use_length=True)",
+        "dtype": "x = mx.nd.array(np.random.RandomState(0).randn(3, 4), dtype='float16')\n"
+                 "r = [mx.nd.softmax(x, dtype='float32'), mx.nd.log_softmax(x, dtype='float64'), "
+                 "mx.nd.softmax(x.astype('float64'), dtype='float32')]",
+        "dtype gradient": "x = mx.nd.array(np.random.RandomState(0).randn(3, 4)); x.attach_grad()\n"
+                          "with mx.autograd.record():\n    y = mx.nd.softmax(x, dtype='float64')\n"
+                          "y.backward(mx.nd.array(np.random.RandomState(1).randn(3, 4), dtype='float64')); r = [y, x.grad]",
+        "integer dtype": "r = mx.nd.softmax(mx.nd.ones((2, 3)), dtype='int32')",
+    }, rtol=2e-3, messages={"float lengths": "only support integer types"})

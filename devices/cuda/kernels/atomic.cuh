@@ -41,6 +41,23 @@ __device__ inline void AtomicAdd(int64_t* p, int64_t v) {  // two's complement: 
 template <class T>
 constexpr bool kHasAtomicAdd = !std::is_same_v<T, int8_t> && !std::is_same_v<T, uint8_t>;
 
+/*! \brief CudaLoop with mxplug::CpuLoop's adds into one place (AddTo, CanAdd): atomic, one
+ * thread per element. */
+struct CudaAddLoop : CudaLoop {
+  template <class T>
+  static constexpr bool CanAdd() {
+    return kHasAtomicAdd<T>;
+  }
+  template <class T>
+  __host__ __device__ static void AddTo(T* p, T v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+    if constexpr (kHasAtomicAdd<T>) AtomicAdd(p, v);
+#else
+    (void)p, (void)v;
+#endif
+  }
+};
+
 }  // namespace mxplug_cuda
 
 #endif  // MXPLUG_DEVICES_CUDA_KERNELS_ATOMIC_CUH_

@@ -9,21 +9,9 @@
 namespace mxplug_cuda {
 namespace {
 
-// One thread per element: adds into one place are atomic. The indices are in device memory.
-struct CudaIndexLoop : CudaLoop {
+// The indices are in device memory.
+struct CudaIndexLoop : CudaAddLoop {
   static constexpr bool kHostMemory = false;
-  template <class T>
-  static constexpr bool CanAdd() {
-    return kHasAtomicAdd<T>;
-  }
-  template <class T>
-  __host__ __device__ static void AddTo(T* p, T v) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    if constexpr (kHasAtomicAdd<T>) AtomicAdd(p, v);
-#else
-    (void)p, (void)v;
-#endif
-  }
 };
 
 [[maybe_unused]] const bool registered = [] {

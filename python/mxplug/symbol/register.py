@@ -16,7 +16,8 @@ _functions = {}
 
 def _make(name):
     info, param_names, var_args = signature(name)
-    slots = [a[0] for a in info["arguments"]]
+    # The named inputs; an op whose input is a list (type 'NDArray-or-Symbol[]') takes any number.
+    slots = [a[0] for a in info["arguments"] if not (a[1] or "").endswith("[]")]
 
     def op_function(*args, **kwargs):
         sym_name = kwargs.pop("name", None)

@@ -318,7 +318,8 @@ inline void WriteZeroGradient(const TBlob& grad, OpReqType req) {
  * \brief The CPU's element loop, for kernels written once over a device's loop: Loop::Run(ctx, n,
  * f) calls f(i) for every i < n (f's call operator is MXPLUG_XINLINE), and Loop::Zero(ctx, grad,
  * req) writes a zero gradient. The CUDA plugin's CudaLoop runs a thread per element on the
- * call's stream.
+ * call's stream. Kernels whose elements add into one place use Loop::AddTo(p, v) (atomic on a
+ * GPU; here the elements run in turn) where Loop::CanAdd<T>() says the device can.
  */
 struct CpuLoop {
   template <typename F>
@@ -327,6 +328,15 @@ struct CpuLoop {
   }
   static void Zero(const OpContext&, const TBlob& grad, OpReqType req) {
     WriteZeroGradient(grad, req);
+  }
+  template <class T>
+  static constexpr bool CanAdd() {
+    return true;
+  }
+  template <class T>
+  static void AddTo(T* p, T v) {
+    using C = ComputeType<T>;
+    *p = static_cast<T>(static_cast<C>(*p) + static_cast<C>(v));
   }
 };
 

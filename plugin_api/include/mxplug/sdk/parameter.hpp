@@ -79,7 +79,8 @@ struct FieldInfo {
           s += (i ? ", '" : "'") + enum_values[i].first + "'";
         break;
       }
-      default: s = "a string";
+      default:
+        s = type_text == "tuple of <float>" ? "a tuple of numbers such as (0.1, 0.2)" : "a string";
     }
     if (has_lower && has_upper)
       s += " in [" + FormatBound(lower) + ", " + FormatBound(upper) + "]";
@@ -128,8 +129,10 @@ inline bool ParseBool(const std::string& text, bool* out) {
   return false;
 }
 
-/*! \brief "(2, 3)", "[2,3]", "(5,)", "()" or a bare "5". */
-inline bool ParseShape(const std::string& text, TShape* out) {
+/*! \brief A tuple's items, each read by `item` (false: not one): "(2, 3)", "[2,3]", "(5,)", "()"
+ * or a bare "5". */
+template <typename T, typename ParseItem>
+bool ParseTuple(const std::string& text, ParseItem item_parser, std::vector<T>* out) {
   std::string t = Trim(text);
   if (t.empty()) return false;
   char open = t.front();
@@ -138,7 +141,7 @@ inline bool ParseShape(const std::string& text, TShape* out) {
     if (t.back() != close) return false;
     t = t.substr(1, t.size() - 2);
   }
-  std::vector<int64_t> dims;
+  std::vector<T> items;
   if (!Trim(t).empty()) {
     size_t pos = 0;
     for (;;) {
@@ -146,18 +149,36 @@ inline bool ParseShape(const std::string& text, TShape* out) {
       std::string item = Trim(t.substr(pos, comma == std::string::npos ? comma : comma - pos));
       bool last = comma == std::string::npos;
       if (item.empty()) {
-        if (!(last && !dims.empty())) return false;  // only "(5,)" may end in an empty item
+        if (!(last && !items.empty())) return false;  // only "(5,)" may end in an empty item
       } else {
-        int64_t v = 0;
-        if (!ParseInt64(item, &v)) return false;
-        dims.push_back(v);
+        T v{};
+        if (!item_parser(item, &v)) return false;
+        items.push_back(v);
       }
       if (last) break;
       pos = comma + 1;
     }
   }
+  *out = std::move(items);
+  return true;
+}
+
+inline bool ParseShape(const std::string& text, TShape* out) {
+  std::vector<int64_t> dims;
+  if (!ParseTuple(text, ParseInt64, &dims)) return false;
   *out = TShape(std::move(dims));
   return true;
+}
+
+/*! \brief A tuple of numbers (MXNet's "tuple of <float>"), written as a shape is. */
+inline bool ParseFloats(const std::string& text, std::vector<float>* out) {
+  return ParseTuple(
+      text,
+      [](const std::string& item, float* v) {
+        double d = 0;
+        return ParseDouble(item, &d) && (*v = static_cast<float>(d), true);
+      },
+      out);
 }
 
 inline std::string FormatDouble(double v) {
@@ -182,6 +203,8 @@ constexpr int32_t FieldKind() {
   else if constexpr (std::is_integral_v<T>) return kMXPParamInt;
   else if constexpr (std::is_floating_point_v<T>) return kMXPParamFloat;
   else if constexpr (std::is_same_v<T, TShape>) return kMXPParamShape;
+  else if constexpr (std::is_same_v<T, std::vector<float>>)
+    return kMXPParamString;  // by text
   else {
     static_assert(std::is_same_v<T, std::string>, "unsupported parameter field type");
     return kMXPParamString;
@@ -194,6 +217,8 @@ const char* FieldTypeText() {
   else if constexpr (std::is_integral_v<T>) return "int";
   else if constexpr (std::is_floating_point_v<T>) return "float";
   else if constexpr (std::is_same_v<T, TShape>) return "Shape(tuple)";
+  else if constexpr (std::is_same_v<T, std::vector<float>>)
+    return "tuple of <float>";
   else return "string";
 }
 
@@ -225,6 +250,8 @@ bool ParseValue(const FieldInfo& info, const std::string& text, T* out) {
     return true;
   } else if constexpr (std::is_same_v<T, TShape>) {
     return ParseShape(text, out);
+  } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+    return ParseFloats(text, out);
   } else {
     *out = text;
     return true;
@@ -243,6 +270,10 @@ std::string FormatValue(const FieldInfo& info, const T& v) {
     return FormatDouble(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, TShape>) {
     return v.ToString();
+  } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+    std::string text = "(";
+    for (size_t i = 0; i < v.size(); ++i) text += (i ? ", " : "") + FormatDouble(v[i]);
+    return text + (v.size() == 1 ? ",)" : ")");
   } else {
     return v;
   }
