@@ -155,7 +155,7 @@ EPOCH_SCRIPT = REPO / "tests" / "python" / "dist_mlp_epoch.py"
 
 
 def test_dist_sync_gives_the_weights_of_one_process_and_of_mxnet(tmp_path):
-    # One epoch of the seeds' MLP (tests/python/dist_mlp_epoch.py): 2 workers at batch 64 on
+    # 250 batches of the seeds' MLP (tests/python/dist_mlp_epoch.py): 2 workers at batch 64 on
     # num_parts=2 halves, against one process at batch 128 over the same batches, and against the
     # same job under MXNet 1.9.1 (servers merging and updating), all from the same weights.
     require_mxnet()
