@@ -61,8 +61,14 @@ TEST(Parameter, DefaultsApplyWhenOnlyRequiredGiven) {
 
 TEST(Parameter, ParsesEveryFieldType) {
   TestParam p;
-  p.Init({{"num", " 7 "}, {"flag", "True"}, {"rate", "1e-1"}, {"name", "conv"},
-          {"kernel", "(3, 5)"}, {"mode", "avg"}, {"axis", "-1"}, {"count", "9"}});
+  p.Init({{"num", " 7 "},
+          {"flag", "True"},
+          {"rate", "1e-1"},
+          {"name", "conv"},
+          {"kernel", "(3, 5)"},
+          {"mode", "avg"},
+          {"axis", "-1"},
+          {"count", "9"}});
   EXPECT_EQ(p.num, 7);
   EXPECT_TRUE(p.flag);
   EXPECT_DOUBLE_EQ(p.rate, 0.1);
@@ -78,16 +84,20 @@ TEST(Parameter, ParsesEveryFieldType) {
 }
 
 TEST(Parameter, ShapeForms) {
-  for (auto [text, expected] : std::vector<std::pair<std::string, TShape>>{
-           {"(2, 3)", TShape{2, 3}}, {"[4]", TShape{4}}, {"(5,)", TShape{5}},
-           {"()", TShape(std::vector<int64_t>{})}, {"7", TShape{7}}}) {
+  for (auto [text, expected] :
+       std::vector<std::pair<std::string, TShape>>{{"(2, 3)", TShape{2, 3}},
+                                                   {"[4]", TShape{4}},
+                                                   {"(5,)", TShape{5}},
+                                                   {"()", TShape(std::vector<int64_t>{})},
+                                                   {"7", TShape{7}}}) {
     TestParam p;
     p.Init({{"num", "1"}, {"kernel", text}});
     EXPECT_EQ(p.kernel, expected) << text;
   }
   for (std::string bad : {"(2,,3)", "(a)", "(2, 3", "", ",5"})
     EXPECT_NE(ErrorOf({{"num", "1"}, {"kernel", bad}}).find("expected a shape such as (2, 3)"),
-              std::string::npos) << bad;
+              std::string::npos)
+        << bad;
 }
 
 // MXNet's "tuple of <float>" (the aggregated updates' lrs and wds).
@@ -143,8 +153,9 @@ TEST(Parameter, ErrorsNameOpFieldValueAndWhatIsAllowed) {
             "TestOp: parameter 'rate' = 1.5 is out of range: expected a number in [0, 1]");
   EXPECT_EQ(ErrorOf({{"num", "1"}, {"mode", "min"}}),
             "TestOp: invalid value 'min' for parameter 'mode': expected one of 'max', 'avg'");
-  EXPECT_EQ(ErrorOf({{"num", "1"}, {"flag", "yes"}}),
-            "TestOp: invalid value 'yes' for parameter 'flag': expected a boolean (true, false, 1 or 0)");
+  EXPECT_EQ(
+      ErrorOf({{"num", "1"}, {"flag", "yes"}}),
+      "TestOp: invalid value 'yes' for parameter 'flag': expected a boolean (true, false, 1 or 0)");
   EXPECT_EQ(ErrorOf({{"num", "1"}, {"count", "-1"}}),
             "TestOp: invalid value '-1' for parameter 'count': expected an integer");
   EXPECT_EQ(ErrorOf({{"num", "99999999999"}}),
@@ -186,12 +197,15 @@ class PluginParams : public ::testing::Test {
 };
 
 TEST_F(PluginParams, FullyConnectedRejectsBadKwargsWithClearText) {
-  EXPECT_EQ(ErrorOf({{"num_hidden", "-3"}}),
-            "FullyConnected: parameter 'num_hidden' = -3 is out of range: expected an integer >= 1");
-  EXPECT_EQ(ErrorOf({{"num_hidden", "abc"}}),
-            "FullyConnected: invalid value 'abc' for parameter 'num_hidden': expected an integer >= 1");
+  EXPECT_EQ(
+      ErrorOf({{"num_hidden", "-3"}}),
+      "FullyConnected: parameter 'num_hidden' = -3 is out of range: expected an integer >= 1");
+  EXPECT_EQ(
+      ErrorOf({{"num_hidden", "abc"}}),
+      "FullyConnected: invalid value 'abc' for parameter 'num_hidden': expected an integer >= 1");
   EXPECT_EQ(ErrorOf({{"num_hidden", "4"}, {"bias", "1"}}),
-            "FullyConnected: unknown parameter 'bias'; valid parameters are num_hidden, no_bias, flatten");
+            "FullyConnected: unknown parameter 'bias'; valid parameters are num_hidden, no_bias, "
+            "flatten");
   EXPECT_EQ(ErrorOf({}),
             "FullyConnected: required parameter 'num_hidden' is missing: expected an integer >= 1");
   EXPECT_EQ(ErrorOf({{"num_hidden", "4"}}), "no error");

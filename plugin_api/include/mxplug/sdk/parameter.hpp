@@ -69,10 +69,18 @@ struct FieldInfo {
   std::string Expected() const {
     std::string s;
     switch (type) {
-      case kMXPParamInt: s = "an integer"; break;
-      case kMXPParamFloat: s = "a number"; break;
-      case kMXPParamBool: s = "a boolean (true, false, 1 or 0)"; break;
-      case kMXPParamShape: s = "a shape such as (2, 3)"; break;
+      case kMXPParamInt:
+        s = "an integer";
+        break;
+      case kMXPParamFloat:
+        s = "a number";
+        break;
+      case kMXPParamBool:
+        s = "a boolean (true, false, 1 or 0)";
+        break;
+      case kMXPParamShape:
+        s = "a shape such as (2, 3)";
+        break;
       case kMXPParamEnum: {
         s = "one of ";
         for (size_t i = 0; i < enum_values.size(); ++i)
@@ -199,10 +207,14 @@ struct IsOptional<std::optional<T>> : std::true_type {
 
 template <typename T>
 constexpr int32_t FieldKind() {
-  if constexpr (std::is_same_v<T, bool>) return kMXPParamBool;
-  else if constexpr (std::is_integral_v<T>) return kMXPParamInt;
-  else if constexpr (std::is_floating_point_v<T>) return kMXPParamFloat;
-  else if constexpr (std::is_same_v<T, TShape>) return kMXPParamShape;
+  if constexpr (std::is_same_v<T, bool>)
+    return kMXPParamBool;
+  else if constexpr (std::is_integral_v<T>)
+    return kMXPParamInt;
+  else if constexpr (std::is_floating_point_v<T>)
+    return kMXPParamFloat;
+  else if constexpr (std::is_same_v<T, TShape>)
+    return kMXPParamShape;
   else if constexpr (std::is_same_v<T, std::vector<float>>)
     return kMXPParamString;  // by text
   else {
@@ -213,13 +225,18 @@ constexpr int32_t FieldKind() {
 
 template <typename T>
 const char* FieldTypeText() {
-  if constexpr (std::is_same_v<T, bool>) return "boolean";
-  else if constexpr (std::is_integral_v<T>) return "int";
-  else if constexpr (std::is_floating_point_v<T>) return "float";
-  else if constexpr (std::is_same_v<T, TShape>) return "Shape(tuple)";
+  if constexpr (std::is_same_v<T, bool>)
+    return "boolean";
+  else if constexpr (std::is_integral_v<T>)
+    return "int";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "float";
+  else if constexpr (std::is_same_v<T, TShape>)
+    return "Shape(tuple)";
   else if constexpr (std::is_same_v<T, std::vector<float>>)
     return "tuple of <float>";
-  else return "string";
+  else
+    return "string";
 }
 
 template <typename T>
@@ -478,7 +495,8 @@ struct Parameter {
 /*! \brief Opens the field declarations of parameter struct P (a member function). */
 #define MXPLUG_DECLARE_PARAMETER(P) \
   void DeclareFields([[maybe_unused]] ::mxplug::ParamDeclarer& mxplug_declarer_)
-/*! \brief Declares member `field` inside MXPLUG_DECLARE_PARAMETER; chain set_default, describe... */
+/*! \brief Declares member `field` inside MXPLUG_DECLARE_PARAMETER; chain set_default, describe...
+ */
 #define MXPLUG_DECLARE_FIELD(field) mxplug_declarer_.Field(#field, this->field)
 
 #endif  // MXPLUG_SDK_PARAMETER_HPP_
