@@ -4,8 +4,11 @@
 # (examples/train/train_mnist.py) that must reach its goal accuracies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache keys objects by paths relative to the checkout, so every clone shares the cache.
+# ccache keys objects by paths relative to the checkout, so every clone shares the cache; with -g
+# it would also key them by the build folder unless told not to (the debug info then names the
+# folder the object was first compiled in).
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 build="${MXPLUG_BUILD_DIR:-build}"
 
 tools/install-deps.sh

@@ -7,8 +7,11 @@
 # MXPLUG_FUZZ_SECONDS). Skip all three with MXPLUG_TEST_SANITIZERS=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# ccache keys objects by paths relative to the checkout, so every clone shares the cache.
+# ccache keys objects by paths relative to the checkout, so every clone shares the cache; with -g
+# it would also key them by the build folder unless told not to (the debug info then names the
+# folder the object was first compiled in).
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 build="${MXPLUG_BUILD_DIR:-build}"
 export MXPLUG_BUILD_DIR="$build"
 
