@@ -24,7 +24,7 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 
 echo "== Python tests (pytest) =="
 # Debian's interpreter: it is the one that sees python3-numpy and python3-pytest.
-/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
+/usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=20 tests/python
 
 echo "== Python tests and the op conformance suite on the asynchronous test device (mx.gpu is testdev) =="
 # tests/plugins/test_device.cc: streams that run every copy and kernel later, on threads of their

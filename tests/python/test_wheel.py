@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import PYTHON_OPS, REPO
+from conftest import BUILD, PYTHON_OPS, REPO
 
 # The seeds' walk-throughs (NDArray, Symbol, KVStore), with a short Module fit, each result held to
 # NumPy or to the seeds' printed values.
@@ -67,8 +67,24 @@ def _clean_env(**extra):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "LD_LIBRARY_PATH", "MXPLUG_PLUGIN_PATH", "PYTHONHOME")}
     env.setdefault("CCACHE_BASEDIR", str(REPO))
+    env.setdefault("CCACHE_NOHASHDIR", "1")
+    # ccache keys objects by the compiler's name too: without these, scikit-build-core hands CMake
+    # the interpreter's compiler (x86_64-linux-gnu-g++ where build/ has c++) and nothing is reused.
+    for variable, name in (("CC", "CMAKE_C_COMPILER"), ("CXX", "CMAKE_CXX_COMPILER")):
+        compiler = _cached(name)
+        if compiler:
+            env.setdefault(variable, compiler)
     env.update(extra)
     return env
+
+
+def _cached(name):
+    """A value from build/'s CMake cache, or None."""
+    prefix = name + ":"
+    for line in (BUILD / "CMakeCache.txt").read_text().splitlines():
+        if line.startswith(prefix):
+            return line.split("=", 1)[1]
+    return None
 
 
 def _run(args, cwd, timeout=600):
