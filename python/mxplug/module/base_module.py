@@ -252,9 +252,27 @@ class BaseModule(object):
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Prepares the module for a batch (nothing to do for dense modules)."""
 
+    def get_states(self, merge_multi_context=True):
+        """A module without states has none: []."""
+        self._check_ready("get_states")
+        if merge_multi_context:
+            raise ValueError("get_states: merge_multi_context=True is not supported; call "
+                             "get_states(merge_multi_context=False)")
+        return []
+
+    def set_states(self, states=None, value=None):
+        """A module without states takes none."""
+        self._check_ready("set_states")
+        if states or value:
+            raise ValueError("set_states: %s has no states to set" % type(self).__name__)
+
     def install_monitor(self, mon):
         raise NotImplementedError("%s.install_monitor: monitors are not supported yet"
                                   % type(self).__name__)
+
+    def _check_bound(self, what):
+        if not self.binded:
+            raise RuntimeError("%s.%s: call bind first" % (type(self).__name__, what))
 
     def _check_ready(self, what):
         if not (self.binded and self.params_initialized):

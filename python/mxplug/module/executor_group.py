@@ -80,7 +80,7 @@ class ExecutorGroup(object):
 
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
                  for_training, inputs_need_grad, fixed_param_names=None, grad_req='write',
-                 group2ctxs=None):
+                 group2ctxs=None, state_names=None):
         self.symbol = symbol
         self.contexts = contexts
         self.group2ctxs = _prepare_group2ctxs(group2ctxs, len(contexts))
@@ -89,6 +89,7 @@ class ExecutorGroup(object):
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self.fixed_param_names = set(fixed_param_names or [])
+        self.state_names = list(state_names or [])
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
@@ -180,6 +181,7 @@ class ExecutorGroup(object):
         else:
             self.grad_arrays = None
         self.aux_arrays = [[e.aux_dict[name] for e in self.execs] for name in self.aux_names]
+        self.state_arrays = [[e.arg_dict[name] for e in self.execs] for name in self.state_names]
 
     # ---- Parameters ------------------------------------------------------------------------
 
@@ -198,6 +200,42 @@ class ExecutorGroup(object):
                 else:
                     weight = sum(w.copyto(cpu()) for w in block) / len(block)
                 weight.astype(target[name].dtype).copyto(target[name])
+
+    # ---- States: inputs that are neither data nor parameters (an RNN's carried state) -------
+
+    def get_states(self, merge_multi_context=True):
+        """[[state_dev1, state_dev2, ...], ...] per state name."""
+        if merge_multi_context:
+            # MXNet's refusal: a state need not have a batch axis to merge along.
+            raise ValueError("get_states: merge_multi_context=True is not supported; call "
+                             "get_states(merge_multi_context=False)")
+        return self.state_arrays
+
+    def set_states(self, states=None, value=None):
+        """Copies `states` ([[state_dev1, ...], ...], or one array per state for every device)
+        into the state arrays, or fills them all with the number `value`."""
+        if (states is None) == (value is None):
+            raise ValueError("set_states: give exactly one of states and value")
+        if value is not None:
+            for block in self.state_arrays:
+                for array in block:
+                    array[:] = value
+            return
+        if len(states) != len(self.state_arrays):
+            raise ValueError("set_states: %d states given, the module has %d (%s)"
+                             % (len(states), len(self.state_arrays), ", ".join(self.state_names)))
+        for name, src, block in zip(self.state_names, states, self.state_arrays):
+            sources = list(src) if isinstance(src, (list, tuple)) else [src] * len(block)
+            if len(sources) != len(block):
+                raise ValueError("set_states: %s has %d arrays, the module runs on %d devices"
+                                 % (name, len(sources), len(block)))
+            for array, target in zip(sources, block):
+                if not isinstance(array, NDArray):
+                    array = nd.array(array)
+                if array.shape != target.shape:
+                    raise ValueError("set_states: %s has shape %s, the module needs %s"
+                                     % (name, array.shape, target.shape))
+                array.astype(target._dtype_name).copyto(target)
 
     # ---- Running ---------------------------------------------------------------------------
 

@@ -177,10 +177,6 @@ class Module(BaseModule):
         return [(name, out.shape) for name, out in
                 zip(self._output_names, self._exec_group.get_outputs())]
 
-    def _check_bound(self, what):
-        if not self.binded:
-            raise RuntimeError("%s: call bind first" % what)
-
     # ---- Parameters --------------------------------------------------------------------------
 
     def get_params(self):
@@ -270,7 +266,7 @@ class Module(BaseModule):
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
             fixed_param_names=self._fixed_param_names, grad_req=grad_req,
-            group2ctxs=self._group2ctxs)
+            group2ctxs=self._group2ctxs, state_names=self._state_names)
         self.binded = True
         if self.params_initialized:
             # Parameters set before binding (Module.load) go to the new executors.
@@ -450,6 +446,17 @@ class Module(BaseModule):
                 self._kvstore.pull(name, grads, priority=-index)
             for k, (w, g) in enumerate(zip(weights, grads)):
                 self._updater(index * num_dev + k, g, w)
+
+    def get_states(self, merge_multi_context=True):
+        """The state arrays (inputs named in state_names) per name and then per device;
+        merge_multi_context=True is refused, as in MXNet."""
+        self._check_ready("get_states")
+        return self._exec_group.get_states(merge_multi_context=merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        """Sets the state arrays from `states` ([[state_dev1, ...], ...]) or to `value`."""
+        self._check_ready("set_states")
+        self._exec_group.set_states(states, value)
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs of the last forward pass (one array per output, the devices' pieces
