@@ -41,6 +41,17 @@ def _grad_reqs(grad_req, names):
     return _as_list("grad_req", grad_req, names, False)
 
 
+def _shared_array(array, wanted, name):
+    """`array` (another executor's) where it has the shape, dtype and context of `wanted`, the
+    array this bind would have made for `name`."""
+    if (array.shape, array.dtype, array.context) != (wanted.shape, wanted.dtype, wanted.context):
+        raise MXNetError("simple_bind: %s is shared with shared_exec, whose array is %s %s on %s; "
+                         "this bind needs %s %s on %s"
+                         % (name, array.shape, np.dtype(array.dtype).name, array.context,
+                            wanted.shape, np.dtype(wanted.dtype).name, wanted.context))
+    return array
+
+
 class Executor(object):
     """Runs a bound symbol: ``forward(is_train=...)``, ``backward(out_grads)``, with the arrays in
     ``arg_dict``, ``grad_dict``, ``aux_dict`` and ``output_dict``."""
@@ -92,7 +103,8 @@ class Executor(object):
         return cls(symbol, ctx, handle, dict(zip(arg_names, reqs)), group2ctx)
 
     @classmethod
-    def _simple_bind(cls, symbol, ctx, grad_req, type_dict, shapes, plan_memory=None, group2ctx=None):
+    def _simple_bind(cls, symbol, ctx, grad_req, type_dict, shapes, plan_memory=None, group2ctx=None,
+                     shared_arg_names=None, shared_exec=None):
         ctx = Context(ctx)
         # Model parallelism: a variable of a ctx_group that group2ctx names is made on that
         # group's context, as MXNet's simple_bind makes it; the others on ctx.
@@ -119,6 +131,18 @@ class Executor(object):
         grads = [zeros(s, where(n), dtype=t) if r != "null" else None
                  for n, s, t, r in zip(arg_names, arg_shapes, arg_types, reqs)]
         aux = [zeros(s, where(n), dtype=t) for n, s, t in zip(aux_names, aux_shapes, aux_types)]
+        if shared_exec is not None:
+            # MXNet's sharing (bucketing): the arguments named in shared_arg_names, with their
+            # gradients, and every auxiliary state are shared_exec's own arrays where it has them.
+            shared = set(shared_arg_names or ())
+            for i, name in enumerate(arg_names):
+                if name in shared and name in shared_exec.arg_dict:
+                    args[i] = _shared_array(shared_exec.arg_dict[name], args[i], name)
+                    if grads[i] is not None and shared_exec.grad_dict.get(name) is not None:
+                        grads[i] = _shared_array(shared_exec.grad_dict[name], grads[i], name)
+            for i, name in enumerate(aux_names):
+                if name in shared_exec.aux_dict:
+                    aux[i] = _shared_array(shared_exec.aux_dict[name], aux[i], name)
         return cls._bind(symbol, ctx, args, grads, reqs, aux, plan_memory, group2ctx)
 
     # ---- Running ---------------------------------------------------------------------------

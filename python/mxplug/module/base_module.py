@@ -232,10 +232,24 @@ class BaseModule(object):
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
-        """Sets the parameters from dicts of name to NDArray."""
+        """Sets the parameters from dicts of name to NDArray: all of them, or with
+        allow_missing those given (unless already set and not force_init)."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=False, force_init=force_init, allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. "
+                          "set_params call ignored.", stacklevel=2)
+            return
+        self._set_given_params(arg_params, aux_params, force_init, allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
+
+    def _set_given_params(self, arg_params, aux_params, force_init, allow_extra):
+        """set_params(allow_missing=True)'s step: sets the parameters the dicts have."""
         self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init,
-                         allow_extra=allow_extra)
+                         allow_missing=True, force_init=force_init, allow_extra=allow_extra)
 
     def save_params(self, fname):
         """Writes the parameters as 'arg:<name>' / 'aux:<name>' arrays (MXNet's .params)."""
@@ -269,6 +283,14 @@ class BaseModule(object):
     def install_monitor(self, mon):
         raise NotImplementedError("%s.install_monitor: monitors are not supported yet"
                                   % type(self).__name__)
+
+    def _optimizer_kept(self, force_init):
+        """init_optimizer's check: True (and a warning) when the optimizer stays as it is."""
+        self._check_ready("init_optimizer")
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning('optimizer already initialized, ignoring.')
+            return True
+        return False
 
     def _check_bound(self, what):
         if not self.binded:

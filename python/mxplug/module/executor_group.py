@@ -80,7 +80,7 @@ class ExecutorGroup(object):
 
     def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
                  for_training, inputs_need_grad, fixed_param_names=None, grad_req='write',
-                 group2ctxs=None, state_names=None):
+                 group2ctxs=None, state_names=None, shared_group=None):
         self.symbol = symbol
         self.contexts = contexts
         self.group2ctxs = _prepare_group2ctxs(group2ctxs, len(contexts))
@@ -100,6 +100,12 @@ class ExecutorGroup(object):
         self.execs = []
         self._default_execs = None
         self._read_in_place = {}  # (executor index, name): (the array read last, the argument)
+        # Another group whose parameters, their gradients and auxiliary states these executors
+        # use as their own (BucketingModule: one group per bucket, one set of parameters).
+        self.shared_group = shared_group
+        if shared_group is not None and len(shared_group.execs) < len(contexts):
+            raise ValueError("shared module runs on %d contexts, this module on %d"
+                             % (len(shared_group.execs), len(contexts)))
         self.bind_exec(data_shapes, label_shapes)
 
     def _grad_reqs(self, grad_req):
@@ -154,9 +160,12 @@ class ExecutorGroup(object):
             if reshape:
                 self.execs[i] = self._default_execs[i].reshape(allow_up_sizing=True, **shapes)
             else:
+                shared = self.shared_group.execs[i] if self.shared_group is not None else None
                 self.execs.append(self.symbol.simple_bind(ctx, grad_req=self.grad_req,
                                                           type_dict=type_dict,
-                                                          group2ctx=self.group2ctxs[i], **shapes))
+                                                          group2ctx=self.group2ctxs[i],
+                                                          shared_arg_names=self.param_names,
+                                                          shared_exec=shared, **shapes))
         self._collect_arrays()
 
     def reshape(self, data_shapes, label_shapes):

@@ -181,8 +181,10 @@ class Module(BaseModule):
 
     def get_params(self):
         """(arg_params, aux_params): the module's CPU copies, refreshed from the devices
-        (averaged over them) after updates."""
-        self._check_ready("get_params")
+        (averaged over them) after updates. Loaded parameters are there before bind, as in
+        MXNet."""
+        if not self.params_initialized:
+            raise RuntimeError("get_params: call init_params (or fit, or Module.load) first")
         if self._params_dirty:
             self._sync_params_from_devices()
         return (self._arg_params, self._aux_params)
@@ -223,21 +225,8 @@ class Module(BaseModule):
         self._params_dirty = False
         self._exec_group.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):
-        """Sets the parameters from dicts (all of them unless allow_missing)."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=allow_missing, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warnings.warn("Parameters already initialized and force_init=False. "
-                          "set_params call ignored.", stacklevel=2)
-            return
+    def _set_given_params(self, arg_params, aux_params, force_init, allow_extra):
         self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
-        self._params_dirty = True
-        self.params_initialized = True
 
     def _sync_params_from_devices(self):
         self._exec_group.get_params(self._arg_params, self._aux_params)
@@ -255,8 +244,11 @@ class Module(BaseModule):
             return
         if not for_training and inputs_need_grad:
             raise ValueError("bind: inputs_need_grad=True needs for_training=True")
-        if shared_module is not None:
-            raise NotImplementedError("Module.bind: shared_module is not supported yet")
+        if shared_module is not None and not (isinstance(shared_module, Module)
+                                              and shared_module.binded
+                                              and shared_module.params_initialized):
+            raise ValueError("bind: shared_module must be a Module that is bound and has its "
+                             "parameters initialized")
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._grad_req = grad_req
@@ -266,9 +258,17 @@ class Module(BaseModule):
             self._symbol, self._context, self._work_load_list, self._data_shapes,
             self._label_shapes, self._param_names, for_training, inputs_need_grad,
             fixed_param_names=self._fixed_param_names, grad_req=grad_req,
-            group2ctxs=self._group2ctxs, state_names=self._state_names)
+            group2ctxs=self._group2ctxs, state_names=self._state_names,
+            shared_group=shared_module._exec_group if shared_module is not None else None)
         self.binded = True
-        if self.params_initialized:
+        if shared_module is not None:
+            # The executors use the shared module's parameter arrays: so do the CPU copies.
+            self.params_initialized = True
+            self._arg_params = shared_module._arg_params
+            self._aux_params = shared_module._aux_params
+            if shared_module.optimizer_initialized:
+                self.borrow_optimizer(shared_module)
+        elif self.params_initialized:
             # Parameters set before binding (Module.load) go to the new executors.
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:

@@ -149,9 +149,7 @@ class SequentialModule(BaseModule):
     def init_optimizer(self, kvstore='local', optimizer='sgd',
                        optimizer_params=(('learning_rate', 0.01),), force_init=False):
         """Gives every module an optimizer of the same settings."""
-        self._check_ready("init_optimizer")
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning('optimizer already initialized, ignoring.')
+        if self._optimizer_kept(force_init):
             return
         for module in self._modules:
             module.init_optimizer(kvstore=kvstore, optimizer=optimizer,

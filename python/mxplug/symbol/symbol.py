@@ -258,9 +258,14 @@ class Symbol(object):
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
-        """Binds with arrays made here (zeros) from the input shapes given as keywords."""
+        """Binds with arrays made here (zeros) from the input shapes given as keywords; with
+        ``shared_exec``, the arguments in ``shared_arg_names`` (and their gradients) and the
+        auxiliary states are that executor's arrays, as MXNet's bucketing binds them.
+        ``shared_buffer`` (MXNet's pool of data arrays reused across buckets) is not used: each
+        bind makes its own input arrays."""
         from ..executor import Executor
-        return Executor._simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx=group2ctx)
+        return Executor._simple_bind(self, ctx, grad_req, type_dict, kwargs, group2ctx=group2ctx,
+                                     shared_arg_names=shared_arg_names, shared_exec=shared_exec)
 
     def eval(self, ctx=None, **kwargs):
         """Binds ``kwargs`` as the arguments, runs forward, returns the outputs."""

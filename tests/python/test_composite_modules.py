@@ -1,7 +1,7 @@
-"""mx.mod.SequentialModule, PythonModule and PythonLossModule, and Module's state arrays
-(state_names, get_states, set_states): the same script under MXNet 1.9.1 and under mxplug gives
-the same parameters, outputs, input gradients, metrics and shapes; bad calls are refused with
-what was expected."""
+"""mx.mod.BucketingModule, SequentialModule, PythonModule and PythonLossModule, and Module's
+state arrays (state_names, get_states, set_states): the same script under MXNet 1.9.1 and under
+mxplug gives the same parameters, outputs, input gradients, metrics and shapes; MXNet loads a
+bucketing checkpoint mxplug wrote; bad calls are refused with what was expected."""
 import numpy as np
 import pytest
 
@@ -171,3 +171,116 @@ def test_chains_refuse_bad_calls(mx):
         mod.set_states()
     with pytest.raises(ValueError, match=r"state has shape \(3,\), the module needs \(2, 3\)"):
         mod.set_states(states=[mx.nd.ones((3,))])
+
+
+# Buckets of sequence lengths 5 (the default), 3 and 2 over one set of parameters (a position-wise
+# layer, a mean over time, a classifier): fit for 3 epochs, then a checkpoint written and loaded.
+# argv: the checkpoint prefix.
+BUCKETS = """
+import json, sys, numpy as np
+rs = np.random.RandomState(0)
+def sym_gen(key):
+    x = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=3, flatten=False, name='fc')
+    x = mx.sym.mean(mx.sym.Activation(x, act_type='tanh'), axis=1)
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=2, name='out'), name='softmax')
+    return net, ('data',), ('softmax_label',)
+batches = []
+for key in (5, 3, 5, 3, 2):
+    X = rs.randn(4, key, 4).astype('float32')
+    batches.append((key, X, (X[:, :, 0].mean(axis=1) > 0).astype('float32')))
+class Buckets(mx.io.DataIter):
+    def __init__(self):
+        super(Buckets, self).__init__(4)
+        self.i = 0
+        self.default_bucket_key = 5
+        self.provide_data = [mx.io.DataDesc('data', (4, 5, 4))]
+        self.provide_label = [mx.io.DataDesc('softmax_label', (4,))]
+    def reset(self):
+        self.i = 0
+    def next(self):
+        if self.i == len(batches):
+            raise StopIteration
+        key, X, y = batches[self.i]
+        self.i += 1
+        return mx.io.DataBatch([mx.nd.array(X)], [mx.nd.array(y)], pad=0, bucket_key=key,
+                               provide_data=[mx.io.DataDesc('data', X.shape)],
+                               provide_label=[mx.io.DataDesc('softmax_label', y.shape)])
+def predictions(mod, it):
+    return [o[0].asnumpy().tolist() for o, _, _ in mod.iter_predict(it)]
+it = Buckets()
+out = {}
+if sys.argv[1] != 'load':
+    start = {'fc_weight': rs.randn(3, 4) * .5, 'fc_bias': rs.randn(3) * .1,
+             'out_weight': rs.randn(2, 3) * .5, 'out_bias': np.zeros(2)}
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=5)
+    mod.fit(it, num_epoch=3, optimizer='sgd', eval_metric='acc',
+            optimizer_params={'learning_rate': 0.5, 'momentum': 0.9},
+            arg_params={k: mx.nd.array(v) for k, v in start.items()}, aux_params={})
+    args, _ = mod.get_params()
+    out.update(params={k: v.asnumpy().tolist() for k, v in sorted(args.items())},
+               buckets=sorted(mod._buckets), score=mod.score(it, 'acc')[0][1],
+               shapes=[list(d[:2]) for d in mod.data_shapes], pred=predictions(mod, it))
+    mod.save_checkpoint(sys.argv[1], 3)
+    prefix = sys.argv[1]
+else:
+    prefix = sys.argv[2]
+loaded = mx.mod.BucketingModule.load(prefix, 3, sym_gen=sym_gen, default_bucket_key=5)
+loaded.bind(it.provide_data, it.provide_label, for_training=False)
+out['loaded_pred'] = predictions(loaded, it)
+print(json.dumps(out))
+"""
+
+
+def test_bucketing_module_trains_and_checkpoints_as_mxnet(mx, tmp_path):
+    got = run_here(mx, BUCKETS, [str(tmp_path / "ours")])
+    want = run_mxnet_script(BUCKETS, [str(tmp_path / "mxnet")])
+    assert got["buckets"] == want["buckets"] == [2, 3, 5]
+    assert got["shapes"] == want["shapes"] == [["data", [4, 2, 4]]]  # the last batch's bucket
+    for name in want["params"]:
+        np.testing.assert_allclose(got["params"][name], want["params"][name], rtol=1e-4,
+                                   atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(np.concatenate(got["pred"]), np.concatenate(want["pred"]),
+                               rtol=1e-4, atol=1e-6)
+    assert got["score"] == pytest.approx(want["score"])
+    # The checkpoint (params, one symbol per bucket, the .buckets keys) loads back in each, and
+    # MXNet loads mxplug's to the same predictions.
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ours")) == [
+        "ours-0003.params", "ours-2-symbol.json", "ours-3-symbol.json", "ours-5-symbol.json",
+        "ours.buckets"]
+    np.testing.assert_allclose(np.concatenate(got["loaded_pred"]), np.concatenate(got["pred"]),
+                               rtol=1e-6)
+    crossed = run_mxnet_script(BUCKETS, ["load", str(tmp_path / "ours")])
+    np.testing.assert_allclose(np.concatenate(crossed["loaded_pred"]),
+                               np.concatenate(got["pred"]), rtol=1e-5, atol=1e-7)
+
+
+def test_buckets_share_one_set_of_parameters(mx):
+    def sym_gen(key):
+        x = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=2, name='fc')
+        return mx.sym.SoftmaxOutput(x, name='softmax'), ('data',), ('softmax_label',)
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=8)
+    mod.bind([('data', (8, 3))], [('softmax_label', (8,))])
+    mod.init_params()
+    mod.init_optimizer(optimizer_params={'learning_rate': 1.0})
+    batch = mx.io.DataBatch([mx.nd.ones((4, 3))], [mx.nd.zeros((4,))], bucket_key=4,
+                            provide_data=[('data', (4, 3))],
+                            provide_label=[('softmax_label', (4,))])
+    mod.forward(batch)
+    mod.backward()
+    mod.update()
+    small, default = mod._buckets[4], mod._buckets[8]
+    # The same arrays, so the step taken in bucket 4 is bucket 8's weights too.
+    assert small._optimizer is default._optimizer
+    assert np.array_equal(mod.get_params()[0]['fc_weight'].asnumpy(),
+                          default._exec_group.param_arrays[0][0].asnumpy())
+    small._exec_group.param_arrays[0][0][:] = 7
+    assert (default._exec_group.param_arrays[0][0].asnumpy() == 7).all()
+    # A bucket whose parameter has another shape cannot share it.
+    wide = mx.mod.Module(mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=5, name='fc'),
+                         label_names=None)
+    with pytest.raises(mx.base.MXNetError,
+                       match=r"fc_weight is shared with shared_exec, whose array is \(2, 3\) "
+                             r"float32 on cpu\(0\); this bind needs \(5, 3\)"):
+        wide.bind([('data', (8, 3))], shared_module=default)
+    with pytest.raises(ValueError, match="default_bucket_key is required"):
+        mx.mod.BucketingModule(sym_gen)
