@@ -11,6 +11,7 @@ KVStore or a Module calls as ``updater(index, grad, weight)``.
 import math
 import numpy
 import pickle
+import os
 import warnings
 
 from . import _core
@@ -97,12 +98,17 @@ class Optimizer(object):
         """The state of one weight (momentum and the like), made before its first update."""
         return None
 
+    # Where a float16 weight's float32 master copy sits in its multi-precision state: first, or
+    # (SGD, NAG and LARS, as in MXNet, whose pickled states must load here) after the state.
+    _master_copy_last = False
+
     def create_state_multi_precision(self, index, weight):
-        """Like create_state; with multi_precision, a float32 master copy of a float16 weight
-        comes first."""
+        """Like create_state; with multi_precision, the state comes with a float32 master copy
+        of a float16 weight: (master, state), or (state, master) for SGD, NAG and LARS."""
         if self.multi_precision and weight.dtype == numpy.float16:
             master = weight.astype('float32')
-            return (master,) + (self.create_state(index, master),)
+            inner = self.create_state(index, master)
+            return (inner, master) if self._master_copy_last else (master, inner)
         if weight.dtype == numpy.float16:
             warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
                           "slow convergence. Consider using multi_precision=True option of the "
@@ -115,7 +121,7 @@ class Optimizer(object):
 
     def update_multi_precision(self, index, weight, grad, state):
         if self.multi_precision and weight.dtype == numpy.float16:
-            master, inner = state[0], state[1]
+            inner, master = state if self._master_copy_last else state[::-1]
             self.update(index, master, grad.astype('float32'), inner)
             nd.cast(master, dtype=weight.dtype, out=weight)
         else:
@@ -226,6 +232,7 @@ def _sgd_step(weight, grad, mom, **kwargs):
 class _Momentum(Optimizer):
     """SGD and NAG: a momentum state when momentum is not 0, and plain SGD steps without."""
     _momentum_update = None  # the fused op's name
+    _master_copy_last = True
 
     def __init__(self, momentum=0.0, **kwargs):
         super(_Momentum, self).__init__(**kwargs)
@@ -246,7 +253,7 @@ class _Momentum(Optimizer):
         (mp_sgd_update, mp_sgd_mom_update, mp_nag_mom_update), which then casts into the weight."""
         if not (self.multi_precision and weight.dtype == numpy.float16):
             return super(_Momentum, self).update_multi_precision(index, weight, grad, state)
-        master, mom = state
+        mom, master = state
         kwargs = self._step_kwargs(index)
         if mom is not None:
             getattr(nd, "mp_" + self._momentum_update)(weight, grad, mom, master, out=weight,
@@ -270,6 +277,42 @@ class SGD(_Momentum):
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super(SGD, self).__init__(momentum=momentum, **kwargs)
         self.lazy_update = lazy_update
+        # MXNet's Updater steps this many weights per aggregated call; mxplug's steps them one
+        # by one (the same numbers), and update() takes lists of weights, as below.
+        self.aggregate_num = int(os.getenv('MXNET_OPTIMIZER_AGGREGATION_SIZE', "4"))
+
+    def update(self, index, weight, grad, state):
+        """One step of a weight, or (index a list) of several in one aggregated op."""
+        if isinstance(index, (list, tuple)):
+            return self._update_aggregated(index, weight, grad, state, False)
+        return super(SGD, self).update(index, weight, grad, state)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        if isinstance(index, (list, tuple)):
+            mp = self.multi_precision and weight[0].dtype == numpy.float16
+            return self._update_aggregated(index, weight, grad, state, mp)
+        return super(SGD, self).update_multi_precision(index, weight, grad, state)
+
+    def _update_aggregated(self, indices, weights, grads, states, multi_precision):
+        """MXNet's aggregated steps: multi_sgd_update, multi_sgd_mom_update and their mp_
+        forms over (weight, grad[, mom][, master]) of every index."""
+        self._update_count(indices)
+        kwargs = {'rescale_grad': self.rescale_grad, 'lrs': self._get_lrs(indices),
+                  'wds': self._get_wds(indices), 'num_weights': len(weights)}
+        if self.clip_gradient:
+            kwargs['clip_gradient'] = self.clip_gradient
+        op = 'multi_mp_sgd' if multi_precision else 'multi_sgd'
+        per_weight = [[w, g] for w, g in zip(weights, grads)]
+        if self.momentum > 0:
+            op += '_mom'
+            kwargs['momentum'] = self.momentum
+        for inputs, state in zip(per_weight, states):
+            if self.momentum > 0:
+                inputs.append(state[0] if multi_precision else state)
+            if multi_precision:
+                inputs.append(state[1])
+        getattr(nd, op + '_update')(*[a for inputs in per_weight for a in inputs],
+                                    out=list(weights), **kwargs)
 
 
 @register
@@ -476,6 +519,8 @@ class LARS(Optimizer):
     norm(w) + eps)`` (by 1 when either norm is 0, and not for names ending in gamma, beta or
     bias). With momentum_correction the momentum is scaled by the ratio of this step's learning
     rate to the last one's. Only names ending in ``_weight`` get weight decay."""
+
+    _master_copy_last = True
 
     def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0, momentum_correction=True,
                  **kwargs):

@@ -223,6 +223,49 @@ def assert_exception(f, exception_type, *args, **kwargs):
     raise AssertionError("%s did not raise %s" % (getattr(f, "__name__", f), exception_type.__name__))
 
 
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype='default', g_stype='default',
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """One step of opt1 and of opt2 from the same uniform random weights and gradients (on
+    default_context()) gives the same weights and, with compare_states, states. With `shape` a
+    list of shapes, opt2 steps the `ntensors` weights in one aggregated call (indices a list) and
+    opt1 one by one."""
+    from . import random as mx_random
+    if w_stype != 'default' or g_stype != 'default':
+        raise ValueError("compare_optimizer: only dense ('default') weights and gradients, got "
+                         "w_stype=%r, g_stype=%r" % (w_stype, g_stype))
+    ctx = default_context()
+
+    def uniform(s):
+        return mx_random.uniform(shape=s, ctx=ctx, dtype=dtype)
+    if not isinstance(shape, list):
+        if ntensors != 1:
+            raise ValueError("compare_optimizer: ntensors=%d needs a list of shapes" % ntensors)
+        w2, g2 = uniform(shape), uniform(shape)
+        w1, g1 = w2.copyto(ctx), g2.copyto(ctx)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = [uniform(s) for s in shape]
+    g1 = [uniform(s) for s in shape]
+    w2 = [w.copyto(ctx) for w in w1]
+    g2 = [g.copyto(ctx) for g in g1]
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2[:ntensors], g2[:ntensors], state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
 def compare_ndarray_tuple(t1, t2, rtol=None, atol=None):
     """assert_almost_equal over two nests of tuples of arrays (None matches anything)."""
     if t1 is None or t2 is None:
@@ -303,6 +346,68 @@ def create_2d_tensor(rows, columns, dtype=np.int64):
 def get_identity_mat(size):
     """The size x size identity as a float32 NDArray."""
     return nd.array(np.eye(size, dtype=np.float32))
+
+
+def get_identity_mat_batch(size):
+    """Two size x size identities, shape (2, size, size)."""
+    return nd.array(np.stack([np.eye(size, dtype=np.float32)] * 2))
+
+
+# ---- Matrices for the linear-algebra operators' tests (NumPy float64, from np.random) ---------
+
+def new_orthonormal_matrix_2d(n):
+    """An n x n orthonormal matrix: the Q of a random symmetric matrix's QR."""
+    x = np.random.randn(n, n)
+    return np.linalg.qr(np.matmul(x.T, x))[0]
+
+
+def new_sym_matrix_with_real_eigvals_2d(n):
+    """A symmetric n x n matrix Q^T D Q with eigenvalues uniform in [-10, 10)."""
+    q = new_orthonormal_matrix_2d(n)
+    return np.matmul(np.matmul(q.T, np.diag(np.random.uniform(-10.0, 10.0, n))), q)
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape):
+    """A batch (shape[:-2]) of symmetric matrices with real eigenvalues."""
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1])
+                     for _ in range(count)]).reshape(shape)
+
+
+def new_matrix_with_real_eigvals_2d(n):
+    """A non-symmetric n x n matrix Q^-1 D Q with eigenvalues uniform in [-10, 10): Q a
+    Householder reflection times a diagonal, drawn until its 2-norm condition number is below 3,
+    so that the eigenvalues are well conditioned."""
+    while True:  # the draws in MXNet's order, so that a seed gives MXNet's matrix
+        scale = np.diag(np.random.uniform(-1.0, 1.0, n))
+        v = np.random.uniform(-1.0, 1.0, (n, 1))
+        v /= np.linalg.norm(v)
+        q = np.matmul(np.eye(n) - 2 * np.matmul(v, v.T), scale)
+        if np.linalg.cond(q, 2) < 3:
+            break
+    d = np.diag(np.random.uniform(-10.0, 10.0, n))
+    return np.matmul(np.matmul(np.linalg.inv(q), d), q)
+
+
+def new_matrix_with_real_eigvals_nd(shape):
+    """A batch (shape[:-2]) of matrices with real eigenvalues."""
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_matrix_with_real_eigvals_2d(shape[-1])
+                     for _ in range(count)]).reshape(shape)
+
+
+def get_im2rec_path(home_env="MXNET_HOME"):
+    """The path of im2rec.py: under $MXNET_HOME (home_env) when it is set, else beside the package
+    (mxplug/tools/im2rec.py, installed with it), else in the checkout the package runs from
+    (tools/im2rec/im2rec.py); IOError when there is none."""
+    import mxplug
+    home = os.environ.get(home_env) or os.path.dirname(mxplug.__file__)
+    for path in (os.path.join(home, 'tools', 'im2rec.py'),
+                 os.path.join(home, '..', '..', 'tools', 'im2rec', 'im2rec.py'),
+                 os.path.join(home, '..', '..', 'tools', 'im2rec.py')):
+        if os.path.isfile(path):
+            return path
+    raise IOError('Could not find path to tools/im2rec.py (looked under %s)' % home)
 
 
 def np_reduce(dat, axis, keepdims, numpy_reduce_func):

@@ -295,7 +295,7 @@ def test_multi_precision_keeps_a_float32_master(mx):
     assert w.dtype == np.float16
     np.testing.assert_array_equal(w.asnumpy(), np.full(3, master, np.float32).astype(np.float16))
     assert w.asnumpy()[0] != np.float16(1)
-    np.testing.assert_array_equal(u.states[0][0].asnumpy(), np.full(3, master))
+    np.testing.assert_array_equal(u.states[0][1].asnumpy(), np.full(3, master))
 
 
 # Run by MXNet 1.9.1 and by mxplug (`mx` is given): three steps of the mp_* ops on float16 and
@@ -572,3 +572,65 @@ def test_fused_updates_clip_at_zero_and_take_float16_as_mxnet():
     cases["rmsprop weights clipped to 0"] = setup + "r = mx.nd.rmsprop_update(w, g, z(), lr=0.1, clip_weights=0.0)"
     assert_parity(cases, rtol=2e-3)
     assert_parity(halves, rtol=1e-2)
+
+
+# Run by MXNet 1.9.1 and by mxplug: SGD's multi-precision states and two aggregated steps (indices
+# a list: multi_sgd_update and its mom/mp forms) of three weights with their own lr and wd
+# multipliers, and compare_optimizer between one-by-one and aggregated SGD.
+SGD_LISTS = '''
+import json
+import numpy as np
+rs = np.random.RandomState(0)
+shapes = [(3, 4), (5,), (2, 2, 2)]
+W = [rs.randn(*s) for s in shapes]
+G = [[rs.randn(*s) for s in shapes] for _ in range(2)]
+out = {}
+for mom in (0.0, 0.9):
+    for dtype, mp in (('float32', False), ('float16', True), ('float16', False)):
+        opt = mx.optimizer.SGD(learning_rate=0.1, momentum=mom, wd=0.01, multi_precision=mp,
+                               rescale_grad=0.5, clip_gradient=1.0)
+        opt.set_lr_mult({1: 0.5})
+        opt.set_wd_mult({2: 0.0})
+        w = [mx.nd.array(x, dtype=dtype) for x in W]
+        states = [opt.create_state_multi_precision(i, w[i]) for i in range(3)]
+        for step in range(2):
+            opt.update_multi_precision([0, 1, 2], w, [mx.nd.array(g, dtype=dtype) for g in G[step]],
+                                       states)
+        out['%s %s %s' % (mom, dtype, mp)] = {
+            'w': [x.asnumpy().astype('float64').ravel().tolist() for x in w],
+            'states': [[None if s is None else np.dtype(s.dtype).name
+                        for s in (st if isinstance(st, tuple) else (st,))] for st in states],
+            'num_update': opt.num_update, 'aggregate_num': opt.aggregate_num}
+mx.random.seed(1)
+for shape, n in (((4, 5), 1), ([(4, 5), (3,), (2, 6)], 3)):
+    mx.test_utils.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01),
+                                    mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01),
+                                    shape, 'float32', ntensors=n)
+print(json.dumps(out))
+'''
+
+
+def test_sgd_states_and_aggregated_steps_match_mxnet(mx):
+    """SGD keeps a float16 weight's state as (momentum, float32 master), MXNet's order (its pickled
+    states load as they are), and steps lists of weights in one op as MXNet's does."""
+    want, got = run_mxnet_script(SGD_LISTS, []), run_here(mx, SGD_LISTS, [])
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert got[key]["states"] == want[key]["states"], key
+        assert got[key]["num_update"] == want[key]["num_update"] == 2
+        assert got[key]["aggregate_num"] == want[key]["aggregate_num"] == 4
+        rtol = 1e-2 if "float16 False" in key else 1e-6  # MXNet computes those in float16
+        for g, w in zip(got[key]["w"], want[key]["w"]):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 1e-1, err_msg=key)
+    assert got["0.9 float16 True"]["states"] == [["float32", "float32"]] * 3
+    assert got["0.0 float16 True"]["states"] == [[None, "float32"]] * 3
+
+
+def test_compare_optimizer_catches_a_different_step(mx):
+    with pytest.raises(AssertionError):
+        mx.test_utils.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1),
+                                        mx.optimizer.SGD(learning_rate=0.2), (3, 4), 'float32')
+    with pytest.raises(AssertionError):
+        mx.test_utils.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9),
+                                        mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.5),
+                                        [(3, 4), (2,)], 'float32', ntensors=2)

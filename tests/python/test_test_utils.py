@@ -1,5 +1,10 @@
 """mx.test_utils, which MXNet users' own tests import: the same calls under MXNet 1.9.1 and under
 mxplug give the same tolerances, verdicts, exceptions and messages (parity.py)."""
+import os
+
+import numpy as np
+import pytest
+
 from parity import assert_parity
 
 FC = """
@@ -68,6 +73,10 @@ def test_random_data_samplers_and_scopes():
         "random arrays": "tu = mx.test_utils; a = tu.random_arrays((2, 3), (4,)); u = tu.random_uniform_arrays((5,), low=2, high=3)\n"
                          "r = ([x.shape for x in a], a[0].dtype.name, u[0].shape, bool((u[0] >= 2).all() and (u[0] < 3).all()), "
                          "sorted(tu.random_sample(list(range(5)), 5)))",
+        "linear-algebra matrices": "tu = mx.test_utils; np.random.seed(0)\n"
+                                   "r = (tu.new_orthonormal_matrix_2d(3), tu.new_sym_matrix_with_real_eigvals_2d(3), "
+                                   "tu.new_sym_matrix_with_real_eigvals_nd((2, 3, 3)), tu.new_matrix_with_real_eigvals_2d(3), "
+                                   "tu.new_matrix_with_real_eigvals_nd((2, 2, 3, 3)), tu.get_identity_mat_batch(3))",
         "helpers": "tu = mx.test_utils; r = (tu.create_vector(4), tu.create_2d_tensor(2, 3), tu.get_identity_mat(3), "
                    "tu.np_reduce(np.arange(24.).reshape(2, 3, 4), (0, 2), True, np.sum), "
                    "tu.collapse_sum_like(np.ones((2, 3, 4)), (3, 1)))",
@@ -91,3 +100,27 @@ def test_random_data_samplers_and_scopes():
                  "f(); r = len(calls)",
         "list_gpus": "r = list(mx.test_utils.list_gpus())",
     }, messages={"a wrong sampler is caught": "Generator test fails, Chi-square p="})
+
+
+def test_linear_algebra_matrices_have_their_properties(mx):
+    np.random.seed(5)
+    q = mx.test_utils.new_orthonormal_matrix_2d(4)
+    np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-12)
+    s = mx.test_utils.new_sym_matrix_with_real_eigvals_nd((3, 4, 4))
+    np.testing.assert_allclose(s, np.swapaxes(s, -1, -2), atol=1e-12)
+    a = mx.test_utils.new_matrix_with_real_eigvals_nd((2, 5, 5))
+    assert a.shape == (2, 5, 5) and not np.allclose(a, np.swapaxes(a, -1, -2))
+    eig = np.linalg.eigvals(a)
+    assert np.abs(eig.imag).max() < 1e-9 and np.abs(eig.real).max() <= 10
+
+
+def test_get_im2rec_path(mx, tmp_path, monkeypatch):
+    path = mx.test_utils.get_im2rec_path()
+    assert os.path.basename(path) == "im2rec.py" and "def parse_args" in open(path).read()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "im2rec.py").write_text("# mine\n")
+    monkeypatch.setenv("MY_HOME", str(tmp_path))
+    assert mx.test_utils.get_im2rec_path("MY_HOME") == str(tmp_path / "tools" / "im2rec.py")
+    monkeypatch.setenv("MY_HOME", str(tmp_path / "tools"))
+    with pytest.raises(IOError, match="Could not find path to tools/im2rec.py"):
+        mx.test_utils.get_im2rec_path("MY_HOME")
