@@ -332,6 +332,7 @@ def test_dist_async_updates_on_the_servers_and_splits_big_keys(tmp_path):
         a, b, big = mx.nd.zeros((2, 3)), mx.nd.zeros(6), mx.nd.zeros(2001)
         kv.pull(['a', 'b', 'big'], out=[a, b, big])
         init = [a.asnumpy().tolist(), b.asnumpy().tolist(), big.asnumpy().tolist()]
+        kv._barrier()                                  # no push before both have pulled (async)
         kv.push('a', mx.nd.ones((2, 3)) * (r + 1))    # no optimizer yet: a push replaces the value
         kv._barrier()
         kv.pull('a', out=a)
