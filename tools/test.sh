@@ -42,6 +42,7 @@ if grep -q '"cuda": *true' "$build/components.json"; then
   PYTHON=/usr/bin/python3 tools/gpu/run.sh --device=testdev --quick cpp ops python
 fi
 
+# The ASan and TSan trees compile at -O0 and the fuzz tree at -O2 (CMakeLists.txt says why).
 # The sanitizer builds leave oneDNN out: TSan cannot see into its OpenMP runtime, and
 # LeakSanitizer's tracer crashed (signal 11) at the exit of a test process that had run oneDNN
 # primitives. The oneDNN path is tested in the main build (tests/python/test_onednn.py). They

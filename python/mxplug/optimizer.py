@@ -9,10 +9,11 @@ counts that drive its ``lr_scheduler``; an :class:`Updater` owns the states and 
 KVStore or a Module calls as ``updater(index, grad, weight)``.
 """
 import math
-import numpy
-import pickle
 import os
+import pickle
 import warnings
+
+import numpy
 
 from . import _core
 from . import ndarray as nd

@@ -367,11 +367,15 @@ def new_sym_matrix_with_real_eigvals_2d(n):
     return np.matmul(np.matmul(q.T, np.diag(np.random.uniform(-10.0, 10.0, n))), q)
 
 
+def _batch_of(make_2d, shape):
+    """make_2d(n) for each of the shape[:-2] matrices of `shape` (n = shape[-1])."""
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([make_2d(shape[-1]) for _ in range(count)]).reshape(shape)
+
+
 def new_sym_matrix_with_real_eigvals_nd(shape):
     """A batch (shape[:-2]) of symmetric matrices with real eigenvalues."""
-    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-    return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1])
-                     for _ in range(count)]).reshape(shape)
+    return _batch_of(new_sym_matrix_with_real_eigvals_2d, shape)
 
 
 def new_matrix_with_real_eigvals_2d(n):
@@ -391,9 +395,7 @@ def new_matrix_with_real_eigvals_2d(n):
 
 def new_matrix_with_real_eigvals_nd(shape):
     """A batch (shape[:-2]) of matrices with real eigenvalues."""
-    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-    return np.array([new_matrix_with_real_eigvals_2d(shape[-1])
-                     for _ in range(count)]).reshape(shape)
+    return _batch_of(new_matrix_with_real_eigvals_2d, shape)
 
 
 def get_im2rec_path(home_env="MXNET_HOME"):

@@ -160,6 +160,12 @@ def test_chains_refuse_bad_calls(mx):
     seq.bind([('data', (2, 3))])
     with pytest.raises(ValueError, match='name "fc_weight" in layer 1 .* already used in layer 0'):
         seq.init_params()
+    # A step before the optimizer is there names the module and what to call.
+    single = mx.mod.SequentialModule().add(a)
+    single.bind([('data', (2, 3))], force_rebind=True)
+    single.init_params()
+    with pytest.raises(RuntimeError, match="SequentialModule.update: call init_optimizer first"):
+        single.update()
     # States: exactly one of states and value, of the bound shapes.
     mod = mx.mod.Module(mx.sym.var('data') * mx.sym.var('state'), label_names=None,
                         state_names=['state'])

@@ -13,6 +13,7 @@ from ..initializer import Uniform
 from ..io import DataBatch, DataDesc, DataIter
 from ..model import BatchEndParam, load_params_file, save_params_file
 from ..ndarray import NDArray
+from .executor_group import refuse_merged_states
 
 __all__ = ["BaseModule"]
 
@@ -269,9 +270,7 @@ class BaseModule(object):
     def get_states(self, merge_multi_context=True):
         """A module without states has none: []."""
         self._check_ready("get_states")
-        if merge_multi_context:
-            raise ValueError("get_states: merge_multi_context=True is not supported; call "
-                             "get_states(merge_multi_context=False)")
+        refuse_merged_states(merge_multi_context)
         return []
 
     def set_states(self, states=None, value=None):
@@ -299,6 +298,12 @@ class BaseModule(object):
     def _check_ready(self, what):
         if not (self.binded and self.params_initialized):
             raise RuntimeError("%s: call bind and init_params (or fit) first" % what)
+
+    def _check_optimizer(self, what):
+        """`what` steps the optimizer: the module must be ready and have one."""
+        self._check_ready(what)
+        if not self.optimizer_initialized:
+            raise RuntimeError("%s.%s: call init_optimizer first" % (type(self).__name__, what))
 
     @property
     def symbol(self):

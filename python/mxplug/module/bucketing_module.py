@@ -219,9 +219,7 @@ class BucketingModule(BaseModule):
         self._curr_module.backward(out_grads=out_grads)
 
     def update(self):
-        self._check_ready("update")
-        if not self.optimizer_initialized:
-            raise RuntimeError("update: call init_optimizer first")
+        self._check_optimizer("update")
         self._params_dirty = True
         self._curr_module.update()
 

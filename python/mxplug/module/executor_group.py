@@ -74,6 +74,14 @@ def _prepare_group2ctxs(group2ctxs, count):
     return out
 
 
+def refuse_merged_states(merge_multi_context):
+    """MXNet's refusal of get_states(merge_multi_context=True): a state need not have a batch
+    axis to merge along."""
+    if merge_multi_context:
+        raise ValueError("get_states: merge_multi_context=True is not supported; call "
+                         "get_states(merge_multi_context=False)")
+
+
 class ExecutorGroup(object):
     """Executors of one symbol over `contexts`, with the parameter, gradient and auxiliary
     arrays listed per name and then per device."""
@@ -214,10 +222,7 @@ class ExecutorGroup(object):
 
     def get_states(self, merge_multi_context=True):
         """[[state_dev1, state_dev2, ...], ...] per state name."""
-        if merge_multi_context:
-            # MXNet's refusal: a state need not have a batch axis to merge along.
-            raise ValueError("get_states: merge_multi_context=True is not supported; call "
-                             "get_states(merge_multi_context=False)")
+        refuse_merged_states(merge_multi_context)
         return self.state_arrays
 
     def set_states(self, states=None, value=None):

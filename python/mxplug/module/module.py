@@ -421,9 +421,7 @@ class Module(BaseModule):
     def update(self):
         """One optimizer step on every parameter from the gradients of the last backward,
         summed over the devices."""
-        self._check_ready("update")
-        if not self.optimizer_initialized:
-            raise RuntimeError("update: call init_optimizer first")
+        self._check_optimizer("update")
         self._params_dirty = True
         group = self._exec_group
         if self._update_on_kvstore:

@@ -184,9 +184,7 @@ class SequentialModule(BaseModule):
 
     def update(self):
         """One optimizer step in every module."""
-        self._check_ready("update")
-        if not self.optimizer_initialized:
-            raise RuntimeError("SequentialModule.update: call init_optimizer first")
+        self._check_optimizer("update")
         for module in self._modules:
             module.update()
 
