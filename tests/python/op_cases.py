@@ -391,8 +391,38 @@ OLDER = [
     Case("col2im", [(2, 18, 18)], {"output_size": (5, 6), "kernel": (3, 2), "stride": (2, 1), "dilate": (1, 2),
                                    "pad": (1, 1)}, tol=4),
 ]
+# The linear-algebra ops, on matrices made for them (the last two axes; test_conformance.draw):
+# SPD symmetric positive definite, SYMMETRIC, DOMINANT diagonally dominant with a positive diagonal
+# (well-conditioned triangles, solves, inverses and determinants).
+SPD, SYMMETRIC, DOMINANT = "spd", "symmetric", "dominant"
+_LINALG = [
+    ("gemm", [(2, 4, 3), (2, 4, 5), (2, 3, 5)], {"transpose_a": True, "alpha": 2.0, "beta": 0.5}, []),
+    ("gemm", [(2, 3, 2, 4), (2, 4, 2, 5), (2, 3, 2, 5)], {"axis": 1}, []),
+    ("gemm2", [(3, 2, 4), (3, 5, 4)], {"transpose_b": True, "alpha": -1.5}, []),
+    ("potrf", [(2, 4, 4)], {}, [SPD]),
+    ("potri", [(2, 4, 4)], {}, [DOMINANT]),
+    ("trmm", [(2, 3, 3), (2, 3, 4)], {"transpose": True, "alpha": 1.5}, []),
+    ("trmm", [(3, 3), (4, 3)], {"rightside": True, "lower": False}, []),
+    ("trsm", [(2, 3, 3), (2, 3, 4)], {"alpha": -2.0}, [DOMINANT]),
+    ("trsm", [(3, 3), (4, 3)], {"rightside": True, "transpose": True, "lower": False}, [DOMINANT]),
+    ("sumlogdiag", [(2, 3, 3)], {}, [DOMINANT]),
+    ("extractdiag", [(2, 4, 4)], {"offset": -1}, []),
+    ("makediag", [(2, 3)], {"offset": 2}, []),
+    ("extracttrian", [(2, 4, 4)], {"offset": 1}, []),
+    ("extracttrian", [(4, 4)], {"lower": False}, []),
+    ("maketrian", [(2, 6)], {"offset": -1}, []),
+    ("syrk", [(2, 3, 4)], {"transpose": True, "alpha": 0.5}, []),
+    ("syrk", [(3, 4)], {}, []),
+    ("gelqf", [(2, 3, 5)], {}, [DOMINANT]),
+    ("inverse", [(2, 3, 3)], {}, [DOMINANT]),
+    ("det", [(2, 4, 4)], {}, [DOMINANT]),
+    ("slogdet", [(3, 3)], {}, [DOMINANT]),
+]
+LINALG = ([Case(prefix + op, shapes, kwargs, domains=domains, dtypes=WIDE, tol=10)
+           for op, shapes, kwargs, domains in _LINALG for prefix in ("_linalg_", "linalg_")]
+          + [Case("_linalg_syevd", [(2, 4, 4)], domains=[SYMMETRIC], dtypes=WIDE, tol=10)])
 CASES = (_elementwise_cases() + REDUCTIONS + LAYOUT + CASTS + GEMM + NN + OPTIMIZER_OTHERS + DENSITIES
-         + OLDER)
+         + OLDER + LINALG)
 
 # ---- What the suite checks through other calls than one op's forward and backward ----
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import default_ops, run_json
-from op_cases import CASES, COVERED, CREATIONS, MP_UPDATES, MULTI_UPDATES, OTHER_UPDATES, UPDATES, WIDE, WITH_NAN, Case
+from op_cases import (CASES, COVERED, CREATIONS, DOMINANT, MP_UPDATES, MULTI_UPDATES, OTHER_UPDATES, SPD, SYMMETRIC,
+                      UPDATES, WIDE, WITH_NAN, Case)
 
 # How far a dtype's result may lie from the float64 reference, relative and absolute, for a case
 # of tolerance 1: a few roundings of the dtype.
@@ -75,6 +76,13 @@ def rng_for(*key):
 
 
 def draw(rng, shape, domain):
+    if domain in (SPD, SYMMETRIC, DOMINANT):  # matrices on the last two axes
+        x, n = rng.uniform(-1, 1, shape), shape[-1]
+        if domain == SYMMETRIC:
+            return x + np.swapaxes(x, -1, -2)
+        if domain == SPD:
+            return x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
+        return x / 2 + n * np.eye(*shape[-2:])
     if domain == WITH_NAN:
         x = rng.uniform(-2, 2, shape)
         x[rng.random(shape) < 0.2] = np.nan

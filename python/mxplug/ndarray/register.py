@@ -1,6 +1,7 @@
 """One Python function per registered operator, generated at import (MXNet's generated
 ``mx.nd.<Op>``) and again after ``mx.library.load``. Names starting with ``_`` go to
-``mx.nd._internal``; ``_random_<x>``/``_sample_<x>`` also appear as ``mx.nd.random.<x>``."""
+``mx.nd._internal``; ``_random_<x>``/``_sample_<x>`` also appear as ``mx.nd.random.<x>``, and
+``_linalg_<x>`` as ``mx.nd.linalg.<x>``."""
 import types
 
 import numpy as np
@@ -84,6 +85,12 @@ def place(namespace, internal, name, fn):
         namespace.setdefault(name.replace(".", "_"), fn)
 
 
+def place_linalg(module, name, fn):
+    """``_linalg_<x>`` also as ``<x>`` in ``module`` (MXNet's ``mx.nd.linalg``/``mx.sym.linalg``)."""
+    if name.startswith("_linalg_") and not hasattr(module, name[len("_linalg_"):]):
+        setattr(module, name[len("_linalg_"):], fn)
+
+
 def _make(name):
     info, param_names, var_args = signature(name)
 
@@ -123,11 +130,12 @@ def _op_function(name):
 
 def populate(namespace):
     """Adds a function for every registered op not yet there (called again after a load)."""
-    from . import random as nd_random
+    from . import linalg as nd_linalg, random as nd_random
     for op in _core.operators():
         name = op["name"]
         fn = _op_function(name)
         place(namespace, _internal, name, fn)
+        place_linalg(nd_linalg, name, fn)
         if name.startswith("_"):
             for prefix in ("_random_", "_sample_", "_"):
                 short = name[len(prefix):]
