@@ -263,7 +263,7 @@ class LeakyReLUProp : public mxplug::OperatorProperty {
       // One slope per channel (axis 1), or a single slope shared by all.
       TShape& g = (*in)[1];
       const TShape want{d.ndim() > 1 ? d[1] : 1};
-      if (g.ndim() < 0) g = want;
+      if (g.ndim() < 0 || (g.ndim() == 1 && g[0] < 0)) g = want;  // unknown, or Gluon's (0,)
       if (g != want && g != TShape{1})
         throw std::invalid_argument("gamma has shape " + g.ToString() + ", expected " +
                                     want.ToString() + " (one slope per channel of data " +

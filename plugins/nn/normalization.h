@@ -309,14 +309,8 @@ class NormProp : public mxplug::OperatorProperty {
     const NormGeometry g = MakeNormGeometry<kKind>(spec_, d);
     if (kAffine) {
       const TShape param{g.p};
-      for (int k = 1; k < 3; ++k) {
-        TShape& s = (*in)[k];
-        if (s.ndim() < 0) s = param;
-        if (s != param)
-          throw std::invalid_argument(std::string(k == 1 ? "gamma" : "beta") + " has shape " +
-                                      s.ToString() + ", expected " + param.ToString() +
-                                      " for data of shape " + d.ToString());
-      }
+      mxplug::InferParameterShape(&(*in)[1], param, "gamma", d);
+      mxplug::InferParameterShape(&(*in)[2], param, "beta", d);
     }
     (*out)[0] = d;
     // The statistics: the data's shape with the normalized axes of size 1 (LayerNorm), or one

@@ -260,6 +260,7 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):  # no
             array._ag_grad[:] += grad
         else:
             array._ag_grad[:] = grad
+        array._fresh_grad = True  # what gluon.Trainer checks before a step
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False, train_mode=True):  # noqa: F811

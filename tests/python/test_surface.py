@@ -24,10 +24,14 @@ mx = importlib.import_module(pkg)
 MODULES = ["", "nd", "nd.random", "sym", "sym.random", "io", "recordio", "kv", "kvstore", "mod", "model",
            "optimizer", "lr_scheduler", "init", "metric", "callback", "context", "executor", "name",
            "attribute", "base", "engine", "operator", "profiler", "random", "autograd", "test_utils",
-           "visualization", "library", "runtime", "util"]
+           "visualization", "library", "runtime", "util", "gluon", "gluon.nn", "gluon.loss", "gluon.data",
+           "gluon.data.vision", "gluon.data.vision.transforms", "gluon.utils"]
 CLASSES = {"NDArray": "nd.NDArray", "Symbol": "sym.Symbol", "Executor": "executor.Executor",
            "Module": "mod.Module", "DataIter": "io.DataIter", "DataBatch": "io.DataBatch",
-           "DataDesc": "io.DataDesc", "KVStore": "kvstore.KVStore"}
+           "DataDesc": "io.DataDesc", "KVStore": "kvstore.KVStore", "Block": "gluon.Block",
+           "HybridBlock": "gluon.HybridBlock", "Parameter": "gluon.Parameter",
+           "ParameterDict": "gluon.ParameterDict", "Trainer": "gluon.Trainer",
+           "DataLoader": "gluon.data.DataLoader", "Dataset": "gluon.data.Dataset"}
 
 def lookup(path):
     obj = mx

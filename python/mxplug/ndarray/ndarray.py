@@ -15,6 +15,8 @@ from ..base import MXNetError, integer_types
 from ..context import Context, current_context, _from_dl
 
 NDArray = _core.NDArray
+# Whether backward wrote this array's gradient since gluon.Trainer's last step (autograd sets it).
+NDArray._fresh_grad = False
 
 _DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
 

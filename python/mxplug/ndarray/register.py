@@ -93,6 +93,7 @@ def place_linalg(module, name, fn):
 
 def _make(name):
     info, param_names, var_args = signature(name)
+    slots = len([a for a in info["arguments"] if not (a[1] or "").endswith("[]")])
 
     def op_function(*args, **kwargs):
         out = kwargs.pop("out", None)
@@ -100,10 +101,16 @@ def _make(name):
         ctx = kwargs.pop("ctx", None)
         arrays = []
         rest = list(args)
-        while rest and isinstance(rest[0], (NDArray, list, tuple)) and (
-                isinstance(rest[0], NDArray) or (rest[0] and isinstance(rest[0][0], NDArray))):
+        consumed = 0
+        # The inputs come first; None stands for an optional input not given (FullyConnected's
+        # bias with no_bias), as in MXNet's generated functions.
+        while rest and ((isinstance(rest[0], (NDArray, list, tuple)) and (
+                isinstance(rest[0], NDArray) or (rest[0] and isinstance(rest[0][0], NDArray))))
+                or (rest[0] is None and consumed < slots)):
             item = rest.pop(0)
-            arrays.extend(item if isinstance(item, (list, tuple)) else [item])
+            consumed += 1
+            if item is not None:
+                arrays.extend(item if isinstance(item, (list, tuple)) else [item])
         # Positional values after the arrays fill the parameters in order, as in MXNet.
         free = [p for p in param_names if p not in kwargs and p != "num_args"]
         if len(rest) > len(free):

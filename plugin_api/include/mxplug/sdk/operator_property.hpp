@@ -47,17 +47,18 @@ inline bool InferTypeFromFirst(std::vector<int>* in, std::vector<int>* out) {
 
 /*!
  * \brief Shape inference for a parameter input (weight, bias, gamma) whose shape follows from
- * the data: fills it when unknown, and otherwise throws naming `name`, both shapes and the data's.
+ * the data: fills it, or its unknown dimensions (a Gluon layer's weight declared as (8, 0)
+ * before the input size is known), and throws naming `name`, both shapes and the data's when a
+ * known dimension differs.
  */
 inline void InferParameterShape(TShape* shape, const TShape& expected, const char* name,
                                 const TShape& data) {
-  if (shape->ndim() < 0) {
-    *shape = expected;
-  } else if (*shape != expected) {
+  TShape merged = *shape;
+  if (!MergeShape(&merged, expected))
     throw std::invalid_argument(std::string(name) + " has shape " + shape->ToString() +
                                 ", expected " + expected.ToString() + " for data of shape " +
                                 data.ToString());
-  }
+  *shape = merged;
 }
 
 class OperatorProperty {
