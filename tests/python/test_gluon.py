@@ -200,6 +200,35 @@ def test_training_with_a_trainer_matches_mxnet():
     ), rtol=1e-5)
 
 
+def test_recurrent_layers_and_cells_match_mxnet():
+    layer = ("net = %s; net.initialize(); x = data(*%r); net(x); fill(net); x.attach_grad()\n"
+             "states = net.begin_state(batch_size=x.shape[net._layout.find('N')])\n"
+             "with autograd.record():\n    y, s = net(x, states)\n    l = (y * y).sum() + sum((t * t).sum() for t in s)\n"
+             "l.backward()\n"
+             "r = (y, s, x.grad, {k: v.grad() for k, v in net.collect_params().items()}, repr(net), "
+             "sorted(net._collect_params_with_prefix().keys()))")
+    cell = ("cell = %s; cell.initialize(); x = data(2, 4, 3); cell.unroll(4, x); fill(cell); x.attach_grad()\n"
+            "with autograd.record():\n    out, st = cell.unroll(4, x, layout='NTC', merge_outputs=True)\n"
+            "    l = (out * out).sum()\n"
+            "l.backward()\nr = (out, st, x.grad, repr(cell), sorted(cell.collect_params().keys()))")
+    assert_parity(cases(
+        lstm=layer % ("gluon.rnn.LSTM(5, num_layers=2, bidirectional=True)", (4, 2, 3)),
+        gru_ntc=layer % ("gluon.rnn.GRU(4, layout='NTC')", (2, 5, 3)),
+        rnn_tanh=layer % ("gluon.rnn.RNN(3, num_layers=2, activation='tanh', input_size=3)", (4, 2, 3)),
+        no_states="net = gluon.rnn.LSTM(3); net.initialize(); y = net(data(5, 2, 4)); r = (type(y).__name__, y.shape)",
+        lstm_cell=cell % "gluon.rnn.LSTMCell(5)",
+        gru_cell=cell % "gluon.rnn.GRUCell(4, input_size=3)",
+        stacked=cell % "gluon.rnn.SequentialRNNCell(); cell.add(gluon.rnn.RNNCell(4, activation='relu')); "
+                       "cell.add(gluon.rnn.ResidualCell(gluon.rnn.GRUCell(4)))",
+        bidirectional=cell % "gluon.rnn.BidirectionalCell(gluon.rnn.LSTMCell(3), gluon.rnn.GRUCell(2))",
+        zoneout_in_inference="cell = gluon.rnn.ZoneoutCell(gluon.rnn.GRUCell(3), zoneout_outputs=0.5, zoneout_states=0.5)\n"
+                             "cell.initialize(); x = data(2, 4, 3); cell.unroll(4, x); fill(cell)\n"
+                             "r = cell.unroll(4, x, merge_outputs=True) + (repr(cell),)",
+        step="cell = gluon.rnn.LSTMCell(3, input_size=2); cell.initialize(); fill(cell)\n"
+             "out, st = cell(data(4, 2), cell.begin_state(batch_size=4)); r = (out, st)",
+    ), rtol=1e-5)
+
+
 def test_data_loading_matches_mxnet():
     assert_parity(cases(
         batches="ds = gluon.data.ArrayDataset(mx.nd.arange(20).reshape((10, 2)), np.arange(10) * 10)\n"

@@ -56,8 +56,11 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
     return full(shape, 1, ctx, dtype, **kwargs)
 
 
-def full(shape, val, ctx=None, dtype=None, out=None):
-    """An array filled with ``val``."""
+def full(shape, val, ctx=None, dtype=None, out=None, name=None, stype=None):
+    """An array filled with ``val`` (``name`` is accepted and unused, as in MXNet's generated
+    functions; ``stype`` may only be 'default')."""
+    if stype not in (None, 'default'):
+        raise ValueError("stype %r: mxplug's arrays are dense ('default' storage only)" % (stype,))
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     if out is not None:
