@@ -264,10 +264,14 @@ class FullyConnectedProp : public WeightedLayerProp {
 
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
-    const TShape& data = (*in)[0];
+    TShape& data = (*in)[0];
     if (data.ndim() < 0) return false;
     if (data.ndim() == 0)
       throw std::invalid_argument("data must have at least one axis, got shape ()");
+    // MXNet 1.x infers backward too: a batch size known only from the output (data made by
+    // zeros((0, k)), an RNN cell's begin state) comes from there.
+    const TShape& given = (*out)[0];
+    if (data[0] < 0 && given.ndim() >= 1 && given[0] >= 0) data[0] = given[0];
     const int64_t n = param_.num_hidden;
     int64_t k;
     TShape oshape;

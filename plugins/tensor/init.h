@@ -220,8 +220,15 @@ class InitProp : public mxplug::OperatorProperty {
   std::vector<std::string> ListArguments() const override { return {}; }
   bool InferShape(std::vector<TShape>*, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
-    (*out)[0] = Shape();
-    return true;
+    // A dimension the shape leaves unknown (-1: MXNet 1.x's symbolic zeros((0, n)), a begin
+    // state whose batch size the rest of the graph gives) is taken from what the consumers
+    // inferred for the output.
+    const TShape shape = Shape();
+    TShape& o = (*out)[0];
+    if (!mxplug::MergeShape(&o, shape))
+      throw std::invalid_argument("the output has shape " + o.ToString() + " but shape is " +
+                                  shape.ToString());
+    return o.IsKnown();
   }
   bool InferType(std::vector<int>*, std::vector<int>* out, std::vector<int>*) const override {
     (*out)[0] = StorageType(param_.dtype);
@@ -241,8 +248,7 @@ class ShapeParamProp : public InitProp<Param> {
  protected:
   TShape Shape() const override {
     const TShape& shape = this->param_.shape;
-    if (!shape.IsKnown())
-      throw std::invalid_argument("shape " + shape.ToString() + " must be fully known");
+    if (shape.ndim() < 0) throw std::invalid_argument("shape must be given");
     return shape;
   }
 };

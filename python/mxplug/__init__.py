@@ -61,6 +61,7 @@ from . import test_utils  # noqa: E402
 from . import monitor  # noqa: E402
 from . import monitor as mon  # noqa: E402
 from . import gluon  # noqa: E402
+from . import rnn  # noqa: E402
 
 # A process of a distributed job: a server serves from here until the workers finish (MXNet's
 # kvstore_server); a worker tells the servers when it ends.
@@ -71,5 +72,5 @@ kvstore_server._init_kvstore_server_module()
 
 __all__ = ["MXPlugError", "MXNetError", "library", "engine", "operator", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils", "autograd", "gluon",
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils", "autograd", "gluon", "rnn",
            "__version__"]

@@ -317,6 +317,20 @@ class MSRAPrelu(Xavier):
 
 
 @register
+@register
+class LSTMBias(Initializer):
+    """An LSTM's i2h bias: 0, except ``forget_bias`` for the forget gate (the second quarter)."""
+
+    def __init__(self, forget_bias=1.0):
+        super(LSTMBias, self).__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name, arr):
+        arr[:] = 0.0
+        num_hidden = int(arr.shape[0] / 4)
+        arr[num_hidden:2 * num_hidden] = self.forget_bias
+
+
 class Bilinear(Initializer):
     """Bilinear-interpolation kernels for upsampling weights (Deconvolution)."""
 

@@ -450,9 +450,15 @@ power = pow
 hypot = _binary_function("hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", lambda a, b: (a * a + b * b) ** 0.5)
 
 
-def _filled(op, shape, dtype, kwargs):
+def _graph_shape(shape):
+    """A creation op's shape in a graph: MXNet 1.x's 0 is a dimension the rest of the graph gives
+    (an RNN cell's begin state zeros((0, n)) takes the batch size), kept as -1 (unknown)."""
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
-    return _create(op, op, [], {"shape": shape, "dtype": np.dtype(dtype or np.float32).name},
+    return tuple(-1 if d == 0 else d for d in shape)
+
+
+def _filled(op, shape, dtype, kwargs):
+    return _create(op, op, [], {"shape": _graph_shape(shape), "dtype": np.dtype(dtype or np.float32).name},
                    kwargs.get("name"), kwargs.get("attr"))
 
 
@@ -468,8 +474,7 @@ def ones(shape, dtype=None, **kwargs):
 
 def full(shape, val, dtype=None, **kwargs):
     """A symbol of ``shape`` filled with ``val``."""
-    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
-    return _create("_full", "_full", [], {"shape": shape, "value": float(val),
+    return _create("_full", "_full", [], {"shape": _graph_shape(shape), "value": float(val),
                                           "dtype": np.dtype(dtype or np.float32).name},
                    kwargs.get("name"), kwargs.get("attr"))
 

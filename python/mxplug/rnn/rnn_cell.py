@@ -1,0 +1,515 @@
+"""MXNet 1.x's symbolic recurrent cells (``mx.rnn``): each call adds one time step to a Symbol
+graph; ``unroll`` adds a whole sequence. Weights are Variables named ``<prefix>i2h_weight``...,
+shared through RNNParams; LSTM gates i, f, c, o and GRU gates r, z, n, as MXNet's."""
+import warnings
+
+from .. import initializer as init
+from .. import ndarray
+from .. import symbol
+
+
+class RNNParams(object):
+    """The variables of a cell by name (with ``prefix``), made on first ``get``."""
+
+    def __init__(self, prefix=''):
+        self._prefix = prefix
+        self._params = {}
+
+    def get(self, name, **kwargs):
+        name = self._prefix + name
+        if name not in self._params:
+            self._params[name] = symbol.Variable(name, **kwargs)
+        return self._params[name]
+
+
+def _normalize_sequence(length, inputs, layout, merge, in_layout=None):
+    """(the inputs as a list of steps, or merged along T; the T axis)."""
+    if inputs is None:
+        raise AssertionError("unroll(inputs=None) has been deprecated. Please create input variables outside unroll.")
+    axis = layout.find('T')
+    in_axis = in_layout.find('T') if in_layout is not None else axis
+    if isinstance(inputs, symbol.Symbol):
+        if merge is False:
+            if len(inputs.list_outputs()) != 1:
+                raise AssertionError("unroll doesn't allow grouped symbol as input. Please convert to list with "
+                                     "list(inputs) first or let unroll handle splitting.")
+            inputs = list(symbol.split(inputs, axis=in_axis, num_outputs=length, squeeze_axis=1))
+    else:
+        if length is not None and len(inputs) != length:
+            raise AssertionError("unroll: length %d but %d inputs" % (length, len(inputs)))
+        if merge is True:
+            inputs = symbol.Concat(*[symbol.expand_dims(i, axis=axis) for i in inputs], dim=axis)
+            in_axis = axis
+    if isinstance(inputs, symbol.Symbol) and axis != in_axis:
+        inputs = symbol.swapaxes(inputs, dim1=axis, dim2=in_axis)
+    return inputs, axis
+
+
+class BaseRNNCell(object):
+    """The base of the symbolic cells: ``state_info``, ``begin_state``, ``unroll``, and
+    ``unpack_weights``/``pack_weights`` between fused i2h/h2h weights and per-gate ones."""
+
+    def __init__(self, prefix='', params=None):
+        if params is None:
+            params = RNNParams(prefix)
+            self._own_params = True
+        else:
+            self._own_params = False
+        self._prefix = prefix
+        self._params = params
+        self._modified = False
+        self.reset()
+
+    def reset(self):
+        """Resets the step counters (before a new sequence)."""
+        self._init_counter = -1
+        self._counter = -1
+        if hasattr(self, '_cells'):
+            for cell in self._cells:
+                cell.reset()
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError()
+
+    @property
+    def params(self):
+        """This cell's RNNParams (its variables)."""
+        self._own_params = False
+        return self._params
+
+    @property
+    def state_info(self):
+        raise NotImplementedError()
+
+    @property
+    def state_shape(self):
+        return [ele['shape'] for ele in self.state_info]
+
+    @property
+    def _gate_names(self):
+        return ()
+
+    def begin_state(self, func=symbol.zeros, **kwargs):
+        """The initial states, each made by ``func(name=..., **state_info, **kwargs)``."""
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. DropoutCell) the base cell cannot be called "
+                                 "directly. Call the modifier cell instead.")
+        states = []
+        for info in self.state_info:
+            self._init_counter += 1
+            if info is not None:
+                kwargs.update(info)
+            states.append(func(name='%sbegin_state_%d' % (self._prefix, self._init_counter), **kwargs))
+        return states
+
+    def unpack_weights(self, args):
+        """``args`` with each fused i2h/h2h weight and bias split into per-gate arrays."""
+        args = args.copy()
+        if not self._gate_names:
+            return args
+        h = self._num_hidden
+        for group_name in ['i2h', 'h2h']:
+            weight = args.pop('%s%s_weight' % (self._prefix, group_name))
+            bias = args.pop('%s%s_bias' % (self._prefix, group_name))
+            for j, gate in enumerate(self._gate_names):
+                args['%s%s%s_weight' % (self._prefix, group_name, gate)] = weight[j * h:(j + 1) * h].copy()
+                args['%s%s%s_bias' % (self._prefix, group_name, gate)] = bias[j * h:(j + 1) * h].copy()
+        return args
+
+    def pack_weights(self, args):
+        """The inverse of ``unpack_weights``."""
+        args = args.copy()
+        if not self._gate_names:
+            return args
+        for group_name in ['i2h', 'h2h']:
+            weight, bias = [], []
+            for gate in self._gate_names:
+                weight.append(args.pop('%s%s%s_weight' % (self._prefix, group_name, gate)))
+                bias.append(args.pop('%s%s%s_bias' % (self._prefix, group_name, gate)))
+            args['%s%s_weight' % (self._prefix, group_name)] = ndarray.concatenate(weight)
+            args['%s%s_bias' % (self._prefix, group_name)] = ndarray.concatenate(bias)
+        return args
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        """The graph of ``length`` steps over ``inputs``: (outputs, last states)."""
+        self.reset()
+        inputs, _ = _normalize_sequence(length, inputs, layout, False)
+        states = self.begin_state() if begin_state is None else begin_state
+        outputs = []
+        for i in range(length):
+            output, states = self(inputs[i], states)
+            outputs.append(output)
+        outputs, _ = _normalize_sequence(length, outputs, layout, merge_outputs)
+        return outputs, states
+
+    def _gate_weights(self, num_hidden, **i2h_bias):
+        """The i2h and h2h weights and biases (``i2h_bias``: the i2h bias variable's kwargs)."""
+        self._num_hidden = num_hidden
+        self._iW = self.params.get('i2h_weight')
+        self._iB = self.params.get('i2h_bias', **i2h_bias)
+        self._hW = self.params.get('h2h_weight')
+        self._hB = self.params.get('h2h_bias')
+
+    def _states(self, count):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'} for _ in range(count)]
+
+    def _get_activation(self, inputs, activation, **kwargs):
+        if isinstance(activation, str):
+            return symbol.Activation(inputs, act_type=activation, **kwargs)
+        return activation(inputs, **kwargs)
+
+
+class RNNCell(BaseRNNCell):
+    """h' = activation(W_i x + b_i + W_h h + b_h)."""
+
+    def __init__(self, num_hidden, activation='tanh', prefix='rnn_', params=None):
+        super(RNNCell, self).__init__(prefix=prefix, params=params)
+        self._activation = activation
+        self._gate_weights(num_hidden)
+
+    @property
+    def state_info(self):
+        return self._states(1)
+
+    @property
+    def _gate_names(self):
+        return ('',)
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB, num_hidden=self._num_hidden,
+                                    name='%si2h' % name)
+        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB, num_hidden=self._num_hidden,
+                                    name='%sh2h' % name)
+        output = self._get_activation(i2h + h2h, self._activation, name='%sout' % name)
+        return output, [output]
+
+
+class LSTMCell(BaseRNNCell):
+    """The LSTM step (gates i, f, c, o); the i2h bias starts at ``forget_bias`` for the forget
+    gate (mx.init.LSTMBias)."""
+
+    def __init__(self, num_hidden, prefix='lstm_', params=None, forget_bias=1.0):
+        super(LSTMCell, self).__init__(prefix=prefix, params=params)
+        self._gate_weights(num_hidden, init=init.LSTMBias(forget_bias=forget_bias))
+
+    @property
+    def state_info(self):
+        return self._states(2)
+
+    @property
+    def _gate_names(self):
+        return ['_i', '_f', '_c', '_o']
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB, num_hidden=self._num_hidden * 4,
+                                    name='%si2h' % name)
+        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
+                                    num_hidden=self._num_hidden * 4, name='%sh2h' % name)
+        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, name="%sslice" % name)
+        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name='%si' % name)
+        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name='%sf' % name)
+        in_transform = symbol.Activation(gates[2], act_type="tanh", name='%sc' % name)
+        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name='%so' % name)
+        next_c = symbol._internal._plus(forget_gate * states[1], in_gate * in_transform, name='%sstate' % name)
+        next_h = symbol._internal._mul(out_gate, symbol.Activation(next_c, act_type="tanh"), name='%sout' % name)
+        return next_h, [next_h, next_c]
+
+
+class GRUCell(BaseRNNCell):
+    """The GRU step: gates r, z; n = tanh(W_in x + b_in + r (W_hn h + b_hn)); h' = (1 - z) n + z h."""
+
+    def __init__(self, num_hidden, prefix='gru_', params=None):
+        super(GRUCell, self).__init__(prefix=prefix, params=params)
+        self._gate_weights(num_hidden)
+
+    @property
+    def state_info(self):
+        return self._states(1)
+
+    @property
+    def _gate_names(self):
+        return ['_r', '_z', '_o']
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        seq_idx = self._counter
+        name = '%st%d_' % (self._prefix, seq_idx)
+        prev_h = states[0]
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB, num_hidden=self._num_hidden * 3,
+                                    name="%s_i2h" % name)
+        h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB, num_hidden=self._num_hidden * 3,
+                                    name="%s_h2h" % name)
+        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name="%s_i2h_slice" % name)
+        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name="%s_h2h_slice" % name)
+        reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name="%s_r_act" % name)
+        update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name="%s_z_act" % name)
+        candidate = symbol.Activation(i2h + reset_gate * h2h, act_type="tanh", name="%s_h_act" % name)
+        next_h = symbol._internal._plus((1. - update_gate) * candidate, update_gate * prev_h, name='%sout' % name)
+        return next_h, [next_h]
+
+
+class SequentialRNNCell(BaseRNNCell):
+    """Cells stacked: each one's output is the next one's input."""
+
+    def __init__(self, params=None):
+        super(SequentialRNNCell, self).__init__(prefix='', params=params)
+        self._override_cell_params = params is not None
+        self._cells = []
+
+    def add(self, cell):
+        """Appends a cell."""
+        self._cells.append(cell)
+        if self._override_cell_params:
+            if not cell._own_params:
+                raise AssertionError("Either specify params for SequentialRNNCell or child cells, not both.")
+            cell.params._params.update(self.params._params)
+        self.params._params.update(cell.params._params)
+
+    @property
+    def state_info(self):
+        return sum([c.state_info for c in self._cells], [])
+
+    def begin_state(self, **kwargs):
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
+                                 "directly. Call the modifier cell instead.")
+        return sum([c.begin_state(**kwargs) for c in self._cells], [])
+
+    def unpack_weights(self, args):
+        for cell in self._cells:
+            args = cell.unpack_weights(args)
+        return args
+
+    def pack_weights(self, args):
+        for cell in self._cells:
+            args = cell.pack_weights(args)
+        return args
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        next_states, p = [], 0
+        for cell in self._cells:
+            if isinstance(cell, BidirectionalCell):
+                raise AssertionError("a BidirectionalCell can only be unrolled, not stepped")
+            n = len(cell.state_info)
+            state = states[p:p + n]
+            p += n
+            inputs, state = cell(inputs, state)
+            next_states.append(state)
+        return inputs, sum(next_states, [])
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        self.reset()
+        num_cells = len(self._cells)
+        if begin_state is None:
+            begin_state = self.begin_state()
+        p, next_states = 0, []
+        for i, cell in enumerate(self._cells):
+            n = len(cell.state_info)
+            states = begin_state[p:p + n]
+            p += n
+            inputs, states = cell.unroll(length, inputs=inputs, begin_state=states, layout=layout,
+                                         merge_outputs=None if i < num_cells - 1 else merge_outputs)
+            next_states.extend(states)
+        return inputs, next_states
+
+
+class DropoutCell(BaseRNNCell):
+    """Dropout on the inputs, no states."""
+
+    def __init__(self, dropout, prefix='dropout_', params=None):
+        super(DropoutCell, self).__init__(prefix, params)
+        if not isinstance(dropout, (int, float)):
+            raise AssertionError("dropout probability must be a number")
+        self.dropout = dropout
+
+    @property
+    def state_info(self):
+        return []
+
+    def __call__(self, inputs, states):
+        if self.dropout > 0:
+            inputs = symbol.Dropout(data=inputs, p=self.dropout)
+        return inputs, states
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        self.reset()
+        inputs, _ = _normalize_sequence(length, inputs, layout, merge_outputs)
+        if isinstance(inputs, symbol.Symbol):
+            return self(inputs, [])
+        return super(DropoutCell, self).unroll(length, inputs, begin_state=begin_state, layout=layout,
+                                               merge_outputs=merge_outputs)
+
+
+class ModifierCell(BaseRNNCell):
+    """A cell that wraps another (``base_cell``) and changes what it computes."""
+
+    def __init__(self, base_cell):
+        super(ModifierCell, self).__init__()
+        base_cell._modified = True
+        self.base_cell = base_cell
+
+    @property
+    def params(self):
+        self._own_params = False
+        return self.base_cell.params
+
+    @property
+    def state_info(self):
+        return self.base_cell.state_info
+
+    def begin_state(self, init_sym=symbol.zeros, **kwargs):
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. DropoutCell) the base cell cannot be called "
+                                 "directly. Call the modifier cell instead.")
+        self.base_cell._modified = False
+        begin = self.base_cell.begin_state(func=init_sym, **kwargs)
+        self.base_cell._modified = True
+        return begin
+
+    def unpack_weights(self, args):
+        return self.base_cell.unpack_weights(args)
+
+    def pack_weights(self, args):
+        return self.base_cell.pack_weights(args)
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError
+
+
+class ZoneoutCell(ModifierCell):
+    """Zoneout: each output and state element keeps its previous value with probability
+    ``zoneout_outputs`` / ``zoneout_states`` (in training)."""
+
+    def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
+        if isinstance(base_cell, BidirectionalCell):
+            raise AssertionError("BidirectionalCell doesn't support zoneout since it doesn't support step. Please "
+                                 "add ZoneoutCell to the cells underneath instead.")
+        super(ZoneoutCell, self).__init__(base_cell)
+        self.zoneout_outputs = zoneout_outputs
+        self.zoneout_states = zoneout_states
+        self.prev_output = None
+
+    def reset(self):
+        super(ZoneoutCell, self).reset()
+        self.prev_output = None
+
+    def __call__(self, inputs, states):
+        next_output, next_states = self.base_cell(inputs, states)
+
+        def keep(p, like):
+            return symbol.Dropout(symbol.ones_like(like), p=p)
+        prev_output = self.prev_output if self.prev_output is not None else symbol.zeros((0, 0))
+        output = (symbol.where(keep(self.zoneout_outputs, next_output), next_output, prev_output)
+                  if self.zoneout_outputs != 0. else next_output)
+        states = ([symbol.where(keep(self.zoneout_states, new), new, old) for new, old in zip(next_states, states)]
+                  if self.zoneout_states != 0. else next_states)
+        self.prev_output = output
+        return output, states
+
+
+class ResidualCell(ModifierCell):
+    """Adds the input to the base cell's output."""
+
+    def __call__(self, inputs, states):
+        output, states = self.base_cell(inputs, states)
+        output = symbol.elemwise_add(output, inputs, name="%s_plus_residual" % output.name)
+        return output, states
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        self.reset()
+        self.base_cell._modified = False
+        outputs, states = self.base_cell.unroll(length, inputs=inputs, begin_state=begin_state, layout=layout,
+                                                merge_outputs=merge_outputs)
+        self.base_cell._modified = True
+        merge_outputs = isinstance(outputs, symbol.Symbol) if merge_outputs is None else merge_outputs
+        inputs, _ = _normalize_sequence(length, inputs, layout, merge_outputs)
+        if merge_outputs:
+            outputs = symbol.elemwise_add(outputs, inputs, name="%s_plus_residual" % outputs.name)
+        else:
+            outputs = [symbol.elemwise_add(output_sym, input_sym, name="%s_plus_residual" % output_sym.name)
+                       for output_sym, input_sym in zip(outputs, inputs)]
+        return outputs, states
+
+
+class BidirectionalCell(BaseRNNCell):
+    """Runs ``l_cell`` forward and ``r_cell`` backward over the sequence and concatenates their
+    outputs (unroll only)."""
+
+    def __init__(self, l_cell, r_cell, params=None, output_prefix='bi_'):
+        super(BidirectionalCell, self).__init__('', params=params)
+        self._output_prefix = output_prefix
+        self._override_cell_params = params is not None
+        if self._override_cell_params:
+            if not (l_cell._own_params and r_cell._own_params):
+                raise AssertionError("Either specify params for BidirectionalCell or child cells, not both.")
+            l_cell.params._params.update(self.params._params)
+            r_cell.params._params.update(self.params._params)
+        self.params._params.update(l_cell.params._params)
+        self.params._params.update(r_cell.params._params)
+        self._cells = [l_cell, r_cell]
+
+    def unpack_weights(self, args):
+        for cell in self._cells:
+            args = cell.unpack_weights(args)
+        return args
+
+    def pack_weights(self, args):
+        for cell in self._cells:
+            args = cell.pack_weights(args)
+        return args
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
+
+    @property
+    def state_info(self):
+        return sum([c.state_info for c in self._cells], [])
+
+    def begin_state(self, **kwargs):
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. DropoutCell) the base cell cannot be called "
+                                 "directly. Call the modifier cell instead.")
+        return sum([c.begin_state(**kwargs) for c in self._cells], [])
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        self.reset()
+        inputs, axis = _normalize_sequence(length, inputs, layout, False)
+        if begin_state is None:
+            begin_state = self.begin_state()
+        states = begin_state
+        l_cell, r_cell = self._cells
+        n_left = len(l_cell.state_info)
+        l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=states[:n_left], layout=layout,
+                                            merge_outputs=merge_outputs)
+        r_outputs, r_states = r_cell.unroll(length, inputs=list(reversed(inputs)), begin_state=states[n_left:],
+                                            layout=layout, merge_outputs=merge_outputs)
+        if merge_outputs is None:
+            merge_outputs = (isinstance(l_outputs, symbol.Symbol) and isinstance(r_outputs, symbol.Symbol))
+            if not merge_outputs:
+                if isinstance(l_outputs, symbol.Symbol):
+                    l_outputs = list(symbol.SliceChannel(l_outputs, axis=axis, num_outputs=length, squeeze_axis=1))
+                if isinstance(r_outputs, symbol.Symbol):
+                    r_outputs = list(symbol.SliceChannel(r_outputs, axis=axis, num_outputs=length, squeeze_axis=1))
+        if merge_outputs:
+            l_outputs = [l_outputs]
+            r_outputs = [symbol.reverse(r_outputs, axis=axis)]
+        else:
+            r_outputs = list(reversed(r_outputs))
+        outputs = [symbol.Concat(l_o, r_o, dim=1 + merge_outputs, name=('%sout' % self._output_prefix
+                                                                          if merge_outputs else
+                                                                          '%st%d' % (self._output_prefix, i)))
+                   for i, (l_o, r_o) in enumerate(zip(l_outputs, r_outputs))]
+        if merge_outputs:
+            outputs = outputs[0]
+        return outputs, [l_states, r_states]
+
+
+def rnn_unroll(cell, length, inputs=None, begin_state=None, input_prefix='', layout='NTC'):
+    """Deprecated (MXNet's too): ``cell.unroll``."""
+    warnings.warn('rnn_unroll is deprecated. Please call cell.unroll directly.')
+    return cell.unroll(length=length, inputs=inputs, begin_state=begin_state, layout=layout)
