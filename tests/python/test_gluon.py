@@ -289,6 +289,7 @@ if mode == 'write':
     net.hybridize()
     net(x)
     net.export(folder + '/net')
+    net.save(folder + '/whole')
     print(json.dumps(net(x).asnumpy().tolist()))
 else:
     other = gluon.nn.HybridSequential()
@@ -297,18 +298,29 @@ else:
                   gluon.nn.Dense(4, in_units=48))
     other.load_parameters(folder + '/net.params')
     imported = gluon.SymbolBlock.imports(folder + '/net-symbol.json', ['data'], folder + '/net-0000.params')
-    print(json.dumps([other(x).asnumpy().tolist(), imported(x).asnumpy().tolist()]))
+    whole = gluon.nn.HybridSequential()
+    with whole.name_scope():
+        whole.add(gluon.nn.Conv2D(3, 3, in_channels=2), gluon.nn.BatchNorm(in_channels=3), gluon.nn.Flatten(),
+                  gluon.nn.Dense(4, in_units=48))
+    whole.load(folder + '/whole')
+    print(json.dumps([other(x).asnumpy().tolist(), imported(x).asnumpy().tolist(), whole(x).asnumpy().tolist(),
+                      sorted(whole.collect_params().keys())]))
 """
 
 
 def test_saved_parameters_and_exported_models_cross_with_mxnet(mx, tmp_path):
     script = "import json, numpy as np\n" + SAVE
     run = {"mxplug": lambda argv: run_here(mx, script, argv), "mxnet": lambda argv: run_mxnet_script(script, argv)}
+    saved = []
     for writer, reader in (("mxplug", "mxnet"), ("mxnet", "mxplug")):
         folder = tmp_path / writer
         folder.mkdir()
         written = np.array(run[writer]([str(folder), "write"]))
-        loaded, imported = (np.array(a) for a in run[reader]([str(folder), "read"]))
+        loaded, imported, whole, names = run[reader]([str(folder), "read"])
+        loaded, imported, whole = np.array(loaded), np.array(imported), np.array(whole)
+        saved.append(names)
         # (the two frameworks' float32 convolutions round differently: 1e-4)
         np.testing.assert_allclose(loaded, written, rtol=1e-4, err_msg="%s read %s's save_parameters" % (reader, writer))
         np.testing.assert_allclose(imported, written, rtol=1e-4, err_msg="%s imported %s's export" % (reader, writer))
+        np.testing.assert_allclose(whole, written, rtol=1e-4, err_msg="%s loaded %s's Block.save" % (reader, writer))
+    assert saved[0] == saved[1]  # Block.load renames the parameters after the saved blocks, on both

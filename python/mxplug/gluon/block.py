@@ -298,6 +298,66 @@ class Block(object):
             if name in params:
                 params[name]._load_init(loaded[name], ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 
+    def save(self, prefix):
+        """Writes ``prefix-model.json`` (the blocks' structure: each block by class and number,
+        its name, its children's names and, hybridized, its traced graph) and
+        ``prefix-model.params`` (``save_parameters``), as MXNet 1.9.1's: ``load`` reads them
+        into a block built the same way."""
+        model = {}
+
+        def save_block(blk, index, structure):
+            mdl = {'orig_name': blk.name}
+            structure[type(blk).__name__.lower() + str(index[0])] = mdl
+            if isinstance(blk, HybridBlock):
+                mdl['hybridized'] = bool(blk._cached_graph)
+                if blk._cached_graph:
+                    syms, out = blk._cached_graph
+                    mdl['in_format'] = blk._in_format
+                    mdl['out_format'] = blk._out_format
+                    mdl['inputs'] = [sym.tojson() for sym in syms]
+                    mdl['symbol'] = out.tojson()
+            children = {}
+            mdl['children'] = children
+            for ch_name, child in blk._children.items():
+                index[0] += 1
+                children[child.name] = ch_name
+                save_block(child, index, mdl)
+        save_block(self, [0], model)
+        with open(prefix + '-model.json', 'w') as fp:
+            json.dump(model, fp)
+        self.save_parameters(prefix + '-model.params')
+
+    def load(self, prefix):
+        """Reads what ``save`` wrote into this block (built as the saved one was): the blocks'
+        names, the hybridized ones' graphs, and the parameters."""
+        with open(prefix + '-model.json') as fp:
+            model = json.load(fp)
+
+        def load_block(blk, index, structure):
+            key = type(blk).__name__.lower() + str(index[0])
+            if key not in structure:
+                raise ValueError("'%s-model.json' has no block %s where this model has one: it was saved from a "
+                                 "model built differently" % (prefix, key))
+            mdl = structure[key]
+            blk._name = mdl['orig_name']
+            if isinstance(blk, HybridBlock) and mdl.get('hybridized'):
+                blk._in_format = mdl['in_format']
+                blk._out_format = mdl['out_format']
+                blk._cached_graph = ([symbol.load_json(i) for i in mdl['inputs']], symbol.load_json(mdl['symbol']))
+                blk._active = True
+            for p in list(blk.params.keys()):
+                param = blk.params._params.pop(p)
+                blk.params._params[blk.name + '_' + p[len(blk.params._prefix):]] = param
+            for child in blk._children.values():
+                index[0] += 1
+                load_block(child, index, mdl)
+            children = mdl['children']
+            for ch_name in list(blk._children.keys()):
+                child = blk._children.pop(ch_name)
+                blk._children[children[child.name]] = child
+        load_block(self, [0], model)
+        self.load_parameters(prefix + '-model.params')
+
     def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
         """Deprecated (MXNet's too): load_parameters."""
         warnings.warn("load_params is deprecated. Please use load_parameters.")
