@@ -3,6 +3,7 @@ names, shapes and reprs, the same outputs, losses and gradients, the same parame
 training with a Trainer (one context and two), the same batches from a DataLoader, and the same
 errors; files written by save_parameters and export on one side load on the other."""
 import numpy as np
+import pytest
 
 from conftest import run_here, run_mxnet_script
 from parity import assert_parity
@@ -227,6 +228,45 @@ def test_recurrent_layers_and_cells_match_mxnet():
         step="cell = gluon.rnn.LSTMCell(3, input_size=2); cell.initialize(); fill(cell)\n"
              "out, st = cell(data(4, 2), cell.begin_state(batch_size=4)); r = (out, st)",
     ), rtol=1e-5)
+
+
+def test_model_zoo_matches_mxnet():
+    zoo = ("net = gluon.model_zoo.vision.get_model(%r, classes=10); net.initialize(); x = data(1, 3, %d, %d)\n"
+           "with autograd.predict_mode():\n    net(x)\nfill(net)\n"
+           "r = (net(x), sorted((k, v.shape) for k, v in net.collect_params().items()), "
+           "sorted(net._collect_params_with_prefix().keys()))")
+    assert_parity(cases(
+        resnet18_v1=zoo % ("resnet18_v1", 64, 64),
+        resnet50_v2=zoo % ("resnet50_v2", 32, 32),
+        vgg11_bn=zoo % ("vgg11_bn", 32, 32),
+        alexnet_names="r = sorted(gluon.model_zoo.vision.alexnet(classes=5).collect_params().keys())",
+        unknown="r = gluon.model_zoo.vision.get_model('resnet19_v1')",
+    ), rtol=1e-4)
+
+
+def test_pretrained_parameters_from_mxnet_load(mx, tmp_path):
+    # MXNet's model zoo files are save_parameters files named <model>-<hash>.params under root.
+    script = """
+import sys
+net = mx.gluon.model_zoo.vision.resnet18_v2(classes=7)
+rs = np.random.RandomState(2)
+x = mx.nd.array(rs.uniform(-1, 1, (2, 3, 32, 32)))
+if sys.argv[2] == 'write':
+    net.initialize()
+    net(x)
+    for name, p in sorted(net.collect_params().items()):
+        p.set_data(mx.nd.array(rs.uniform(0.5, 1.5, p.shape) if name.endswith('var') else rs.uniform(-.2, .2, p.shape)))
+    net.save_parameters(sys.argv[1] + '/resnet18_v2-0123abcd.params')
+else:
+    net = mx.gluon.model_zoo.vision.get_model('resnet18_v2', classes=7, pretrained=True, root=sys.argv[1])
+print(json.dumps(net(x).asnumpy().tolist()))
+"""
+    script = "import json, numpy as np\n" + script
+    written = np.array(run_mxnet_script(script, [str(tmp_path), "write"]))
+    loaded = np.array(run_here(mx, script, [str(tmp_path), "read"]))
+    np.testing.assert_allclose(loaded, written, rtol=1e-4, atol=1e-5)
+    with pytest.raises(IOError, match="resnet34_v1-<hash>.params"):
+        mx.gluon.model_zoo.vision.resnet34_v1(pretrained=True, root=str(tmp_path))
 
 
 def test_data_loading_matches_mxnet():
