@@ -16,6 +16,11 @@ TEST_PLUGINS = BUILD / "tests" / "plugins"
 PYTHON_PACKAGES = INSTALL / "lib" / "python3" / "dist-packages"
 
 
+# Plugins whose ops have CPU kernels only so far (docs/python.md: the linalg plugin's LAPACK
+# kernels have no CUDA/HIP counterpart yet).
+CPU_ONLY_PLUGINS = {"linalg"}
+
+
 def built_with(component):
     """Whether CMake switched an optional component (cuda, cudnn, hip, onednn, mpi, python) on."""
     return json.loads((BUILD / "components.json").read_text())[component]
