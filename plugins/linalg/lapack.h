@@ -70,25 +70,26 @@ void Gemm(const Mat<T>& x, bool tx, const Mat<T>& y, bool ty, T alpha, T beta, c
     cblas_dgemm(CblasRowMajor, Trans(tx), Trans(ty), z.rows, z.cols, k, alpha, x.p, x.ld, y.p, y.ld,
                 beta, z.p, z.ld);
 }
-/*! \brief b = alpha op(a) b, or alpha b op(a) (right), a triangular (only its triangle read). */
+/*! \brief b = alpha op(a) b (kSolve: alpha op(a)^-1 b), or b op(a) on the right; a is triangular
+ * (only its triangle is read). */
+template <bool kSolve, class T>
+void Triangular(const Mat<T>& a, bool lower, bool trans, bool right, T alpha, const Mat<T>& b) {
+  const auto call = [&](auto fn) {
+    fn(CblasRowMajor, Side(right), Uplo(lower), Trans(trans), CblasNonUnit, b.rows, b.cols, alpha,
+       a.p, a.ld, b.p, b.ld);
+  };
+  if constexpr (kSingle<T>)
+    call(kSolve ? cblas_strsm : cblas_strmm);
+  else
+    call(kSolve ? cblas_dtrsm : cblas_dtrmm);
+}
 template <class T>
 void Trmm(const Mat<T>& a, bool lower, bool trans, bool right, T alpha, const Mat<T>& b) {
-  if constexpr (kSingle<T>)
-    cblas_strmm(CblasRowMajor, Side(right), Uplo(lower), Trans(trans), CblasNonUnit, b.rows, b.cols,
-                alpha, a.p, a.ld, b.p, b.ld);
-  else
-    cblas_dtrmm(CblasRowMajor, Side(right), Uplo(lower), Trans(trans), CblasNonUnit, b.rows, b.cols,
-                alpha, a.p, a.ld, b.p, b.ld);
+  Triangular<false>(a, lower, trans, right, alpha, b);
 }
-/*! \brief b = alpha op(a)^-1 b, or alpha b op(a)^-1 (right). */
 template <class T>
 void Trsm(const Mat<T>& a, bool lower, bool trans, bool right, T alpha, const Mat<T>& b) {
-  if constexpr (kSingle<T>)
-    cblas_strsm(CblasRowMajor, Side(right), Uplo(lower), Trans(trans), CblasNonUnit, b.rows, b.cols,
-                alpha, a.p, a.ld, b.p, b.ld);
-  else
-    cblas_dtrsm(CblasRowMajor, Side(right), Uplo(lower), Trans(trans), CblasNonUnit, b.rows, b.cols,
-                alpha, a.p, a.ld, b.p, b.ld);
+  Triangular<true>(a, lower, trans, right, alpha, b);
 }
 /*! \brief The lower triangle of c = alpha a a^T (or alpha a^T a, trans). */
 template <class T>

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mxplug/plugin.hpp"
@@ -302,58 +303,39 @@ inline int64_t DiagSide(const TShape& a, int offset) {
   return n;
 }
 
-/*! \brief What the four ops that move entries between matrices and vectors share: one input,
- * one output, and a backward that reads only the output's gradient (it moves them back). */
+/*! \brief The four ops that move entries between square matrices and vectors:
+ * extractdiag/extracttrian (kExtract: matrices to vectors) and makediag/maketrian, along the
+ * offset diagonal or (kTriangle) the triangle at offset. Backward moves the output's gradient
+ * back, so it reads only that. */
+template <bool kExtract, bool kTriangle>
 struct MovesEntries : OfA<1> {
+  using Param = std::conditional_t<kTriangle, TrianParam, DiagParam>;
+  static void Shape(const Param& p, std::vector<TShape>* in, std::vector<TShape>* out) {
+    const TShape& a = (*in)[0];
+    const int64_t offset = std::abs(p.offset);
+    std::vector<int64_t> d;
+    if (kExtract) {
+      const int64_t n = DiagSide(a, p.offset);
+      d = Leading(a, 2);
+      d.push_back(kTriangle ? n * (n + 1) / 2 : n);
+    } else {
+      RequireMatrices(a, "A", 1);
+      const int64_t m = a[a.ndim() - 1], side = kTriangle ? TriangleSide(m) : m;
+      if (side <= 0)
+        throw std::invalid_argument("the last axis of A (" + std::to_string(m) +
+                                    ") is not the size of a triangle n(n+1)/2, got shape " +
+                                    a.ToString());
+      d = Leading(a, 1);
+      d.push_back(side + offset), d.push_back(side + offset);
+    }
+    (*out)[0] = TShape(d);
+  }
   static Ids Reads(const Ids& og, const Ids&, const Ids&) { return {og[0]}; }
 };
-
-struct ExtractDiag : MovesEntries {
-  using Param = DiagParam;
-  static void Shape(const Param& p, std::vector<TShape>* in, std::vector<TShape>* out) {
-    std::vector<int64_t> d = Leading((*in)[0], 2);
-    d.push_back(DiagSide((*in)[0], p.offset));
-    (*out)[0] = TShape(d);
-  }
-};
-
-struct MakeDiag : MovesEntries {
-  using Param = DiagParam;
-  static void Shape(const Param& p, std::vector<TShape>* in, std::vector<TShape>* out) {
-    const TShape& a = (*in)[0];
-    RequireMatrices(a, "A", 1);
-    std::vector<int64_t> d = Leading(a, 1);
-    const int64_t n = a[a.ndim() - 1] + std::abs(p.offset);
-    d.push_back(n), d.push_back(n);
-    (*out)[0] = TShape(d);
-  }
-};
-
-struct ExtractTrian : MovesEntries {
-  using Param = TrianParam;
-  static void Shape(const Param& p, std::vector<TShape>* in, std::vector<TShape>* out) {
-    std::vector<int64_t> d = Leading((*in)[0], 2);
-    const int64_t n = DiagSide((*in)[0], p.offset);
-    d.push_back(n * (n + 1) / 2);
-    (*out)[0] = TShape(d);
-  }
-};
-
-struct MakeTrian : MovesEntries {
-  using Param = TrianParam;
-  static void Shape(const Param& p, std::vector<TShape>* in, std::vector<TShape>* out) {
-    const TShape& a = (*in)[0];
-    RequireMatrices(a, "A", 1);
-    const int64_t m = a[a.ndim() - 1], side = TriangleSide(m);
-    if (side <= 0)
-      throw std::invalid_argument("the last axis of A (" + std::to_string(m) +
-                                  ") is not the size of a triangle n(n+1)/2, got shape " +
-                                  a.ToString());
-    std::vector<int64_t> d = Leading(a, 1);
-    d.push_back(side + std::abs(p.offset)), d.push_back(side + std::abs(p.offset));
-    (*out)[0] = TShape(d);
-  }
-};
+using ExtractDiag = MovesEntries<true, false>;
+using MakeDiag = MovesEntries<false, false>;
+using ExtractTrian = MovesEntries<true, true>;
+using MakeTrian = MovesEntries<false, true>;
 
 struct Syrk : OfA<1> {  // alpha A A^T, or alpha A^T A when transposed
   using Param = SyrkParam;

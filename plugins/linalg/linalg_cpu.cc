@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "lapack.h"
@@ -169,19 +168,25 @@ void Backward(mxplug_linalg::Gemm2, const mxplug_linalg::Gemm2Param& p, const Ca
 
 // ---- potrf, potri, inverse ----
 
-template <class T>
-void Forward(mxplug_linalg::Potrf, const mxplug_linalg::NoParam&, const Call<T>& c) {
+/*! \brief For each matrix of input 0: copies it to output 0, factors it there with
+ * `factor(m)` (LAPACK's info: > 0 means the matrix failed, as `what` says), then `finish(m)`. */
+template <class T, class Factor, class Finish>
+void FactorEach(const Call<T>& c, Factor factor, const char* what, Finish finish) {
   const Stack s = Matrices(c.Shape(0));
   for (int64_t i = 0; i < s.count; ++i) {
-    const Mat<T> l = s.At(c.dst[0], i);
-    Copy(l, s.At(c.In(0), i));
-    if (const int info = l.rows ? la::Potrf(l.rows, l.p) : 0)
-      Fail(
-          "the Cholesky factorization failed: the input matrix is not symmetric positive "
-          "definite",
-          i, info);
-    KeepTriangle(l, true);
+    const Mat<T> m = s.At(c.dst[0], i);
+    Copy(m, s.At(c.In(0), i));
+    if (const int info = m.rows ? factor(m) : 0) Fail(what, i, info);
+    finish(m);
   }
+}
+
+template <class T>
+void Forward(mxplug_linalg::Potrf, const mxplug_linalg::NoParam&, const Call<T>& c) {
+  FactorEach(
+      c, [](const Mat<T>& m) { return la::Potrf(m.rows, m.p); },
+      "the Cholesky factorization failed: the input matrix is not symmetric positive definite",
+      [](const Mat<T>& m) { KeepTriangle(m, true); });
 }
 template <class T>
 void Backward(mxplug_linalg::Potrf, const mxplug_linalg::NoParam&, const Call<T>& c) {
@@ -199,14 +204,10 @@ void Backward(mxplug_linalg::Potrf, const mxplug_linalg::NoParam&, const Call<T>
 
 template <class T>
 void Forward(mxplug_linalg::Potri, const mxplug_linalg::NoParam&, const Call<T>& c) {
-  const Stack s = Matrices(c.Shape(0));
-  for (int64_t i = 0; i < s.count; ++i) {
-    const Mat<T> a = s.At(c.dst[0], i);
-    Copy(a, s.At(c.In(0), i));
-    if (const int info = a.rows ? la::Potri(a.rows, a.p) : 0)
-      Fail("the triangular factor is singular (a zero on its diagonal)", i, info);
-    MirrorLower(a);
-  }
+  FactorEach(
+      c, [](const Mat<T>& m) { return la::Potri(m.rows, m.p); },
+      "the triangular factor is singular (a zero on its diagonal)",
+      [](const Mat<T>& m) { MirrorLower(m); });
 }
 template <class T>
 void Backward(mxplug_linalg::Potri, const mxplug_linalg::NoParam&, const Call<T>& c) {
@@ -233,12 +234,9 @@ int InvertInPlace(const Mat<T>& a) {
 
 template <class T>
 void Forward(mxplug_linalg::Inverse, const mxplug_linalg::NoParam&, const Call<T>& c) {
-  const Stack s = Matrices(c.Shape(0));
-  for (int64_t i = 0; i < s.count; ++i) {
-    const Mat<T> a = s.At(c.dst[0], i);
-    Copy(a, s.At(c.In(0), i));
-    if (const int info = InvertInPlace(a)) Fail("the matrix is singular (not invertible)", i, info);
-  }
+  FactorEach(
+      c, [](const Mat<T>& m) { return InvertInPlace(m); },
+      "the matrix is singular (not invertible)", [](const Mat<T>&) {});
 }
 template <class T>
 void Backward(mxplug_linalg::Inverse, const mxplug_linalg::NoParam&, const Call<T>& c) {
@@ -261,10 +259,7 @@ void Forward(mxplug_linalg::TriangularOp<kTrsm>, const mxplug_linalg::Triangular
   for (int64_t i = 0; i < sb.count; ++i) {
     const Mat<T> a = sa.At(c.In(0), i), out = sb.At(c.dst[0], i);
     Copy(out, sb.At(c.In(1), i));
-    if (kTrsm)
-      la::Trsm(a, p.lower, p.transpose, p.rightside, T(p.alpha), out);
-    else
-      la::Trmm(a, p.lower, p.transpose, p.rightside, T(p.alpha), out);
+    la::Triangular<kTrsm>(a, p.lower, p.transpose, p.rightside, T(p.alpha), out);
   }
 }
 /*! \brief The gradient of the triangular A from x (dC or dB, of B's shape) and y (B or C):
@@ -427,39 +422,34 @@ void Gather(const T* from, T* to, int64_t count, int64_t n, int64_t len, bool to
   }
 }
 
-/*! \brief The four ops that move entries between matrices and vectors: forward moves them
- * from the input to the output, backward from the output's gradient to the input's; extract*
- * moves matrices to vectors, make* vectors to matrices. */
-template <class Def>
-constexpr bool kTriangle = std::is_same_v<Def, mxplug_linalg::ExtractTrian> ||
-                           std::is_same_v<Def, mxplug_linalg::MakeTrian>;
-template <class Def>
-constexpr bool kExtract = std::is_same_v<Def, mxplug_linalg::ExtractDiag> ||
-                          std::is_same_v<Def, mxplug_linalg::ExtractTrian>;
-
-template <class Def, class T>
-void MoveEntries(const typename Def::Param& p, const Call<T>& c, bool forward) {
-  const TShape& matrices = kExtract<Def> ? c.Shape(0) : c.OutShape(0);
-  const TShape& vectors = kExtract<Def> ? c.OutShape(0) : c.Shape(0);
+/*! \brief Forward moves the entries from the input to the output, backward from the output's
+ * gradient to the input's; extract* moves matrices to vectors, make* vectors to matrices. */
+template <bool kExtract, bool kTriangle, class T>
+void MoveEntries(const typename mxplug_linalg::MovesEntries<kExtract, kTriangle>::Param& p,
+                 const Call<T>& c, bool forward) {
+  const TShape& matrices = kExtract ? c.Shape(0) : c.OutShape(0);
+  const TShape& vectors = kExtract ? c.OutShape(0) : c.Shape(0);
   const int64_t n = matrices[matrices.ndim() - 1], len = vectors[vectors.ndim() - 1];
   const int64_t count = len ? vectors.Size() / len : 0;
-  Gather(forward ? c.In(0) : c.OutGrad(0), c.dst[0], count, n, len, kExtract<Def> == forward,
+  Gather(forward ? c.In(0) : c.OutGrad(0), c.dst[0], count, n, len, kExtract == forward,
          [&](auto visit) {
-           if constexpr (kTriangle<Def>)
+           if constexpr (kTriangle)
              EachTrianEntry(n, p.offset, p.lower, visit);
            else
              EachDiagEntry(n, p.offset, visit);
          });
 }
-template <class Def, class T,
-          std::enable_if_t<std::is_base_of_v<mxplug_linalg::MovesEntries, Def>, int> = 0>
-void Forward(Def, const typename Def::Param& p, const Call<T>& c) {
-  MoveEntries<Def>(p, c, true);
+template <bool kExtract, bool kTriangle, class T>
+void Forward(mxplug_linalg::MovesEntries<kExtract, kTriangle>,
+             const typename mxplug_linalg::MovesEntries<kExtract, kTriangle>::Param& p,
+             const Call<T>& c) {
+  MoveEntries<kExtract, kTriangle>(p, c, true);
 }
-template <class Def, class T,
-          std::enable_if_t<std::is_base_of_v<mxplug_linalg::MovesEntries, Def>, int> = 0>
-void Backward(Def, const typename Def::Param& p, const Call<T>& c) {
-  MoveEntries<Def>(p, c, false);
+template <bool kExtract, bool kTriangle, class T>
+void Backward(mxplug_linalg::MovesEntries<kExtract, kTriangle>,
+              const typename mxplug_linalg::MovesEntries<kExtract, kTriangle>::Param& p,
+              const Call<T>& c) {
+  MoveEntries<kExtract, kTriangle>(p, c, false);
 }
 
 // ---- syrk ----

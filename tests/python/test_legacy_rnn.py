@@ -88,7 +88,6 @@ def sym_gen(seq_len):
     return pred, ('data',), ('softmax_label',)
 mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=it.default_bucket_key)
 mod.bind(it.provide_data, it.provide_label)
-shapes = {k: v.shape for k, v in mod.get_params()[0].items()} if False else None
 mod.init_params(mx.init.Uniform(0.1))
 args, auxs = mod.get_params()
 mod.set_params({k: mx.nd.array(rs.uniform(-0.3, 0.3, v.shape)) for k, v in sorted(args.items())}, auxs)

@@ -22,13 +22,13 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import autograd, initializer
+from .. import initializer
 from .. import name as _name
 from .. import ndarray as nd
 from .. import symbol
 from ..ndarray import NDArray
 from ..symbol import Symbol
-from .parameter import DeferredInitializationError, Parameter, ParameterDict, _indent
+from .parameter import DeferredInitializationError, Parameter, ParameterDict, _brief, _indent
 
 
 class _BlockScope(object):
@@ -289,12 +289,12 @@ class Block(object):
                 if not any(p in loaded for p in params_inv[param]):
                     raise AssertionError(
                         "Parameter '%s' is missing in file '%s', which contains parameters: %s. Set "
-                        "allow_missing=True to ignore missing parameters." % (name, filename, _brief_list(loaded)))
+                        "allow_missing=True to ignore missing parameters." % (name, filename, _brief(loaded)))
         for name in loaded:
             if not ignore_extra and name not in params:
                 raise ValueError(
                     "Parameter '%s' loaded from file '%s' is not present in ParameterDict, which contains "
-                    "parameters %s. Set ignore_extra=True to ignore. " % (name, filename, _brief_list(params)))
+                    "parameters %s. Set ignore_extra=True to ignore. " % (name, filename, _brief(params)))
             if name in params:
                 params[name]._load_init(loaded[name], ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
 
@@ -483,12 +483,6 @@ class Block(object):
         finally:
             for h in hooks:
                 h.detach()
-
-
-def _brief_list(names, limit=3):
-    names = list(names)
-    shown = ", ".join("'%s'" % n for n in names[:limit])
-    return shown + (", ..., '%s'" % names[-1] if len(names) > limit else "")
 
 
 def _gather_type_ctx_info(args):

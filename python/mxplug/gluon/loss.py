@@ -161,12 +161,8 @@ class HingeLoss(Loss):
         return self._mean(F, _apply_weighting(F, loss, self._weight, sample_weight))
 
 
-class SquaredHingeLoss(Loss):
+class SquaredHingeLoss(HingeLoss):
     """max(0, margin - pred * label)^2."""
-
-    def __init__(self, margin=1, weight=None, batch_axis=0, **kwargs):
-        super(SquaredHingeLoss, self).__init__(weight, batch_axis, **kwargs)
-        self._margin = margin
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)

@@ -9,7 +9,6 @@ and ``'local'``; with ``update_on_kvstore=False`` each context's updater steps i
 summed gradient.
 """
 import os
-import warnings
 
 from .. import kvstore as kvs
 from .. import optimizer as opt
@@ -149,9 +148,7 @@ class Trainer(object):
         raise RuntimeError("row_sparse_pull: mxplug's arrays are dense")
 
     def _check_and_rescale_grad(self, scale):
-        if self._update_on_kvstore and self._kv_initialized and self._optimizer.rescale_grad != scale:
-            # the kvstore's optimizer is this one: the new scale reaches it too
-            pass
+        # (the kvstore's updater holds this same optimizer, so the scale reaches it too)
         self._optimizer.rescale_grad = scale
 
     def step(self, batch_size, ignore_stale_grad=False):

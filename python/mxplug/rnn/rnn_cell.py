@@ -142,6 +142,18 @@ class BaseRNNCell(object):
         outputs, _ = _normalize_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
+    def _get_activation(self, inputs, activation, **kwargs):
+        if isinstance(activation, str):
+            return symbol.Activation(inputs, act_type=activation, **kwargs)
+        return activation(inputs, **kwargs)
+
+
+class _GatedCell(BaseRNNCell):
+    """What RNNCell, LSTMCell and GRUCell share: i2h and h2h weights and biases, ``_num_states``
+    states of (batch, num_hidden), and the per-gate names of unpack_weights (``_gates``)."""
+    _num_states = 1
+    _gates = ()
+
     def _gate_weights(self, num_hidden, **i2h_bias):
         """The i2h and h2h weights and biases (``i2h_bias``: the i2h bias variable's kwargs)."""
         self._num_hidden = num_hidden
@@ -150,30 +162,24 @@ class BaseRNNCell(object):
         self._hW = self.params.get('h2h_weight')
         self._hB = self.params.get('h2h_bias')
 
-    def _states(self, count):
-        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'} for _ in range(count)]
+    @property
+    def state_info(self):
+        return [{'shape': (0, self._num_hidden), '__layout__': 'NC'} for _ in range(self._num_states)]
 
-    def _get_activation(self, inputs, activation, **kwargs):
-        if isinstance(activation, str):
-            return symbol.Activation(inputs, act_type=activation, **kwargs)
-        return activation(inputs, **kwargs)
+    @property
+    def _gate_names(self):
+        return self._gates
 
 
-class RNNCell(BaseRNNCell):
+class RNNCell(_GatedCell):
     """h' = activation(W_i x + b_i + W_h h + b_h)."""
+    _num_states = 1
+    _gates = ('',)
 
     def __init__(self, num_hidden, activation='tanh', prefix='rnn_', params=None):
         super(RNNCell, self).__init__(prefix=prefix, params=params)
         self._activation = activation
         self._gate_weights(num_hidden)
-
-    @property
-    def state_info(self):
-        return self._states(1)
-
-    @property
-    def _gate_names(self):
-        return ('',)
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -186,21 +192,15 @@ class RNNCell(BaseRNNCell):
         return output, [output]
 
 
-class LSTMCell(BaseRNNCell):
+class LSTMCell(_GatedCell):
     """The LSTM step (gates i, f, c, o); the i2h bias starts at ``forget_bias`` for the forget
     gate (mx.init.LSTMBias)."""
+    _num_states = 2
+    _gates = ['_i', '_f', '_c', '_o']
 
     def __init__(self, num_hidden, prefix='lstm_', params=None, forget_bias=1.0):
         super(LSTMCell, self).__init__(prefix=prefix, params=params)
         self._gate_weights(num_hidden, init=init.LSTMBias(forget_bias=forget_bias))
-
-    @property
-    def state_info(self):
-        return self._states(2)
-
-    @property
-    def _gate_names(self):
-        return ['_i', '_f', '_c', '_o']
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -219,20 +219,14 @@ class LSTMCell(BaseRNNCell):
         return next_h, [next_h, next_c]
 
 
-class GRUCell(BaseRNNCell):
+class GRUCell(_GatedCell):
     """The GRU step: gates r, z; n = tanh(W_in x + b_in + r (W_hn h + b_hn)); h' = (1 - z) n + z h."""
+    _num_states = 1
+    _gates = ['_r', '_z', '_o']
 
     def __init__(self, num_hidden, prefix='gru_', params=None):
         super(GRUCell, self).__init__(prefix=prefix, params=params)
         self._gate_weights(num_hidden)
-
-    @property
-    def state_info(self):
-        return self._states(1)
-
-    @property
-    def _gate_names(self):
-        return ['_r', '_z', '_o']
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -252,22 +246,19 @@ class GRUCell(BaseRNNCell):
         return next_h, [next_h]
 
 
-class SequentialRNNCell(BaseRNNCell):
-    """Cells stacked: each one's output is the next one's input."""
+class _CellGroup(BaseRNNCell):
+    """What SequentialRNNCell and BidirectionalCell share: cells (``_cells``) whose states,
+    begin states and weights are theirs, in order; ``params`` given to the group are the cells'."""
 
-    def __init__(self, params=None):
-        super(SequentialRNNCell, self).__init__(prefix='', params=params)
-        self._override_cell_params = params is not None
-        self._cells = []
-
-    def add(self, cell):
-        """Appends a cell."""
-        self._cells.append(cell)
-        if self._override_cell_params:
-            if not cell._own_params:
-                raise AssertionError("Either specify params for SequentialRNNCell or child cells, not both.")
-            cell.params._params.update(self.params._params)
-        self.params._params.update(cell.params._params)
+    def _adopt(self, cells):
+        for cell in cells:
+            if self._override_cell_params:
+                if not cell._own_params:
+                    raise AssertionError("Either specify params for %s or child cells, not both."
+                                         % type(self).__name__)
+                cell.params._params.update(self.params._params)
+            self.params._params.update(cell.params._params)
+        self._cells.extend(cells)
 
     @property
     def state_info(self):
@@ -288,6 +279,19 @@ class SequentialRNNCell(BaseRNNCell):
         for cell in self._cells:
             args = cell.pack_weights(args)
         return args
+
+
+class SequentialRNNCell(_CellGroup):
+    """Cells stacked: each one's output is the next one's input."""
+
+    def __init__(self, params=None):
+        super(SequentialRNNCell, self).__init__(prefix='', params=params)
+        self._override_cell_params = params is not None
+        self._cells = []
+
+    def add(self, cell):
+        """Appends a cell."""
+        self._adopt([cell])
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -436,7 +440,7 @@ class ResidualCell(ModifierCell):
         return outputs, states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """Runs ``l_cell`` forward and ``r_cell`` backward over the sequence and concatenates their
     outputs (unroll only)."""
 
@@ -444,37 +448,11 @@ class BidirectionalCell(BaseRNNCell):
         super(BidirectionalCell, self).__init__('', params=params)
         self._output_prefix = output_prefix
         self._override_cell_params = params is not None
-        if self._override_cell_params:
-            if not (l_cell._own_params and r_cell._own_params):
-                raise AssertionError("Either specify params for BidirectionalCell or child cells, not both.")
-            l_cell.params._params.update(self.params._params)
-            r_cell.params._params.update(self.params._params)
-        self.params._params.update(l_cell.params._params)
-        self.params._params.update(r_cell.params._params)
-        self._cells = [l_cell, r_cell]
-
-    def unpack_weights(self, args):
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args):
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
+        self._cells = []
+        self._adopt([l_cell, r_cell])
 
     def __call__(self, inputs, states):
         raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
-
-    @property
-    def state_info(self):
-        return sum([c.state_info for c in self._cells], [])
-
-    def begin_state(self, **kwargs):
-        if self._modified:
-            raise AssertionError("After applying modifier cells (e.g. DropoutCell) the base cell cannot be called "
-                                 "directly. Call the modifier cell instead.")
-        return sum([c.begin_state(**kwargs) for c in self._cells], [])
 
     def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
         self.reset()

@@ -1,7 +1,5 @@
 """Gluon's datasets (MXNet 1.9.1's ``mx.gluon.data.Dataset``, ``SimpleDataset``,
 ``ArrayDataset``, ``RecordFileDataset``): indexable collections of samples."""
-import numpy as np
-
 from ... import ndarray as nd
 from ... import recordio
 

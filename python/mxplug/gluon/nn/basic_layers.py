@@ -11,9 +11,6 @@ from ..parameter import _indent
 class Sequential(Block):
     """Calls its children in the order they were added (``add``)."""
 
-    def __init__(self, prefix=None, params=None):
-        super(Sequential, self).__init__(prefix=prefix, params=params)
-
     def add(self, *blocks):
         """Appends blocks."""
         for block in blocks:
@@ -53,13 +50,7 @@ class Sequential(Block):
 class HybridSequential(HybridBlock):
     """Sequential of HybridBlocks, itself hybridizable."""
 
-    def __init__(self, prefix=None, params=None):
-        super(HybridSequential, self).__init__(prefix=prefix, params=params)
-
-    def add(self, *blocks):
-        """Appends blocks."""
-        for block in blocks:
-            self.register_child(block)
+    add = Sequential.add
 
     def hybrid_forward(self, F, x):
         for block in self._children.values():

@@ -5,6 +5,7 @@ from ... import ndarray as nd
 from ... import symbol
 from ..block import Block, HybridBlock
 from ..nn import LeakyReLU
+from ..parameter import _indent
 
 
 def _as_list(obj):
@@ -279,7 +280,21 @@ class GRUCell(_GatedCell):
         return LSTMCell.__repr__(self)
 
 
-class SequentialRNNCell(RecurrentCell):
+class _CellGroup(RecurrentCell):
+    """What SequentialRNNCell and BidirectionalCell share: their states are their children's,
+    in order."""
+
+    def state_info(self, batch_size=0):
+        return sum([c.state_info(batch_size) for c in self._children.values()], [])
+
+    def begin_state(self, **kwargs):
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
+                                 "directly. Call the modifier cell instead.")
+        return sum([c.begin_state(**kwargs) for c in self._children.values()], [])
+
+
+class SequentialRNNCell(_CellGroup):
     """Cells stacked: each one's output is the next one's input."""
 
     def __init__(self, prefix=None, params=None):
@@ -293,15 +308,6 @@ class SequentialRNNCell(RecurrentCell):
     def add(self, cell):
         """Appends a cell."""
         self.register_child(cell)
-
-    def state_info(self, batch_size=0):
-        return sum([c.state_info(batch_size) for c in self._children.values()], [])
-
-    def begin_state(self, **kwargs):
-        if self._modified:
-            raise AssertionError("After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
-                                 "directly. Call the modifier cell instead.")
-        return sum([c.begin_state(**kwargs) for c in self._children.values()], [])
 
     def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None, valid_length=None):
         self.reset()
@@ -481,7 +487,7 @@ class ZoneoutCell(ModifierCell):
         return output, states
 
 
-class BidirectionalCell(HybridRecurrentCell):
+class BidirectionalCell(_CellGroup, HybridRecurrentCell):
     """Runs ``l_cell`` forward and ``r_cell`` backward over the sequence and concatenates their
     outputs (unroll only)."""
 
@@ -498,15 +504,6 @@ class BidirectionalCell(HybridRecurrentCell):
         s = '{name}(forward={l_cell}, backward={r_cell})'
         return s.format(name=self.__class__.__name__, l_cell=self._children['l_cell'],
                         r_cell=self._children['r_cell'])
-
-    def state_info(self, batch_size=0):
-        return sum([c.state_info(batch_size) for c in self._children.values()], [])
-
-    def begin_state(self, **kwargs):
-        if self._modified:
-            raise AssertionError("After applying modifier cells (e.g. DropoutCell) the base cell cannot be called "
-                                 "directly. Call the modifier cell instead.")
-        return sum([c.begin_state(**kwargs) for c in self._children.values()], [])
 
     def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None, valid_length=None):
         self.reset()
@@ -537,8 +534,3 @@ class BidirectionalCell(HybridRecurrentCell):
 
     def hybrid_forward(self, F, *args, **kwargs):
         raise NotImplementedError
-
-
-def _indent(s_, num_spaces):
-    from ..parameter import _indent as indent
-    return indent(s_, num_spaces)

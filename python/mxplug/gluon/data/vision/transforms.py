@@ -3,7 +3,7 @@
 colour ones wait for mx.image."""
 import numpy as np
 
-from ...block import Block, HybridBlock
+from ...block import HybridBlock
 from ...nn import Sequential
 
 

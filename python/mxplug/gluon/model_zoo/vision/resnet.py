@@ -48,7 +48,20 @@ class BottleneckV1(HybridBlock):
         return F.Activation(self.body(x) + residual, act_type='relu')
 
 
-class BasicBlockV2(HybridBlock):
+def _downsample_v2(channels, stride, in_channels, downsample):
+    return nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels) if downsample else None
+
+
+class _PreActivation(HybridBlock):
+    """What the V2 blocks share: BatchNorm and ReLU first; the shortcut taken from there when it
+    is projected (``downsample``), else from the input."""
+
+    def _start(self, F, x):
+        out = F.Activation(self.bn1(x), act_type='relu')
+        return out, (self.downsample(out) if self.downsample else x)
+
+
+class BasicBlockV2(_PreActivation):
     """Pre-activation: BatchNorm and ReLU before each of two 3x3 convolutions."""
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
@@ -57,20 +70,15 @@ class BasicBlockV2(HybridBlock):
         self.conv1 = _conv3x3(channels, stride, in_channels)
         self.bn2 = nn.BatchNorm()
         self.conv2 = _conv3x3(channels, 1, channels)
-        self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
-                           if downsample else None)
+        self.downsample = _downsample_v2(channels, stride, in_channels, downsample)
 
     def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type='relu')
-        if self.downsample:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = F.Activation(self.bn2(x), act_type='relu')
+        x, residual = self._start(F, x)
+        x = F.Activation(self.bn2(self.conv1(x)), act_type='relu')
         return self.conv2(x) + residual
 
 
-class BottleneckV2(HybridBlock):
+class BottleneckV2(_PreActivation):
     """Pre-activation bottleneck: 1x1, 3x3, 1x1 convolutions each after BatchNorm and ReLU."""
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
@@ -81,16 +89,11 @@ class BottleneckV2(HybridBlock):
         self.conv2 = _conv3x3(channels // 4, stride, channels // 4)
         self.bn3 = nn.BatchNorm()
         self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
-        self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
-                           if downsample else None)
+        self.downsample = _downsample_v2(channels, stride, in_channels, downsample)
 
     def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type='relu')
-        if self.downsample:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type='relu'))
+        x, residual = self._start(F, x)
+        x = self.conv2(F.Activation(self.bn2(self.conv1(x)), act_type='relu'))
         x = self.conv3(F.Activation(self.bn3(x), act_type='relu'))
         return x + residual
 
