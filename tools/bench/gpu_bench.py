@@ -287,7 +287,9 @@ def run_child(system, device, quick, env=None):
     args = [sys.executable, __file__, "--system=" + system, "--device=" + device] + (["--quick"] if quick else [])
     p = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, **(env or {})))
     if p.returncode != 0:
-        sys.exit("%s benchmark failed:\n%s" % (system, p.stderr[-5000:]))
+        # cuDNN's autotuning logs a line per convolution: leave them out, so the error shows
+        errors = "\n".join(l for l in p.stderr.splitlines() if not l.startswith("[mxplug] cuDNN"))
+        sys.exit("%s benchmark failed (exit status %d):\n%s" % (system, p.returncode, errors[-5000:]))
     measured = json.loads(p.stdout.strip().splitlines()[-1])
     print("  %s: %s" % (system, json.dumps(measured)), file=sys.stderr, flush=True)  # kept if a later one fails
     return measured
