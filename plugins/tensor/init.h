@@ -7,9 +7,11 @@
 #define MXPLUG_PLUGINS_TENSOR_INIT_H_
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -200,11 +202,19 @@ struct EyeGen {
 };
 
 /*! \brief Converts an element to type D as MXNet does: through the compute types, so a double
- * becomes float16 through float (mshadow's half_t). The same on every device. */
+ * becomes float16 through float (mshadow's half_t). The same on every device: a float becomes
+ * uint8 through int64, so -1 is 255 as on MXNet's CPU and NumPy (converting a negative float
+ * straight to an unsigned type is undefined; x86 wraps it, CUDA saturates it to 0). */
 template <class D, class S>
 MXPLUG_XINLINE D ConvertElement(S s) {
-  return static_cast<D>(
-      static_cast<mxplug::ComputeType<D>>(static_cast<mxplug::ComputeType<S>>(s)));
+  using From = mxplug::ComputeType<S>;
+  using To = mxplug::ComputeType<D>;
+  if constexpr (std::is_floating_point<From>::value && std::is_unsigned<To>::value &&
+                !std::is_same<To, bool>::value) {
+    return static_cast<D>(static_cast<To>(static_cast<int64_t>(static_cast<From>(s))));
+  } else {
+    return static_cast<D>(static_cast<To>(static_cast<From>(s)));
+  }
 }
 
 // ---- Properties ----
@@ -402,46 +412,57 @@ class FillKernel : public mxplug::Operator {
   Gen gen_;
 };
 
+// Element i converted (ConvertElement), or to bool (stored as uint8): 1 where it is not zero.
 template <class S, class D>
 struct ConvertElements {
   const S* in;
   D* out;
   int req;
+  bool to_bool;
   MXPLUG_XINLINE void operator()(int64_t i) const {
     using C = mxplug::ComputeType<D>;
-    mxplug::StoreAs<C>(out[i], req, static_cast<C>(ConvertElement<D>(in[i])));
+    C value = to_bool ? static_cast<C>(static_cast<mxplug::ComputeType<S>>(in[i]) != 0)
+                      : static_cast<C>(ConvertElement<D>(in[i]));
+    mxplug::StoreAs<C>(out[i], req, value);
   }
 };
 
-/*! \brief Cast: every element converted (ConvertElement); the gradient converted back. */
+/*! \brief Cast: every element converted (ConvertElement), to bool as NumPy does; the gradient
+ * converted back. */
 template <class Loop>
 class CastKernel : public mxplug::Operator {
  public:
-  CastKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  CastKernel(const mxplug::KwArgs& kwargs, mxplug::Context) {
+    CastParam param;
+    param.Init(kwargs);
+    to_bool_ = param.dtype == kMXPBool;
+  }
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
-    Convert(ctx, in[0], out[0], req[0]);
+    Convert(ctx, in[0], out[0], req[0], to_bool_);
   }
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& out_grad,
                 const std::vector<TBlob>&, const std::vector<TBlob>&,
                 const std::vector<mxplug::OpReqType>& req, const std::vector<TBlob>& in_grad,
                 const std::vector<TBlob>&) override {
-    Convert(ctx, out_grad[0], in_grad[0], req[0]);
+    Convert(ctx, out_grad[0], in_grad[0], req[0], false);
   }
 
  private:
   static void Convert(const mxplug::OpContext& ctx, const TBlob& from, const TBlob& to,
-                      mxplug::OpReqType req) {
+                      mxplug::OpReqType req, bool to_bool) {
     if (req == mxplug::kNullOp) return;
     mxplug::TypeSwitch(from.type_flag_, [&](auto a) {
       using S = decltype(a);
       mxplug::TypeSwitch(to.type_flag_, [&](auto b) {
         using D = decltype(b);
-        Loop::Run(ctx, to.Size(), ConvertElements<S, D>{from.dptr<S>(), to.dptr<D>(), req});
+        Loop::Run(ctx, to.Size(),
+                  ConvertElements<S, D>{from.dptr<S>(), to.dptr<D>(), req, to_bool});
       });
     });
   }
+  bool to_bool_ = false;
 };
 
 /*! \brief Registers the kernels of every op above on a device whose element loop is Loop. */

@@ -899,6 +899,9 @@ def test_crop_svm_output_and_kl_sparse_reg():
           "for step in range(2):\n"
           "    e.forward(is_train=True, d=mx.nd.array(rs.rand(4, 3)))\n"
           "    e.backward(og(4, 3))\n"
+          # MXNet's backward writes the moving mean without telling its engine, so a copy queued
+          # after it may read the old value; waiting makes MXNet's own answer deterministic.
+          "    mx.nd.waitall()\n"
           "    r += [e.outputs[0], e.grad_dict['d'], e.aux_dict[s.list_auxiliary_states()[0]].copy()]\n")
     assert_parity({
         "crop h_w at an offset": bind + "r = run(mx.sym.Crop(mx.sym.var('x'), num_args=1, h_w=(2, 3), offset=(1, 2)), "
@@ -925,6 +928,23 @@ def test_crop_svm_output_and_kl_sparse_reg():
                                "r = [s.list_arguments(), s.infer_shape(d=(4, 3))]",
     }, rtol=1e-5, messages={"crop too large": "should be less than the input data's height",
                             "crop of 3-d data": "4D"})
+
+
+def test_casts_to_narrow_and_unsigned_types():
+    """Cast and the init ops' dtype: a negative or too large float becomes uint8 by wrapping, as
+    on MXNet's CPU and in NumPy (the same on a GPU, where a straight conversion saturates), and a
+    cast to bool is 1 wherever the element is not zero. (mxplug stores bool as uint8 and reports
+    uint8, docs/python.md: the bool cases compare the values.)"""
+    x = "x = mx.nd.array([-1.5, 300.0, -200.0, 0.0, 0.25, 255.9])\n"
+    assert_parity({
+        "to uint8": x + "r = x.astype('uint8')",
+        "to int8 and int32": x + "r = [x.astype('int8'), x.astype('int32')]",
+        "from float64 and float16": x + "r = [x.astype('float64').astype('uint8'), x.astype('float16').astype('uint8')]",
+        "linspace as uint8": "r = mx.nd.linspace(-1, 2, 4, dtype='uint8')",
+        "arange as uint8": "r = mx.nd.arange(-3, 3, dtype='uint8')",
+        "to bool": x + "r = x.astype('bool').asnumpy().astype('int64')",
+        "int to bool": "r = mx.nd.array([0, 3, -2], dtype='int32').astype('bool').asnumpy().astype('int64')",
+    })
 
 
 def test_softmax_length_and_dtype_with_their_gradients():
