@@ -68,6 +68,9 @@ from . import rnn  # noqa: E402
 import atexit as _atexit  # noqa: E402
 from . import kvstore_server  # noqa: E402
 _atexit.register(_core.kvstore_finish)
+# Before that (atexit runs last-registered first), and before the interpreter and the C exit
+# handlers destroy what running kernels use, the pushed work is finished (Engine::FinishAtExit).
+_atexit.register(_core.engine_finish_at_exit)
 kvstore_server._init_kvstore_server_module()
 
 __all__ = ["MXPlugError", "MXNetError", "library", "engine", "operator", "profiler", "Context", "cpu", "gpu",

@@ -481,6 +481,8 @@ void DefineNDArray(py::module_& m) {
         Engine::Get()->WaitForAll();
       },
       "Waits for all pushed work; raises the first stored error and clears them all.");
+  m.def("engine_finish_at_exit", &Engine::FinishAtExit, py::call_guard<py::gil_scoped_release>(),
+        "Finishes the pushed work as the interpreter exits (Engine::FinishAtExit).");
   m.def(
       "random_seed",
       [](uint64_t seed, const py::handle& ctx) {

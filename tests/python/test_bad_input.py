@@ -107,6 +107,18 @@ def test_exit_does_not_wait_forever_for_a_kernel_that_never_returns():
             "'test.Hang' on cpu(0) (worker 'mxp cpu'); 2 function(s) unfinished. Exiting without it.") in p.stderr
 
 
+def test_exit_finishes_queued_kernels_before_their_libraries_are_torn_down():
+    # The interpreter exited with convolutions still queued: the engine's C exit handler drained
+    # them only after the static objects oneDNN made at the first convolution had been
+    # destroyed, and the process died of SIGSEGV after printing its results.
+    code = ("import mxplug as mx\nx = mx.nd.ones((1, 8, 96, 96))\nw = mx.nd.ones((8, 8, 3, 3)) / 72\n"
+            "for _ in range(40):\n    x = mx.nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)\n"
+            "print('pushed', x.shape, flush=True)\n")
+    for _ in range(3):
+        p = run_python(code)
+        assert p.returncode == 0 and p.stdout == "pushed (1, 8, 96, 96)\n", (p.returncode, p.stderr)
+
+
 LOADERS = r"""
 import json, os, sys
 folder = sys.argv[1]

@@ -160,6 +160,15 @@ class Engine {
   static Engine* Get();
   /*! \brief Chooses the process-wide engine's type before its first use. \throws Error after. */
   static void SetDefaultType(EngineType type);
+  /*!
+   * \brief Finishes the process-wide engine's queued work as the process ends; after
+   * MXPLUG_EXIT_TIMEOUT seconds (default 60) says what still runs and ends the process with
+   * status 1. Get() registers it with atexit; a host calls it earlier where its own exit comes
+   * first (Python's atexit), since a static object a library made after the engine (oneDNN's
+   * caches) is destroyed before that handler runs, under a kernel still using it. Without an
+   * engine it does nothing; calling it again costs nothing.
+   */
+  static void FinishAtExit();
 };
 
 }  // namespace mxplug

@@ -43,11 +43,18 @@ EngineType TypeFromEnvironment() {
   return EngineType::kThreaded;
 }
 
+engine_detail::EngineCore* ForkEngine() {
+  return static_cast<engine_detail::EngineCore*>(g_engine.load());
+}
+
+}  // namespace
+
 // At exit the queued work is finished, but not forever: a kernel that never returns would keep
 // the interpreter from ending. After MXPLUG_EXIT_TIMEOUT seconds (default 60) the process says
 // what is still running and ends with status 1.
-void DrainAtExit() {
+void Engine::FinishAtExit() {
   auto* engine = static_cast<engine_detail::EngineCore*>(g_engine.load());
+  if (!engine) return;
   const char* env = std::getenv("MXPLUG_EXIT_TIMEOUT");
   const double seconds = env ? std::atof(env) : 60.0;
   if (engine->DrainFor(seconds)) return;
@@ -65,12 +72,6 @@ void DrainAtExit() {
   std::_Exit(EXIT_FAILURE);
 }
 
-engine_detail::EngineCore* ForkEngine() {
-  return static_cast<engine_detail::EngineCore*>(g_engine.load());
-}
-
-}  // namespace
-
 Engine* Engine::Get() {
   if (Engine* e = g_engine.load(std::memory_order_acquire)) return e;
   std::lock_guard<std::mutex> lock(g_engine_mu);
@@ -85,7 +86,7 @@ Engine* Engine::Get() {
   Engine* engine = Create(type).release();
   detail::HostApi()->log(kMXPLogInfo, "engine", engine->Describe().c_str());
   g_engine.store(engine, std::memory_order_release);
-  std::atexit(DrainAtExit);
+  std::atexit(FinishAtExit);
   // Note [Fork] (engine_core.h), as MXNet 1.9.1's engine does: data-loading code forks after the
   // engine has started, and the child's first op would wait forever for workers it does not have.
   pthread_atfork([] { ForkEngine()->StopWorkersForFork(); },
