@@ -101,6 +101,7 @@ def test_layer_outputs_and_gradients_match_mxnet():
         "pools": ("gluon.nn.HybridSequential(); net.add(gluon.nn.MaxPool2D(3, 2, 1, ceil_mode=True), "
                   "gluon.nn.AvgPool2D(2, count_include_pad=False, padding=1), gluon.nn.GlobalMaxPool2D())", (2, 3, 9, 9)),
         "batchnorm": ("gluon.nn.BatchNorm(axis=1, momentum=0.8, epsilon=1e-3)", (4, 3, 2, 2)),
+        "batchnorm_relu": ("gluon.nn.BatchNormReLU(momentum=0.8)", (4, 3, 2, 2)),
         "layernorm": ("gluon.nn.LayerNorm()", (3, 5)),
         "instancenorm": ("gluon.nn.InstanceNorm(scale=True)", (2, 3, 4)),
         "groupnorm": ("gluon.nn.GroupNorm(num_groups=2)", (2, 4, 3)),
@@ -122,6 +123,8 @@ def test_layer_outputs_and_gradients_match_mxnet():
     snippets["batchnorm_running_stats"] = (
         "net = gluon.nn.BatchNorm(momentum=0.7); net.initialize(); x = data(5, 2, 3); net(x); fill(net)\n"
         "with autograd.record():\n    net(x)\nr = (net.running_mean.data(), net.running_var.data(), net(x))")
+    snippets["batchnorm_relu_names"] = ("net = gluon.nn.BatchNormReLU(scale=False, in_channels=3)\n"
+                                        "r = (repr(net), net.name, sorted(net.collect_params().keys()))")
     assert_parity(cases(**snippets), rtol=1e-5)
 
 
@@ -171,6 +174,9 @@ def test_losses_match_mxnet():
     snippets["cosine"] = ("a, b = data(3, 4), data(3, 4); a.attach_grad()\n"
                           "with autograd.record():\n    l = gluon.loss.CosineEmbeddingLoss(margin=.2)(a, b, mx.nd.array([1, -1, 1]))\n"
                           "l.backward()\nr = (l, a.grad)")
+    snippets["sdml"] = ("a, b = data(5, 3), data(5, 3); a.attach_grad(); b.attach_grad()\n"
+                        "with autograd.record():\n    l = gluon.loss.SDMLLoss(smoothing_parameter=0.2)(a, b)\n"
+                        "l.backward()\nr = (l, a.grad, b.grad)")
     assert_parity(cases(**snippets), rtol=1e-5)
 
 
@@ -231,16 +237,35 @@ def test_recurrent_layers_and_cells_match_mxnet():
 
 
 def test_model_zoo_matches_mxnet():
+    # Weights scaled by their fan-in keep a deep net's activations near 1, where the two sides'
+    # rounding stays within the tolerance (unscaled, Inception's outputs reach 1e35).
     zoo = ("net = gluon.model_zoo.vision.get_model(%r, classes=10); net.initialize(); x = data(1, 3, %d, %d)\n"
            "with autograd.predict_mode():\n    net(x)\nfill(net)\n"
+           "for name, p in sorted(net.collect_params().items()):\n"
+           "    if name.endswith('weight'):\n"
+           "        p.set_data(p.data() * (3.0 / np.prod(p.shape[1:])) ** 0.5)\n"
            "r = (net(x), sorted((k, v.shape) for k, v in net.collect_params().items()), "
            "sorted(net._collect_params_with_prefix().keys()))")
     assert_parity(cases(
         resnet18_v1=zoo % ("resnet18_v1", 64, 64),
         resnet50_v2=zoo % ("resnet50_v2", 32, 32),
         vgg11_bn=zoo % ("vgg11_bn", 32, 32),
+        densenet121=zoo % ("densenet121", 224, 224),
+        squeezenet1_0=zoo % ("squeezenet1.0", 224, 224),
+        squeezenet1_1=zoo % ("squeezenet1.1", 224, 224),
+        inceptionv3=zoo % ("inceptionv3", 299, 299),
+        mobilenet=zoo % ("mobilenet0.25", 64, 64),
+        mobilenet_v2=zoo % ("mobilenetv2_0.5", 64, 64),
+        other_widths="r = [sorted((k, v.shape) for k, v in gluon.model_zoo.vision.get_model(n, classes=3).collect_params().items()) "
+                     "for n in ('mobilenet0.75', 'mobilenetv2_1.0', 'densenet161')]",
         alexnet_names="r = sorted(gluon.model_zoo.vision.alexnet(classes=5).collect_params().keys())",
         unknown="r = gluon.model_zoo.vision.get_model('resnet19_v1')",
+        known_names="try:\n    gluon.model_zoo.vision.get_model('resnet19_v1')\nexcept ValueError as e:\n    r = str(e)",
+        concurrent="Concurrent, HybridConcurrent, Identity = gluon.contrib.nn.Concurrent, gluon.contrib.nn.HybridConcurrent, gluon.contrib.nn.Identity\n"
+                   "net = HybridConcurrent(axis=1)\nwith net.name_scope():\n    net.add(gluon.nn.Dense(3), Identity(), gluon.nn.Dense(2))\n"
+                   "net.initialize(); x = data(2, 4); net(x); fill(net)\n"
+                   "seq = Concurrent()\nseq.add(Identity(), Identity())\n"
+                   "r = (net(x), seq(x), repr(net), sorted(net.collect_params().keys()))",
     ), rtol=1e-4)
 
 

@@ -247,3 +247,24 @@ class CosineEmbeddingLoss(Loss):
         x_dot_y = F.sum(x * y, axis=axis).reshape((-1, 1))
         eps = F.array([1e-12]) if F is nd else F.full((1, 1), 1e-12)
         return x_dot_y / F.broadcast_maximum(x_norm * y_norm, eps)
+
+
+class SDMLLoss(Loss):
+    """Smoothed deep metric learning (Bonadiman et al.): x1[i] and x2[i] are a pair, every other
+    row of x2 a negative for x1[i]. The loss is the KL divergence (KLDivLoss) between the softmax
+    of the negative squared distances and the identity smoothed by ``smoothing_parameter``.
+    Imperative only, as MXNet's: it reads the batch size from x1's shape."""
+
+    def __init__(self, smoothing_parameter=0.3, weight=1., batch_axis=0, **kwargs):
+        super(SDMLLoss, self).__init__(weight, batch_axis, **kwargs)
+        self.kl_loss = KLDivLoss(from_logits=True)
+        self.smoothing_parameter = smoothing_parameter
+
+    def hybrid_forward(self, F, x1, x2):
+        assert x1.shape == x2.shape
+        batch_size = x1.shape[0]
+        # distances[i, j] = |x1[i] - x2[j]|^2
+        distances = F.sum(F.square(F.broadcast_sub(F.expand_dims(x1, 1), F.expand_dims(x2, 0))), axis=2)
+        gold = F.eye(batch_size, ctx=distances.context)
+        labels = gold * (1 - self.smoothing_parameter) + (1 - gold) * self.smoothing_parameter / (batch_size - 1)
+        return self.kl_loss(F.log_softmax(-distances, axis=1), labels)

@@ -1,7 +1,7 @@
 """Gluon's layers (MXNet 1.9.1's ``mx.gluon.nn``)."""
 from ..block import Block, HybridBlock, SymbolBlock
 from .activations import ELU, GELU, LeakyReLU, PReLU, SELU, Swish
-from .basic_layers import (Activation, BatchNorm, Dense, Dropout, Embedding, Flatten, GroupNorm, HybridLambda,
+from .basic_layers import (Activation, BatchNorm, BatchNormReLU, Dense, Dropout, Embedding, Flatten, GroupNorm, HybridLambda,
                            HybridSequential, InstanceNorm, Lambda, LayerNorm, Sequential)
 from .conv_layers import (AvgPool1D, AvgPool2D, AvgPool3D, Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D,
                           Conv3DTranspose, GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D, GlobalMaxPool1D,

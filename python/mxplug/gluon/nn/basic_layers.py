@@ -180,6 +180,14 @@ class BatchNorm(_Norm):
         return F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd', **self._kwargs)
 
 
+class BatchNormReLU(BatchNorm):
+    """BatchNorm followed by ReLU (MXNet runs them as one contrib op, BatchNormWithReLU; here they
+    are the two ops, with the same values and gradients)."""
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.relu(super(BatchNormReLU, self).hybrid_forward(F, x, gamma, beta, running_mean, running_var))
+
+
 class LayerNorm(_Norm):
     """Layer normalization over ``axis`` (default the last)."""
 
