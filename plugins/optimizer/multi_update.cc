@@ -50,6 +50,10 @@ struct DefineMultiUpdate {
       .add_argument("grads_sum_sq", "NDArray-or-Symbol", "sum of square of gradients arrays")
       .add_argument("wds", "NDArray-or-Symbol", "weight decays")
       .add_arguments(MultiLarsParam::Fields());
+  mxplug::RegisterOpProperty<ResetArraysProp>("reset_arrays")
+      .describe("Sets each of the arrays to zero, in place.")
+      .add_argument("data", "NDArray-or-Symbol[]", "Arrays")
+      .add_arguments(MultiSumSqParam::Fields());
   MultiUpdateKernels<mxplug::CpuLoop>{kDLCPU}.RegisterAll();
   return true;
 }();

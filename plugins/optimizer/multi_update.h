@@ -543,6 +543,51 @@ class MultiSumSqKernel : public mxplug::Operator {
   }
 };
 
+// ---- reset_arrays: sets each of its num_arrays arrays to zero in place (MXNet's Trainer zeroes
+// many gradients in one op). The arrays are auxiliary states, the plugin API's arrays an op
+// writes in place; there is no output. ----
+
+class ResetArraysProp : public NoGradientProp {
+ public:
+  void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
+  std::vector<std::string> ListArguments() const override { return {}; }
+  std::vector<std::string> ListOutputs() const override { return {}; }
+  std::vector<std::string> ListAuxiliaryStates() const override {
+    std::vector<std::string> names;
+    for (int i = 0; i < param_.num_arrays; ++i) names.push_back("array_" + std::to_string(i));
+    return names;
+  }
+  bool InferShape(std::vector<TShape>*, std::vector<TShape>*,
+                  std::vector<TShape>* aux) const override {
+    for (const TShape& s : *aux)
+      if (s.ndim() < 0) return false;
+    return true;
+  }
+  bool InferType(std::vector<int>*, std::vector<int>*, std::vector<int>* aux) const override {
+    for (int t : *aux) {
+      if (t == kMXPUnknownDType) return false;
+      if (t != kMXPFloat16 && t != kMXPFloat32 && t != kMXPFloat64)
+        throw std::invalid_argument("This operation only support floating point types, not " +
+                                    mxplug::DTypeName(t));
+    }
+    return true;
+  }
+
+ private:
+  MultiSumSqParam param_;  // num_arrays, as multi_sum_sq's
+};
+
+template <class Loop>
+class ResetArraysKernel : public mxplug::Operator {
+ public:
+  ResetArraysKernel(const mxplug::KwArgs&, mxplug::Context) {}
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>&,
+               const std::vector<OpReqType>&, const std::vector<TBlob>&,
+               const std::vector<TBlob>& aux) override {
+    for (const TBlob& a : aux) Loop::Zero(ctx, a, mxplug::kWriteTo);
+  }
+};
+
 struct MultiLarsParam : mxplug::Parameter<MultiLarsParam> {
   float eta = 0, eps = 0, rescale_grad = 1;
   MXPLUG_DECLARE_PARAMETER(MultiLarsParam) {
@@ -684,6 +729,7 @@ struct MultiUpdateKernels {
     ForEachMultiUpdateOp(*this);
     mxplug::sdk::RegisterKernel<MultiSumSqKernel<Loop>>("multi_sum_sq", device);
     mxplug::sdk::RegisterKernel<MultiLarsKernel<Loop>>("multi_lars", device);
+    mxplug::sdk::RegisterKernel<ResetArraysKernel<Loop>>("reset_arrays", device);
   }
 };
 

@@ -488,8 +488,9 @@ MULTI_UPDATES = ["multi_sgd_update", "multi_sgd_mom_update", "multi_mp_sgd_updat
                  "preloaded_multi_mp_sgd_mom_update", "_multi_adamw_update", "_multi_mp_adamw_update",
                  "_multi_lamb_update", "_multi_mp_lamb_update", "multi_lars"]
 
-# Filled into the array given as out (its shape and dtype): test_conformance.py's own test.
-INTO_OUT = {"_set_value"}
+# Filled into the array given as out (its shape and dtype), or zeroed in place: test_conformance.py's
+# own tests.
+INTO_OUT = {"_set_value", "reset_arrays"}
 # Updates with inputs of their own (AdamW's rescale_grad array, LAMB's phase outputs): test_conformance.py's
 # own test, against the CPU in float32.
 OTHER_UPDATES = ["_adamw_update", "_mp_adamw_update", "mp_lamb_update_phase1", "mp_lamb_update_phase2"]

@@ -190,6 +190,19 @@ def test_set_value_fills_the_array_given_as_out(mx, ctx, dtype):
     np.testing.assert_array_equal(out.asnumpy(), np.full((3, 4), 2.5).astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_reset_arrays_zeroes_its_arrays_in_place(mx, ctx, dtype):
+    require_kernel(mx, ctx, "reset_arrays")
+    rng = rng_for("reset_arrays", dtype)
+    whole = mx.nd.array(rng.uniform(1, 2, (5, 3)), ctx=ctx, dtype=dtype)
+    other = mx.nd.array(rng.uniform(1, 2, (1000,)), ctx=ctx, dtype=dtype)
+    kept = whole.asnumpy()
+    assert mx.nd.reset_arrays(whole[1:3], other, num_arrays=2) == []
+    kept[1:3] = 0
+    np.testing.assert_array_equal(whole.asnumpy(), kept)
+    np.testing.assert_array_equal(other.asnumpy(), np.zeros(1000, dtype))
+
+
 @pytest.mark.parametrize("dtype", WIDE)
 @pytest.mark.parametrize("op,state_ranges,kwargs", UPDATES, ids=repr)
 def test_optimizer_updates_match_the_cpu_in_float64(mx, ctx, op, state_ranges, kwargs, dtype):

@@ -541,8 +541,13 @@ def test_aggregated_updates_match_mxnet():
         "sum_sq of integers": "r = mx.nd.multi_sum_sq(mx.nd.array([1, 2], dtype='int32'), num_arrays=1)",
         "sum_sq mixed dtypes": "r = mx.nd.multi_sum_sq(mx.nd.ones(2), mx.nd.ones(2, dtype='float64'), num_arrays=2)",
         "lars float64": "x = mx.nd.ones(3, dtype='float64'); r = mx.nd.multi_lars(x, x, x, x, eta=1, eps=0)",
+        "reset_arrays": "a, b, c = mx.nd.ones((2, 3)), mx.nd.array([1, 2], dtype='float64'), mx.nd.ones(4, dtype='float16')\n"
+                        "out = mx.nd.reset_arrays(a, b, c, num_arrays=3); r = [len(out), a, b, c]",
+        "reset_arrays of integers": "a = mx.nd.array([1, 2], dtype='int32'); mx.nd.reset_arrays(a, num_arrays=1); r = a",
+        "reset_arrays of views": "a = mx.nd.ones((3, 2)); mx.nd.reset_arrays(a[1], a[2:3], num_arrays=2); r = a",
     }
-    assert_parity(cases, rtol=2e-3, messages={"sum_sq of integers": "only support floating point types, not int32"})
+    assert_parity(cases, rtol=2e-3, messages={"sum_sq of integers": "only support floating point types, not int32",
+                                             "reset_arrays of integers": "only support floating point types, not int32"})
 
 
 def test_fused_updates_clip_at_zero_and_take_float16_as_mxnet():
