@@ -130,3 +130,39 @@ def test_colour_draws_follow_mxnets_model_on_both(mx, tmp_path, arg, value, mode
             assert error.min() <= 1.0, "%s: %s is no %s draw of %s" % (who, row, arg, BASE)
             found.append(draws[error.argmin()])
         assert np.ptp(found) > value * 0.8, "%s: the draws %s do not spread over the range" % (who, found)
+
+
+ITERATOR_READ = """
+import json, os, sys
+name, kw = json.loads(sys.argv[1])
+try:
+    it = getattr(mx.io, name)(**kw)
+    out = [[b.data[0].asnumpy().tolist(), b.data[0].dtype.__name__, b.label[0].asnumpy().tolist()] for b in it]
+    out.append([str(d.dtype) for d in it.provide_data])
+except Exception as e:
+    out = [type(e).__name__]
+out.append(os.path.exists(kw.get('mean_img', '')))
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("ImageRecordUInt8Iter", {}),
+    ("ImageRecordInt8Iter", {}),  # pixels above 127 saturate
+    ("ImageRecordUInt8Iter", {"mirror": True}),
+    ("ImageRecordUInt8Iter_v1", {"mirror": True, "pad": 2, "fill_value": 9, "data_shape": (3, 32, 32)}),  # never mirrors
+    ("ImageRecordIter_v1", {"mean_r": 10, "scale": 0.5}),
+    # the pixels: no mean, scale or contrast; mirrored and padded all the same; no mean image made
+    ("ImageRecordIter", {"dtype": "uint8", "mean_r": 100, "scale": 0.5, "mirror": True, "mean_img": "mean.nd"}),
+    ("ImageRecordIter", {"dtype": "int8", "pad": 2, "fill_value": 200, "data_shape": (3, 32, 32)}),
+    ("ImageRecordIter", {"dtype": "float16"}),
+])
+def test_uint8_and_int8_iterators_give_mxnets_pixels(mx, tmp_path, name, extra):
+    write_image_records(mx, tmp_path)
+    kw = dict(path_imgrec=str(tmp_path / "img.rec"), data_shape=(3, 28, 28), batch_size=4)
+    kw.update(extra)
+    if "mean_img" in kw:
+        kw["mean_img"] = str(tmp_path / kw["mean_img"])
+    argv = [json.dumps([name, kw])]
+    ours, theirs = run_here(mx, ITERATOR_READ, argv), run_mxnet_script(ITERATOR_READ, argv)
+    assert ours == theirs

@@ -403,6 +403,26 @@ Image ImageAugmenter::Augment(Image image, std::mt19937& rng, const std::string&
   return image;
 }
 
+void ImageAugmenter::Pixels(const Image& image, std::mt19937& rng, int dtype, void* out) const {
+  Uniform01(rng);  // the contrast and illumination Normalize draws
+  Uniform01(rng);
+  const bool mirror = mirror_ || (rand_mirror_ && Uniform01(rng) < 0.5f);
+  const int channels = image.channels, height = image.height, width = image.width;
+  const size_t plane = static_cast<size_t>(height) * width;
+  for (int c = 0; c < channels; ++c)
+    for (int i = 0; i < height; ++i) {
+      const uint8_t* src = image.pixels.data() + static_cast<size_t>(i) * width * channels + c;
+      const size_t row = c * plane + static_cast<size_t>(i) * width;
+      for (int j = 0; j < width; ++j) {
+        const uint8_t pixel = src[static_cast<size_t>(mirror ? width - 1 - j : j) * channels];
+        if (dtype == kMXPUint8)
+          static_cast<uint8_t*>(out)[row + j] = pixel;
+        else
+          static_cast<int8_t*>(out)[row + j] = static_cast<int8_t>(std::min<int>(pixel, 127));
+      }
+    }
+}
+
 void ImageAugmenter::Normalize(const Image& image, std::mt19937& rng, const float* mean_image,
                                float* out) const {
   const float contrast = Uniform01(rng) * max_random_contrast_ * 2 - max_random_contrast_ + 1;

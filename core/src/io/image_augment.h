@@ -35,6 +35,11 @@ class ImageAugmenter {
    * contrast, plus a random illumination, times scale / std. */
   void Normalize(const Image& image, std::mt19937& rng, const float* mean_image, float* out) const;
 
+  /*! \brief Writes an augmented image as (channel, height, width) pixels of `dtype` (uint8, or
+   * int8 saturated at 127), mirrored when asked and not normalized, as MXNet's uint8 and int8
+   * iterators do; it draws what Normalize draws, so the two see the same random mirroring. */
+  void Pixels(const Image& image, std::mt19937& rng, int dtype, void* out) const;
+
   /*! \brief The mean image file (mean_img), or "" when the per-channel means are used. */
   const std::string& mean_image_path() const { return mean_img_; }
   /*! \brief The augmentations' seed (seed_aug), or MXNet's fixed one. */

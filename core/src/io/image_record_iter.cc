@@ -1,7 +1,9 @@
 // ImageRecordIter: the images and labels of a RecordIO file of image records (MXNet's IRHeader,
 // optional float labels, an encoded JPEG or PNG), decoded, resized, cropped, mirrored and
 // normalized into float32 (channel, height, width) batches in RGB order by the prefetcher's
-// threads (preprocess_threads of them), at most prefetch_buffer batches ahead.
+// threads (preprocess_threads of them), at most prefetch_buffer batches ahead. With dtype uint8
+// or int8 (MXNet's ImageRecordUInt8Iter and ImageRecordInt8Iter) the batches hold the augmented
+// pixels themselves, not normalized.
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -31,11 +33,12 @@ constexpr size_t kHeaderBytes = 24;
 class ImageRecordSource : public ExampleSource {
  public:
   ImageRecordSource(std::unique_ptr<RecordReader> reader, std::vector<uint64_t> offsets,
-                    TShape shape, int label_width, ImageAugmenter augmenter)
+                    TShape shape, int label_width, int dtype, ImageAugmenter augmenter)
       : reader_(std::move(reader)),
         offsets_(std::move(offsets)),
         shape_(std::move(shape)),
         label_width_(label_width),
+        dtype_(dtype),
         augmenter_(std::move(augmenter)) {}
 
   void Fill(const std::vector<uint64_t>& ids, uint64_t serial, DataBatch* batch) const override {
@@ -44,13 +47,17 @@ class ImageRecordSource : public ExampleSource {
                         static_cast<unsigned>(serial)};
     std::mt19937 rng(seeds);
     const size_t image_size = static_cast<size_t>(shape_.Size());
-    auto* data = static_cast<float*>(batch->data[0].data());
+    auto* data = static_cast<char*>(batch->data[0].data());
     auto* label = static_cast<float*>(batch->label[0].data());
     for (size_t row = 0; row < records.size(); ++row) {
       const uint64_t offset = offsets_[records[row]];
-      Row(offset, rng, mean_image_.empty() ? nullptr : mean_image_.data(),
-          label + row * static_cast<size_t>(label_width_), &batch->index[row],
-          data + row * image_size);
+      const Image image = Augmented(offset, rng, label + row * static_cast<size_t>(label_width_),
+                                    &batch->index[row]);
+      if (dtype_ == kMXPFloat32)
+        augmenter_.Normalize(image, rng, mean_image_.empty() ? nullptr : mean_image_.data(),
+                             reinterpret_cast<float*>(data) + row * image_size);
+      else
+        augmenter_.Pixels(image, rng, dtype_, data + row * image_size);  // one-byte pixels
     }
   }
 
@@ -71,7 +78,7 @@ class ImageRecordSource : public ExampleSource {
       std::mt19937 rng(seeds);
       uint64_t id = 0;
       for (uint64_t offset : offsets_) {
-        Row(offset, rng, nullptr, label.data(), &id, row.data());
+        augmenter_.Normalize(Augmented(offset, rng, label.data(), &id), rng, nullptr, row.data());
         for (size_t i = 0; i < size; ++i) sum[i] += row[i];
       }
       const float share = 1.f / static_cast<float>(offsets_.size());
@@ -128,9 +135,8 @@ class ImageRecordSource : public ExampleSource {
     return image_begin;
   }
 
-  // One record's labels, id and normalized row.
-  void Row(uint64_t offset, std::mt19937& rng, const float* mean_image, float* label, uint64_t* id,
-           float* out) const {
+  // One record's labels, id and augmented image.
+  Image Augmented(uint64_t offset, std::mt19937& rng, float* label, uint64_t* id) const {
     std::string bytes;
     reader_->ReadAt(offset, &bytes);
     const size_t image_begin = Unpack(bytes, offset, label, id);
@@ -141,14 +147,14 @@ class ImageRecordSource : public ExampleSource {
     } catch (const Error& e) {
       throw Error(Where(offset) + ": " + e.what(), kMXPInvalidArgument);
     }
-    augmenter_.Normalize(augmenter_.Augment(std::move(image), rng, Where(offset)), rng, mean_image,
-                         out);
+    return augmenter_.Augment(std::move(image), rng, Where(offset));
   }
 
   std::unique_ptr<RecordReader> reader_;
   std::vector<uint64_t> offsets_;  // where each record starts, in file order
   TShape shape_;                   // (channels, height, width)
   int label_width_;
+  int dtype_;  // of the data: float32, uint8 or int8
   ImageAugmenter augmenter_;
   std::vector<float> mean_image_;  // (channel, height, width), or empty
 };
@@ -181,7 +187,7 @@ std::vector<uint64_t> ReadIndex(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
+std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args, int default_dtype) {
   const std::string path = args.TakeString("path_imgrec");
   const std::string index = args.TakeString("path_imgidx", "");
   const TShape shape = args.TakeShape("data_shape", TShape());
@@ -200,9 +206,15 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
   batching.threads = args.TakeInt("preprocess_threads", 4, 1);
   batching.TakeCommon(&args);
   ImageAugmenter augmenter(&args, shape);
-  const std::string dtype = args.TakeString("dtype", "float32");
-  if (dtype != "float32" && dtype != "None")
-    throw Error("ImageRecordIter: argument 'dtype' is '" + dtype + "', only float32 is supported",
+  const std::string dtype_name = args.TakeString("dtype", DTypeName(default_dtype));
+  const int dtype = dtype_name == "None"      ? default_dtype
+                    : dtype_name == "float32" ? kMXPFloat32
+                    : dtype_name == "uint8"   ? kMXPUint8
+                    : dtype_name == "int8"    ? kMXPInt8
+                                              : -1;
+  if (dtype < 0)
+    throw Error("ImageRecordIter: argument 'dtype' is '" + dtype_name +
+                    "', expected float32, uint8 or int8",
                 kMXPInvalidArgument);
   args.Ignore({"verbose", "silent"});
   args.IgnoreTheRest();
@@ -219,13 +231,14 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args) {
   const int64_t n = batching.batch_size;
   const TShape label_shape = label_width == 1 ? TShape{n} : TShape{n, label_width};
   const size_t num = offsets.size();
-  const std::string mean_image = augmenter.mean_image_path();
+  // Pixels are not normalized: no mean image is read or made (MXNet's uint8 and int8 too).
+  const std::string mean_image = dtype == kMXPFloat32 ? augmenter.mean_image_path() : "";
   auto source = std::make_unique<ImageRecordSource>(std::move(reader), std::move(offsets), shape,
-                                                    label_width, std::move(augmenter));
+                                                    label_width, dtype, std::move(augmenter));
   if (!mean_image.empty()) source->UseMeanImage(mean_image);
   return std::make_unique<BatchedIter>(
       "ImageRecordIter", batching, std::move(source), num,
-      std::vector<DataShape>{{"data", TShape{n, shape[0], shape[1], shape[2]}}},
+      std::vector<DataShape>{{"data", TShape{n, shape[0], shape[1], shape[2]}, dtype}},
       std::vector<DataShape>{{"softmax_label", label_shape}});
 }
 

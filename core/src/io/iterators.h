@@ -11,7 +11,9 @@ namespace mxplug::io {
 
 std::unique_ptr<DataIter> MakeMNISTIter(IterArgs& args);
 std::unique_ptr<DataIter> MakeCSVIter(IterArgs& args);
-std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args);
+// dtype (float32, uint8 or int8) defaults to default_dtype: MXNet's ImageRecordUInt8Iter is
+// ImageRecordIter with uint8.
+std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args, int default_dtype);
 
 }  // namespace mxplug::io
 
