@@ -1,7 +1,8 @@
 """Utilities (MXNet's ``mx.util``): the process environment as the C runtime sees it, and GPU
-counts and memory."""
+counts, memory and compute capability."""
 import os
 
+from . import _core
 from .context import num_gpus, gpu_memory_info
 
 
@@ -28,3 +29,13 @@ def get_gpu_memory(gpu_dev_id):
     """(free, total) bytes of GPU ``gpu_dev_id``."""
     return gpu_memory_info(gpu_dev_id)
 
+
+
+def get_cuda_compute_capability(ctx):
+    """The compute capability of GPU context ``ctx`` as an int (90 for sm_90), as its backend
+    reports it. \raises ValueError for a context that is not a GPU's (MXNet's message)."""
+    if ctx.device_type != 'gpu':
+        raise ValueError('Expecting a gpu context to get cuda compute capability, '
+                         'while received ctx {}'.format(str(ctx)))
+    major, minor = _core.device_attributes(*ctx._dl())["compute_capability"]
+    return major * 10 + minor

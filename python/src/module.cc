@@ -148,6 +148,24 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("device_type"), py::arg("device_id"),
       "(free, total) bytes of a device's memory, as its backend reports them.");
+  m.def(
+      "device_attributes",
+      [](int32_t type, int32_t id) {
+        mxplug::Runtime& rt = mxplug::Runtime::Get();
+        rt.CheckContext(mxplug::Context{type, id});
+        const MXPDeviceAttributes a = rt.GetDevice(type)->Attributes(id);
+        py::dict d;
+        d["compute_capability"] =
+            py::make_tuple(a.compute_capability_major, a.compute_capability_minor);
+        d["multiprocessor_count"] = a.multiprocessor_count;
+        d["warp_size"] = a.warp_size;
+        d["max_threads_per_block"] = a.max_threads_per_block;
+        d["total_memory"] = a.total_memory;
+        d["shared_memory_per_block"] = a.shared_memory_per_block;
+        return d;
+      },
+      py::arg("device_type"), py::arg("device_id"),
+      "What a device's backend says of it (0 where it does not say).");
 
   m.def(
       "operators",

@@ -15,7 +15,7 @@ import numpy as np
 from conftest import MXNET_PYTHON, PYTHON_PACKAGES, require_mxnet
 
 RUNNER = r"""
-import copy, json, pickle, sys, warnings
+import copy, json, os, pickle, sys, warnings
 import numpy as np
 warnings.simplefilter("ignore")
 import %s as mx

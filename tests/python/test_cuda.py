@@ -61,6 +61,16 @@ def test_a_gpu_context_without_a_device_is_a_clear_error(mx):
         mx.nd.ones((2, 3), mx.gpu())
 
 
+def test_compute_capability_is_the_devices(mx):
+    if cuda_entry()["count"] == 0:
+        pytest.skip("no CUDA device: %s" % cuda_entry()["reason"])
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch here has no CUDA")
+    major, minor = torch.cuda.get_device_capability(0)
+    assert mx.util.get_cuda_compute_capability(mx.gpu(0)) == 10 * major + minor
+
+
 # One process per tuning mode: the algorithm cache and its log lines belong to a process.
 CONV_SCRIPT = r"""
 import json, sys

@@ -593,6 +593,19 @@ print(mx.nd.ones((2,)).asnumpy().sum())
         assert p.stdout.strip().endswith("2.0"), p.stdout
 
 
+def test_compute_capability_is_what_the_gpu_backend_reports():
+    # The test device says 9.0 (tests/plugins/test_device.cc); CUDA's is test_cuda.py's, against
+    # PyTorch's.
+    code = ("import os, mxplug as mx\nmx.library.load(os.environ['TESTDEV'], verbose=False)\n"
+            "print(mx.util.get_cuda_compute_capability(mx.gpu(0)))\n"
+            "try:\n    mx.util.get_cuda_compute_capability(mx.gpu(5))\nexcept mx.base.MXNetError as e:\n    print(e)\n")
+    p = run_python(code, extra_env={"MXPLUG_GPU_BACKEND": "testdev",
+                                    "TESTDEV": str(TEST_PLUGINS / "devices" / "libtest_device.so")})
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "90" and "(5) does not exist" in lines[1], p.stdout
+
+
 def test_gpu_memory_info_reports_free_and_total_bytes(mx):
     if mx.context.num_gpus() == 0:
         # MXNet raises for a device that is not there; so do we, naming it (or the backend, in a

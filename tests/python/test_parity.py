@@ -973,3 +973,15 @@ def test_softmax_length_and_dtype_with_their_gradients():
                           "y.backward(mx.nd.array(np.random.RandomState(1).randn(3, 4), dtype='float64')); r = [y, x.grad]",
         "integer dtype": "r = mx.nd.softmax(mx.nd.ones((2, 3)), dtype='int32')",
     }, rtol=2e-3, messages={"float lengths": "only support integer types"})
+
+
+def test_util_gpu_queries_on_a_machine_without_gpus():
+    """mx.util's GPU queries where there is no GPU (as on this machine, and MXNet's CPU build);
+    the compute capability on a GPU is test_cuda.py's, against PyTorch's."""
+    assert_parity({
+        "gpu count": "r = mx.util.get_gpu_count()",
+        "capability of a cpu context": "r = mx.util.get_cuda_compute_capability(mx.cpu())",
+        "environment": "mx.util.setenv('MXPLUG_TEST_VAR', 'x'); r = [mx.util.getenv('MXPLUG_TEST_VAR'), os.environ['MXPLUG_TEST_VAR']]\n"
+                       "mx.util.setenv('MXPLUG_TEST_VAR', None); r.append(mx.util.getenv('MXPLUG_TEST_VAR'))",
+    }, messages={"capability of a cpu context": "Expecting a gpu context to get cuda compute capability, "
+                                                "while received ctx cpu(0)"})
