@@ -60,6 +60,8 @@ from . import runtime  # noqa: E402
 from . import test_utils  # noqa: E402
 from . import monitor  # noqa: E402
 from . import monitor as mon  # noqa: E402
+from . import image  # noqa: E402
+from . import image as img  # noqa: E402
 from . import gluon  # noqa: E402
 from . import rnn  # noqa: E402
 
@@ -75,5 +77,5 @@ kvstore_server._init_kvstore_server_module()
 
 __all__ = ["MXPlugError", "MXNetError", "library", "engine", "operator", "profiler", "Context", "cpu", "gpu",
            "cpu_pinned", "current_context", "num_gpus", "nd", "ndarray", "random", "name", "AttrScope", "symbol", "sym", "executor",
-           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils", "autograd", "gluon", "rnn",
+           "visualization", "viz", "lr_scheduler", "optimizer", "kvstore", "kv", "initializer", "init", "metric", "model", "callback", "io", "module", "mod", "util", "test_utils", "autograd", "image", "img", "gluon", "rnn",
            "__version__"]

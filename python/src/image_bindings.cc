@@ -72,19 +72,31 @@ void DefineImage(py::module_& m) {
       "Encodes as '.jpg' or '.png'.");
   m.def(
       "imresize",
-      [](const Pixels& array, int height, int width) {
+      [](const Pixels& array, int height, int width, int interp) {
         const Image image = FromArray(array, "imresize");
         Image out;
         {
           py::gil_scoped_release release;
-          out = ResizeImage(image, height, width);
+          out = ResizeImage(image, height, width, static_cast<Interpolation>(interp));
         }
         py::array result = ToArray(std::move(out));
         return array.ndim() == 3 ? result.reshape({height, width, static_cast<int>(array.shape(2))})
                                  : result;
       },
-      py::arg("img"), py::arg("height"), py::arg("width"),
-      "Bilinear resize (OpenCV's INTER_LINEAR centres).");
+      py::arg("img"), py::arg("height"), py::arg("width"), py::arg("interp") = 1,
+      "Resize with OpenCV's interpolation `interp` (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 "
+      "Lanczos).");
+  m.def(
+      "resize_weights",
+      [](int source, int target, int interp, bool averaging) {
+        const std::vector<float> w =
+            ResizeWeights(source, target, static_cast<Interpolation>(interp), averaging);
+        py::array_t<float> out({target, source});
+        std::memcpy(out.mutable_data(), w.data(), w.size() * sizeof(float));
+        return out;
+      },
+      py::arg("source"), py::arg("target"), py::arg("interp"), py::arg("averaging"),
+      "The (target, source) matrix of one axis's resize weights (ResizeWeights).");
 }
 
 }  // namespace mxplug::python

@@ -985,3 +985,13 @@ def test_util_gpu_queries_on_a_machine_without_gpus():
                        "mx.util.setenv('MXPLUG_TEST_VAR', None); r.append(mx.util.getenv('MXPLUG_TEST_VAR'))",
     }, messages={"capability of a cpu context": "Expecting a gpu context to get cuda compute capability, "
                                                 "while received ctx cpu(0)"})
+
+
+def test_setting_an_element_from_an_array_of_one_element():
+    """x[i] = value where value has leading axes of length 1 beyond the target's (ImageIter
+    writes each label so); a value that does not broadcast is refused as MXNet refuses it."""
+    assert_parity({
+        "into a vector": "a = mx.nd.zeros(3); a[1] = mx.nd.array([5]); a[2] = mx.nd.array([[6]]); r = a",
+        "a row": "b = mx.nd.zeros((2, 3)); b[0] = mx.nd.array([[1, 2, 3]]); b[1] = np.array([[[4, 5, 6]]]); r = b",
+        "too long": "b = mx.nd.zeros((2, 3)); b[1] = mx.nd.array([1, 2]); r = b",
+    })

@@ -579,7 +579,15 @@ def _setitem(self, key, value):
                     dtype=target._dtype_name)
         else:
             value = _as_array_like(value, target)
+            # Leading axes of length 1 beyond the target's go (MXNet and NumPy take [[5]] for a
+            # single element), then the rest broadcasts.
+            while value.ndim > len(target.shape) and value.shape[0] == 1:
+                value = value.reshape(value.shape[1:])
             if value.shape != target.shape:
+                if len(value.shape) > len(target.shape) or any(
+                        v not in (1, t) for v, t in zip(value.shape[::-1], target.shape[::-1])):
+                    raise ValueError("operands could not be broadcast together with remapped shapes"
+                                     "[original->remapped]: %s and requested shape %s" % (value.shape, target.shape))
                 value = value.broadcast_to(target.shape)
             value.copyto(target)
         return
