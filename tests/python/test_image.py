@@ -93,14 +93,19 @@ print(json.dumps(out))
 """
 
 
-def test_resizes_are_mxnets_within_one(mx, images):
-    # MXNet's OpenCV resizes uint8 in fixed point; ours computes in float and rounds once.
-    ours, theirs = run_here(mx, RESIZE, [images]), run_mxnet_script(RESIZE, [images])
-    assert len(ours) == len(theirs) == 23
+def assert_images_within_one(mx, script, images, count):
+    """Both run `script`: the same number of images, each of MXNet's shape, each pixel within 1
+    (MXNet's OpenCV resizes uint8 in fixed point; ours computes in float and rounds once)."""
+    ours, theirs = run_here(mx, script, [images]), run_mxnet_script(script, [images])
+    assert len(ours) == len(theirs) == count
     for i, (a, b) in enumerate(zip(ours, theirs)):
         a, b = np.array(a), np.array(b)
         assert a.shape == b.shape, i
         assert np.abs(a - b).max() <= 1, (i, np.abs(a - b).max())
+
+
+def test_resizes_are_mxnets_within_one(mx, images):
+    assert_images_within_one(mx, RESIZE, images, 23)
 
 
 AUGMENT = """
@@ -185,3 +190,111 @@ def test_image_iter_refuses_what_mxnet_refuses(mx, images):
         label_dtype="r = mx.image.ImageIter(2, (3, 8, 8), path_imgrec=IMAGES + '/imgs.rec', dtype='float16')",
         rand_resize_without_crop="r = mx.image.CreateAugmenter((3, 8, 8), rand_resize=True)",
     ), messages={"two_channels": "This iterator expects inputs to have 3 channels."})
+
+
+def test_nd_image_and_the_deterministic_transforms_are_mxnets(images):
+    T = "T = mx.gluon.data.vision.transforms\n"
+    assert_parity(cases(
+        images,
+        crops_and_flips="a = mx.image.imdecode(read('c.png')); b = mx.nd.stack(a, a[::-1])\n"
+                        "r = [mx.nd.image.crop(a, 2, 3, 5, 4), mx.nd.image.crop(b, 0, 1, 16, 2), "
+                        "mx.nd.image.flip_left_right(a), mx.nd.image.flip_top_bottom(a.astype('float32'))]",
+        tensors="a = mx.image.imdecode(read('b.png')); t = mx.nd.image.to_tensor(a)\n"
+                "r = [t, mx.nd.image.to_tensor(mx.nd.stack(a, a)), mx.nd.image.normalize(t, (0.5, 0.4, 0.3), (0.2, 0.3, 0.4)), "
+                "mx.nd.image.normalize(mx.nd.stack(t, t), mean=(0.5,), std=(2.0,))]",
+        float_resize="a = mx.image.imdecode(read('b.png')).astype('float32')\n"
+                     "r = [mx.nd.image.resize(a, 6), mx.nd.image.resize(a, (7, 4), interp=2), "
+                     "mx.nd.image.resize(a, 12, keep_ratio=True), mx.nd.image.resize(mx.nd.stack(a, a), (5, 6), interp=0)]",
+        lighting="a = mx.image.imdecode(read('a.png'))\n"
+                 "r = [mx.nd.image.adjust_lighting(a.astype('float32'), alpha=(0.1, 0.2, 0.3)), "
+                 "mx.nd.image.adjust_lighting(a, alpha=(1.0, -1.0, 0.5))]",
+        transforms=T + "a = mx.image.imdecode(read('c.png'))\n"
+                       "r = [T.CenterCrop(6)(a), T.CenterCrop((5, 20), interpolation=0)(a), T.CropResize(1, 2, 6, 5)(a), "
+                       "T.Compose([T.CropResize(0, 0, 8, 8, (4, 4), 0), T.ToTensor()])(a)]",
+        seeded=T + "a = mx.image.imdecode(read('c.png')); random.seed(2)\n"
+                   "r = [T.RandomResizedCrop(8, interpolation=0)(a) for _ in range(3)] + "
+                   "[T.RandomApply(T.CropResize(0, 0, 3, 3), p=0.5)(a) for _ in range(4)]",
+        bad_crop="r = mx.nd.image.crop(mx.nd.zeros((4, 4, 3)), 2, 2, 3, 3)",
+        flip_of_a_batch="r = mx.nd.image.flip_left_right(mx.nd.zeros((2, 4, 4, 3)))",
+    ), rtol=1e-4)
+
+
+RESIZE_ND = """
+import json, sys
+a = mx.image.imdecode(open(sys.argv[1] + '/b.png', 'rb').read())
+T = mx.gluon.data.vision.transforms
+out = [mx.nd.image.resize(a, s, keep_ratio=k, interp=i).asnumpy().tolist()
+       for s in (5, (20, 11)) for k in (False, True) for i in (0, 1, 2, 3)]
+out += [T.Resize(7)(a).asnumpy().tolist(), T.Resize(8, keep_ratio=True, interpolation=3)(a).asnumpy().tolist(),
+        mx.nd.image.resize(mx.nd.stack(a, a), (6, 6)).asnumpy().tolist()]
+print(json.dumps(out))
+"""
+
+
+def test_nd_image_resize_is_mxnets_within_one(mx, images):
+    assert_images_within_one(mx, RESIZE_ND, images, 19)
+
+
+def test_random_image_ops_follow_their_models_and_the_seed(mx):
+    rng = np.random.RandomState(4)
+    pixels = rng.uniform(0, 255, (6, 7, 3))
+    x = mx.nd.array(pixels)
+    luma = (pixels * [0.299, 0.587, 0.114]).sum(axis=2, keepdims=True)
+    alphas = []
+    for _ in range(20):
+        out = mx.nd.image.random_brightness(x, 0.5, 1.5).asnumpy()
+        alpha = out[0, 0, 0] / pixels[0, 0, 0]
+        np.testing.assert_allclose(out, alpha * pixels, rtol=1e-5)
+        alphas.append(alpha)
+        out = mx.nd.image.random_contrast(x, 0.6, 1.4).asnumpy()
+        a = (out[0, 0, 0] - out[0, 1, 0]) / (pixels[0, 0, 0] - pixels[0, 1, 0])
+        np.testing.assert_allclose(out, a * pixels + (1 - a) * luma.mean(), rtol=1e-4, atol=1e-3)
+        assert 0.6 - 1e-6 <= a <= 1.4 + 1e-6
+        out = mx.nd.image.random_saturation(x, 0.6, 1.4).asnumpy()
+        a = (out[0, 0, 0] - out[0, 0, 1]) / (pixels[0, 0, 0] - pixels[0, 0, 1])
+        np.testing.assert_allclose(out, a * pixels + (1 - a) * luma, rtol=1e-4, atol=1e-3)
+    assert 0.5 <= min(alphas) and max(alphas) <= 1.5 and np.ptp(alphas) > 0.3
+    flips = {bool((mx.nd.image.random_flip_left_right(x).asnumpy() == x.asnumpy()[:, ::-1]).all()) for _ in range(30)}
+    assert flips == {True, False}
+    shift = mx.nd.image.random_lighting(x, 0.1).asnumpy() - pixels
+    assert np.ptp(shift.reshape(-1, 3), axis=0).max() < 1e-3  # one shift per channel
+    u8 = mx.nd.array(pixels, dtype='uint8')
+    bright = mx.nd.image.random_brightness(u8, 3.0, 3.0)
+    assert bright.dtype == np.uint8
+    np.testing.assert_array_equal(bright.asnumpy(), np.minimum(u8.asnumpy().astype(float) * 3, 255).astype(np.uint8))
+    T = mx.gluon.data.vision.transforms
+    jitter = T.RandomColorJitter(0.3, 0.3, 0.3)
+    mx.random.seed(9)
+    first = [jitter(x).asnumpy() for _ in range(3)]
+    mx.random.seed(9)
+    np.testing.assert_array_equal(np.array(first), np.array([jitter(x).asnumpy() for _ in range(3)]))
+    with pytest.raises(NotImplementedError, match="hue"):
+        T.RandomColorJitter(hue=0.1)(x)
+
+
+DATASETS = """
+import json, os, sys, warnings
+folder = sys.argv[1]
+root = folder + '/tree'
+if not os.path.exists(root):
+    for cls, names in (('cat', ['a.png', 'b.jpg']), ('dog', ['c.png', 'note.txt'])):
+        os.makedirs(root + '/' + cls)
+        for n in names:
+            src = folder + '/' + n if n != 'note.txt' else None
+            open(root + '/' + cls + '/' + n, 'wb').write(open(src, 'rb').read() if src else b'x')
+    open(root + '/README', 'w').write('x')
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    d = mx.gluon.data.vision.ImageFolderDataset(root, flag=0)
+out = [d.synsets, [(os.path.relpath(p, root), l) for p, l in d.items], len(d),
+       sorted(str(w.message).replace(root, 'ROOT') for w in caught)]
+out += [[img.asnumpy().tolist(), label] for img, label in d]
+r = mx.gluon.data.vision.ImageRecordDataset(folder + '/imgs.rec', transform=lambda x, y: (x.shape, y + 1))
+out += [len(r), [r[i] for i in range(len(r))], mx.gluon.data.vision.ImageRecordDataset(folder + '/imgs.rec')[3][0].asnumpy().tolist()]
+print(json.dumps(out))
+"""
+
+
+def test_image_datasets_are_mxnets(mx, images):
+    ours, theirs = run_here(mx, DATASETS, [images]), run_mxnet_script(DATASETS, [images])
+    assert json.loads(json.dumps(ours)) == theirs

@@ -25,7 +25,7 @@ MODULES = ["", "nd", "nd.random", "sym", "sym.random", "io", "recordio", "kv", "
            "optimizer", "lr_scheduler", "init", "metric", "callback", "context", "executor", "name",
            "attribute", "base", "engine", "operator", "profiler", "random", "autograd", "test_utils",
            "visualization", "library", "runtime", "util", "gluon", "gluon.nn", "gluon.loss", "gluon.data",
-           "gluon.data.vision", "gluon.data.vision.transforms", "gluon.utils", "gluon.rnn", "rnn", "gluon.model_zoo.vision", "image"]
+           "gluon.data.vision", "gluon.data.vision.transforms", "gluon.utils", "gluon.rnn", "rnn", "gluon.model_zoo.vision", "image", "nd.image"]
 CLASSES = {"NDArray": "nd.NDArray", "Symbol": "sym.Symbol", "Executor": "executor.Executor",
            "Module": "mod.Module", "DataIter": "io.DataIter", "DataBatch": "io.DataBatch",
            "DataDesc": "io.DataDesc", "KVStore": "kvstore.KVStore", "Block": "gluon.Block",

@@ -8,6 +8,7 @@ from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace
 from . import register as _register
 from .utils import save, load, load_frombuffer
 from . import linalg, random
+from . import image
 
 _register.populate(globals())
 
@@ -19,4 +20,4 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "lins
            "concatenate", "moveaxis", "histogram", "onehot_encode", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write", "add",
            "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum", "minimum",
            "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and",
-           "logical_or", "logical_xor", "linalg", "random"]
+           "logical_or", "logical_xor", "linalg", "random", "image"]

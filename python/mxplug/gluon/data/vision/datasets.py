@@ -1,15 +1,18 @@
-"""Gluon's image datasets (MXNet 1.9.1's ``MNIST``, ``FashionMNIST``, ``CIFAR10``, ``CIFAR100``),
-read from the files MXNet downloads, found under ``root``. mxplug downloads nothing (the project's
+"""Gluon's image datasets (MXNet 1.9.1's ``MNIST``, ``FashionMNIST``, ``CIFAR10``, ``CIFAR100``,
+read from the files MXNet downloads, found under ``root``; ``ImageRecordDataset`` and
+``ImageFolderDataset``, decoded by mx.image). mxplug downloads nothing (the project's
 machines have no network): put the files there (the IDX files raw or gzip-compressed; Debian's
 ``dataset-fashion-mnist`` has Fashion-MNIST's in /usr/share/datasets/fashion-mnist)."""
 import gzip
 import os
 import struct
+import warnings
 
 import numpy as np
 
+from .... import image, recordio
 from .... import ndarray as nd
-from ..dataset import Dataset
+from ..dataset import Dataset, RecordFileDataset
 
 
 class _DownloadedDataset(Dataset):
@@ -129,3 +132,56 @@ class CIFAR100(CIFAR10):
 
     def _files(self):
         return ['train.bin'] if self._train else ['test.bin']
+
+
+class ImageRecordDataset(RecordFileDataset):
+    """(image, label) of each record of a RecordIO file of images (with its .idx beside it),
+    decoded with ``flag`` (1 color, 0 gray); ``transform(image, label)`` if given."""
+
+    def __init__(self, filename, flag=1, transform=None):
+        super(ImageRecordDataset, self).__init__(filename)
+        self._flag = flag
+        self._transform = transform
+
+    def __getitem__(self, idx):
+        header, img = recordio.unpack(super(ImageRecordDataset, self).__getitem__(idx))
+        img = image.imdecode(img, self._flag)
+        return self._transform(img, header.label) if self._transform is not None else (img, header.label)
+
+
+class ImageFolderDataset(Dataset):
+    """(image, label) of the .jpg, .jpeg and .png files in ``root``'s folders, one label per
+    folder in sorted order (``synsets``); ``items`` lists (path, label). Other files are skipped
+    with a warning, as MXNet's."""
+
+    def __init__(self, root, flag=1, transform=None):
+        self._root = os.path.expanduser(root)
+        self._flag = flag
+        self._transform = transform
+        self._exts = ['.jpg', '.jpeg', '.png']
+        self._list_images(self._root)
+
+    def _list_images(self, root):
+        self.synsets, self.items = [], []
+        for folder in sorted(os.listdir(root)):
+            path = os.path.join(root, folder)
+            if not os.path.isdir(path):
+                warnings.warn('Ignoring %s, which is not a directory.' % path, stacklevel=3)
+                continue
+            label = len(self.synsets)
+            self.synsets.append(folder)
+            for filename in sorted(os.listdir(path)):
+                filename = os.path.join(path, filename)
+                ext = os.path.splitext(filename)[1]
+                if ext.lower() not in self._exts:
+                    warnings.warn('Ignoring %s of type %s. Only support %s' % (filename, ext, ', '.join(self._exts)))
+                    continue
+                self.items.append((filename, label))
+
+    def __getitem__(self, idx):
+        img = image.imread(self.items[idx][0], self._flag)
+        label = self.items[idx][1]
+        return self._transform(img, label) if self._transform is not None else (img, label)
+
+    def __len__(self):
+        return len(self.items)
