@@ -29,7 +29,8 @@ namespace {
 TEST(PrefetcherTest, GivesEveryBatchInOrderFromManyThreads) {
   io::Prefetcher prefetcher(4, 3);
   prefetcher.Start(200, [](size_t b, DataBatch* out) {
-    std::this_thread::sleep_for(std::chrono::microseconds((b * 7919) % 300));  // finish out of order
+    std::this_thread::sleep_for(
+        std::chrono::microseconds((b * 7919) % 300));  // finish out of order
     out->pad = static_cast<int>(b);
   });
   DataBatch batch;
@@ -86,7 +87,9 @@ TEST(PrefetcherTest, AThreadsErrorReachesTheCallerAndEndsTheEpoch) {
 TEST(PrefetcherTest, RestartsAndStopsMidEpoch) {
   for (int round = 0; round < 20; ++round) {
     io::Prefetcher prefetcher(3, 2);
-    prefetcher.Start(1000, [](size_t, DataBatch*) { std::this_thread::sleep_for(std::chrono::microseconds(50)); });
+    prefetcher.Start(1000, [](size_t, DataBatch*) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    });
     DataBatch batch;
     ASSERT_TRUE(prefetcher.Next(&batch));
     prefetcher.Start(3, [](size_t b, DataBatch* out) { out->pad = static_cast<int>(b); });
@@ -127,7 +130,8 @@ class DataIterTest : public ::testing::Test {
 
 TEST_F(DataIterTest, RoundBatchContinuesTheStreamAcrossEpochs) {
   const std::string path = WriteFile("ten.csv", Rows(10));
-  auto it = DataIter::Create("CSVIter", {{"data_csv", path}, {"data_shape", "(2,)"}, {"batch_size", "3"}});
+  auto it = DataIter::Create("CSVIter",
+                             {{"data_csv", path}, {"data_shape", "(2,)"}, {"batch_size", "3"}});
   ASSERT_EQ(it->DataShapes()[0].shape, TShape({3, 2}));
   ASSERT_EQ(it->LabelShapes()[0].shape, TShape({3}));
   // The examples form one circular stream cut into batches of 3; an epoch ends at the batch
@@ -151,8 +155,11 @@ TEST_F(DataIterTest, ShardsAreContiguousSlices) {
   const std::string path = WriteFile("eleven.csv", Rows(11));
   std::vector<float> seen;
   for (int part = 0; part < 3; ++part) {
-    auto it = DataIter::Create("CSVIter", {{"data_csv", path}, {"data_shape", "(2,)"}, {"batch_size", "1"},
-                                           {"num_parts", "3"}, {"part_index", std::to_string(part)}});
+    auto it = DataIter::Create("CSVIter", {{"data_csv", path},
+                                           {"data_shape", "(2,)"},
+                                           {"batch_size", "1"},
+                                           {"num_parts", "3"},
+                                           {"part_index", std::to_string(part)}});
     const int begin = 11 * part / 3, end = 11 * (part + 1) / 3;
     int count = 0;
     while (it->Next()) {
@@ -175,15 +182,22 @@ TEST_F(DataIterTest, ErrorsNameTheIteratorArgumentAndFile) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(message("JPEGIter", {}), "no data iterator named 'JPEGIter'; there are CSVIter, ImageRecordIter, MNISTIter");
+  EXPECT_EQ(
+      message("JPEGIter", {}),
+      "no data iterator named 'JPEGIter'; there are CSVIter, ImageRecordIter, "
+      "ImageRecordIter_v1, ImageRecordInt8Iter, ImageRecordUInt8Iter, ImageRecordUInt8Iter_v1, "
+      "MNISTIter");
   EXPECT_EQ(message("CSVIter", {{"data_csv", bad}, {"data_shape", "(2,)"}, {"batch_size", "1"}}),
             "CSVIter: data_csv '" + bad + "' line 2 field 2: 'x' is not a number");
   EXPECT_EQ(message("CSVIter", {{"data_csv", good}, {"data_shape", "(3,)"}, {"batch_size", "1"}}),
             "CSVIter: data_csv '" + good + "' line 1 has 2 values, expected 3 for shape (3,)");
   EXPECT_EQ(message("CSVIter", {{"data_csv", good}, {"data_shape", "(2"}, {"batch_size", "1"}}),
             "CSVIter: argument 'data_shape' is '(2', expected a shape such as (3, 28, 28)");
-  EXPECT_EQ(message("CSVIter", {{"data_csv", good}, {"data_shape", "(2,)"}, {"batch_size", "1"},
-                                {"num_parts", "2"}, {"part_index", "2"}}),
+  EXPECT_EQ(message("CSVIter", {{"data_csv", good},
+                                {"data_shape", "(2,)"},
+                                {"batch_size", "1"},
+                                {"num_parts", "2"},
+                                {"part_index", "2"}}),
             "CSVIter: part_index 2 is not below num_parts 2");
   EXPECT_EQ(message("MNISTIter", {{"image", test::kScratchDir + "/none"}}),
             "MNISTIter: cannot open '" + test::kScratchDir + "/none': No such file or directory");
@@ -196,7 +210,8 @@ std::string ReadBytes(const std::string& path) {
 
 TEST(RecordIOTest, SplitsARecordWhereTheMagicIsAlignedAndReadsItBack) {
   const std::string magic("\x0a\x23\xd7\xce", 4);  // 0xced7230a, little-endian
-  const std::string record = std::string("ab\0\0", 4) + magic + "cd" + magic.substr(0, 2);  // 2nd copy unaligned
+  const std::string record =
+      std::string("ab\0\0", 4) + magic + "cd" + magic.substr(0, 2);  // 2nd copy unaligned
   const std::string path = test::kScratchDir + "/split.rec";
   std::filesystem::create_directories(test::kScratchDir);
   {
@@ -206,9 +221,9 @@ TEST(RecordIOTest, SplitsARecordWhereTheMagicIsAlignedAndReadsItBack) {
     EXPECT_EQ(writer.Tell(), 8u + 4 + 8 + 4 + 8 + 4);
   }
   // Part 1 (flag 1, 4 bytes), part 2 (flag 3, the 4 bytes after the magic), then "xyz" padded.
-  const std::string want = magic + std::string("\x04\0\0\x20", 4) + std::string("ab\0\0", 4) + magic +
-                           std::string("\x04\0\0\x60", 4) + "cd" + magic.substr(0, 2) + magic +
-                           std::string("\x03\0\0\0", 4) + std::string("xyz\0", 4);
+  const std::string want = magic + std::string("\x04\0\0\x20", 4) + std::string("ab\0\0", 4) +
+                           magic + std::string("\x04\0\0\x60", 4) + "cd" + magic.substr(0, 2) +
+                           magic + std::string("\x03\0\0\0", 4) + std::string("xyz\0", 4);
   EXPECT_EQ(ReadBytes(path), want);
   RecordReader reader(path);
   std::string got;
@@ -221,7 +236,9 @@ TEST(RecordIOTest, SplitsARecordWhereTheMagicIsAlignedAndReadsItBack) {
 }
 
 // Pixel c of (y, x) in image i of the ImageRecordIter test: a pattern each image has its own.
-uint8_t Pixel(int i, int y, int x, int c) { return static_cast<uint8_t>(i * 29 + y * 7 + x * 3 + c * 50); }
+uint8_t Pixel(int i, int y, int x, int c) {
+  return static_cast<uint8_t>(i * 29 + y * 7 + x * 3 + c * 50);
+}
 
 TEST_F(DataIterTest, ImageRecordIterDecodesInManyThreads) {
   const std::string path = test::kScratchDir + "/images.rec";
@@ -245,9 +262,12 @@ TEST_F(DataIterTest, ImageRecordIterDecodesInManyThreads) {
       writer.Write(record.data(), record.size());
     }
   }
-  auto it = DataIter::Create("ImageRecordIter", {{"path_imgrec", path}, {"data_shape", "(3, 4, 4)"},
-                                                 {"batch_size", "2"}, {"preprocess_threads", "3"},
-                                                 {"prefetch_buffer", "2"}, {"round_batch", "False"}});
+  auto it = DataIter::Create("ImageRecordIter", {{"path_imgrec", path},
+                                                 {"data_shape", "(3, 4, 4)"},
+                                                 {"batch_size", "2"},
+                                                 {"preprocess_threads", "3"},
+                                                 {"prefetch_buffer", "2"},
+                                                 {"round_batch", "False"}});
   for (int epoch = 0; epoch < 3; ++epoch) {
     int seen = 0;
     while (it->Next()) {
@@ -261,7 +281,8 @@ TEST_F(DataIterTest, ImageRecordIterDecodesInManyThreads) {
         for (int c = 0; c < 3; ++c)
           for (int y = 0; y < 4; ++y)
             for (int x = 0; x < 4; ++x)  // the centre crop: rows and columns 1..4
-              ASSERT_EQ(data[static_cast<size_t>(((row * 3 + c) * 4 + y) * 4 + x)], Pixel(seen, y + 1, x + 1, c));
+              ASSERT_EQ(data[static_cast<size_t>(((row * 3 + c) * 4 + y) * 4 + x)],
+                        Pixel(seen, y + 1, x + 1, c));
       }
     }
     EXPECT_EQ(seen, kImages);
