@@ -104,6 +104,27 @@ PYBIND11_MODULE(_core, m) {
   prof.def("dump", [] { mxplug::Profiler::Get().Dump(); });
   prof.def("dumps", [] { return mxplug::Profiler::Get().AggregateTable(); });
   prof.def("clear", [] { mxplug::Profiler::Get().Clear(); });
+  prof.def("dumps_json", [] { return mxplug::Profiler::Get().AggregateJson(); });
+  prof.def(
+      "now", [] { return mxplug::Profiler::Get().Now(); }, "Microseconds since the epoch.");
+  prof.def(
+      "record_span",
+      [](const std::string& name, const std::string& category, int64_t start_us, int64_t end_us) {
+        mxplug::Profiler::Get().RecordSpan(name, category, start_us, end_us);
+      },
+      py::arg("name"), py::arg("category"), py::arg("start_us"), py::arg("end_us"));
+  prof.def(
+      "record_counter",
+      [](const std::string& name, const std::string& category, double value) {
+        mxplug::Profiler::Get().RecordCounter(name, category, value);
+      },
+      py::arg("name"), py::arg("category"), py::arg("value"));
+  prof.def(
+      "record_instant",
+      [](const std::string& name, const std::string& category, char scope) {
+        mxplug::Profiler::Get().RecordInstant(name, category, scope);
+      },
+      py::arg("name"), py::arg("category"), py::arg("scope"));
 
   m.def(
       "device_types",
