@@ -310,7 +310,12 @@ NN = (
        Case("IdentityAttachKLSparseReg", [(4, 3, 2)], {"penalty": 0.01}, domains=[(0.2, 0.9)]),
        Case("Crop", [(2, 3, 5, 6)], {"h_w": (2, 3), "offset": (1, 2)}),
        Case("Crop", [(2, 3, 5, 6), (1, 1, 3, 4)], {"center_crop": True}),
-       Case("make_loss", [(5, 4)], {"normalization": "batch", "grad_scale": 3.0})]
+       Case("make_loss", [(5, 4)], {"normalization": "batch", "grad_scale": 3.0}),
+       # Labels of classes 1-4 (0 is the blank), as long as the label; then lengths of their own.
+       Case("CTCLoss", [(6, 3, 5), (3, 4)], domains=[SIGNED, INTS(5, 1)], tol=4),
+       Case("ctc_loss", [(7, 2, 4), (2, 3), (2,), (2,)],
+            {"use_data_lengths": True, "use_label_lengths": True, "blank_label": "last"},
+            domains=[SIGNED, INTS(3), INTS(8, 5), INTS(4)], tol=4)]
     # The convolution family: CPU kernels only so far (cuDNN is issue 24); they run wherever the
     # device has them (the test device's delegate the CPU's).
     + [Case("Convolution", [(2, 3, 5, 6), (4, 3, 3, 3), (4,)],

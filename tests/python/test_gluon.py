@@ -177,6 +177,11 @@ def test_losses_match_mxnet():
     snippets["sdml"] = ("a, b = data(5, 3), data(5, 3); a.attach_grad(); b.attach_grad()\n"
                         "with autograd.record():\n    l = gluon.loss.SDMLLoss(smoothing_parameter=0.2)(a, b)\n"
                         "l.backward()\nr = (l, a.grad, b.grad)")
+    snippets["ctc"] = ("pred, label = data(2, 6, 5), mx.nd.array([[1, 3, -1], [2, 2, 0]]); pred.attach_grad()\n"
+                       "with autograd.record():\n    l = gluon.loss.CTCLoss()(pred, label)\nl.backward()\nr = (l, pred.grad)")
+    snippets["ctc_lengths_tnc"] = ("pred, label = data(6, 2, 5), mx.nd.array([[1, 2], [3, 3], [0, 1]])\n"
+                                   "r = gluon.loss.CTCLoss('TNC', 'TN', weight=0.5)(pred, label, mx.nd.array([5, 6]), "
+                                   "mx.nd.array([2, 3]), mx.nd.array([1.0, 2.0]))")
     assert_parity(cases(**snippets), rtol=1e-5)
 
 

@@ -995,3 +995,26 @@ def test_setting_an_element_from_an_array_of_one_element():
         "a row": "b = mx.nd.zeros((2, 3)); b[0] = mx.nd.array([[1, 2, 3]]); b[1] = np.array([[[4, 5, 6]]]); r = b",
         "too long": "b = mx.nd.zeros((2, 3)); b[1] = mx.nd.array([1, 2]); r = b",
     })
+
+
+def test_ctc_loss_and_its_gradient():
+    """CTCLoss: the loss per sequence and its gradient (scaled by the head gradient), blank first
+    or last, with data and label lengths, integer labels, the symbol's names; and its errors.
+    (MXNet 1.9.1's CPU kernel fails in float64; mxplug's float64 is test_conformance.py's.)"""
+    d = ("rs = np.random.RandomState(0); d = mx.nd.array(rs.randn(5, 2, 4)); l = mx.nd.array([[1, 2, 0], [3, 3, 1]])\n")
+    assert_parity({
+        "loss and gradient": d + "d.attach_grad()\nwith mx.autograd.record():\n    o = mx.nd.CTCLoss(d, l)\n"
+                                 "o.backward(mx.nd.array([1.0, 2.0])); r = [o, d.grad]",
+        "blank last": d + "r = mx.nd.CTCLoss(d, mx.nd.array([[0, 1, -1], [2, 2, 0]]), blank_label='last')",
+        "lengths": d + "r = mx.nd.CTCLoss(d, l, mx.nd.array([4, 5]), mx.nd.array([1, 3]), use_data_lengths=True, "
+                       "use_label_lengths=True)",
+        "integer labels, alias": d + "r = mx.nd.ctc_loss(d, l.astype('int32'))",
+        "executor": d + "s = mx.sym.CTCLoss(mx.sym.var('d'), mx.sym.var('l'))\n"
+                        "e = s.simple_bind(mx.cpu(), d=(5, 2, 4), l=(2, 3)); e.forward(is_train=True, d=d, l=l)\n"
+                        "e.backward(mx.nd.ones(2)); r = [e.outputs[0], e.grad_dict['d'], s.list_outputs()]",
+        "names": "s = mx.sym.CTCLoss(mx.sym.var('d'), mx.sym.var('l'), use_label_lengths=True)\n"
+                 "t = mx.sym.CTCLoss(mx.sym.var('d'), mx.sym.var('l'), label_lengths=mx.sym.var('ll'), use_label_lengths=True)\n"
+                 "r = [s.list_arguments(), t.infer_shape(d=(5, 2, 4), l=(2, 3), ll=(2,))]",
+        "label longer than the data": "r = mx.nd.CTCLoss(mx.nd.ones((2, 1, 4)), mx.nd.array([[1, 1, 1]]))",
+    }, rtol=1e-5, messages={"label longer than the data": "The max number of labels cannot exceed the maximum "
+                                                          "sequence length of the data"})

@@ -268,3 +268,25 @@ class SDMLLoss(Loss):
         gold = F.eye(batch_size, ctx=distances.context)
         labels = gold * (1 - self.smoothing_parameter) + (1 - gold) * self.smoothing_parameter / (batch_size - 1)
         return self.kl_loss(F.log_softmax(-distances, axis=1), labels)
+
+
+class CTCLoss(Loss):
+    """The connectionist temporal classification loss of each sequence (the CTCLoss operator,
+    blank last: labels padded with -1). ``layout`` of pred 'NTC' or 'TNC', ``label_layout``
+    'NT' or 'TN'; pred_lengths and label_lengths optional."""
+
+    def __init__(self, layout='NTC', label_layout='NT', weight=None, **kwargs):
+        assert layout in ['NTC', 'TNC'], "Only 'NTC' and 'TNC' layouts for pred are supported. Got: %s" % layout
+        assert label_layout in ['NT', 'TN'], "Only 'NT' and 'TN' layouts for label are supported. Got: %s" % label_layout
+        self._layout = layout
+        self._label_layout = label_layout
+        super(CTCLoss, self).__init__(weight, label_layout.find('N'), **kwargs)
+
+    def hybrid_forward(self, F, pred, label, pred_lengths=None, label_lengths=None, sample_weight=None):
+        if self._layout == 'NTC':
+            pred = F.swapaxes(pred, 0, 1)
+        if self._batch_axis == 1:
+            label = F.swapaxes(label, 0, 1)
+        loss = F.CTCLoss(pred, label, pred_lengths, label_lengths, use_data_lengths=pred_lengths is not None,
+                         use_label_lengths=label_lengths is not None, blank_label='last')
+        return _apply_weighting(F, loss, self._weight, sample_weight)
