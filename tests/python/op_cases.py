@@ -315,7 +315,11 @@ NN = (
        Case("CTCLoss", [(6, 3, 5), (3, 4)], domains=[SIGNED, INTS(5, 1)], tol=4),
        Case("ctc_loss", [(7, 2, 4), (2, 3), (2,), (2,)],
             {"use_data_lengths": True, "use_label_lengths": True, "blank_label": "last"},
-            domains=[SIGNED, INTS(3), INTS(8, 5), INTS(4)], tol=4)]
+            domains=[SIGNED, INTS(3), INTS(8, 5), INTS(4)], tol=4),
+       # rois of batch index 0 or 1 with corners at 0 or 1: boxes of 1 or 2 pixels a side, some
+       # bins empty (a domain holds for every column, and rois need a valid batch index).
+       Case("ROIPooling", [(2, 3, 6, 7), (5, 5)], {"pooled_size": (2, 3), "spatial_scale": 1.0},
+            domains=[SIGNED, INTS(2)])]
     # The convolution family: CPU kernels only so far (cuDNN is issue 24); they run wherever the
     # device has them (the test device's delegate the CPU's).
     + [Case("Convolution", [(2, 3, 5, 6), (4, 3, 3, 3), (4,)],

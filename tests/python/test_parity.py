@@ -1018,3 +1018,24 @@ def test_ctc_loss_and_its_gradient():
         "label longer than the data": "r = mx.nd.CTCLoss(mx.nd.ones((2, 1, 4)), mx.nd.array([[1, 1, 1]]))",
     }, rtol=1e-5, messages={"label longer than the data": "The max number of labels cannot exceed the maximum "
                                                           "sequence length of the data"})
+
+
+def test_roi_pooling_and_its_gradient():
+    """ROIPooling: rois scaled, rounded and clipped, bins of uneven sizes, an roi partly and one
+    wholly outside the map, the gradient added where each maximum was (overlapping rois)."""
+    d = ("rs = np.random.RandomState(1); x = mx.nd.array(rs.randn(2, 3, 9, 11))\n"
+         "rois = mx.nd.array([[0, 0, 0, 20, 16], [1, 3.3, 2.7, 12.2, 9.9], [0, 14, 10, 30, 40], [1, 2, 2, 6, 5],"
+         " [0, 40, 40, 50, 50]])\n")
+    assert_parity({
+        "forward": d + "r = mx.nd.ROIPooling(x, rois, pooled_size=(3, 2), spatial_scale=0.5)",
+        "backward": d + "x.attach_grad()\nwith mx.autograd.record():\n"
+                        "    y = mx.nd.ROIPooling(x, rois, pooled_size=(2, 4), spatial_scale=0.625)\n"
+                        "y.backward(mx.nd.array(rs.randn(*y.shape))); r = [y, x.grad]",
+        "executor": d + "s = mx.sym.ROIPooling(mx.sym.var('d'), mx.sym.var('r'), pooled_size=(2, 2), spatial_scale=1.0)\n"
+                        "e = s.simple_bind(mx.cpu(), d=x.shape, r=rois.shape, grad_req={'d': 'write', 'r': 'null'})\n"
+                        "e.forward(is_train=True, d=x, r=rois); e.backward(mx.nd.ones((5, 3, 2, 2)))\n"
+                        "r = [e.outputs[0], e.grad_dict['d'], s.list_outputs(), s.infer_shape(d=(2, 3, 9, 11), r=(5, 5))]",
+        "3-d data": "r = mx.sym.ROIPooling(mx.sym.var('d'), mx.sym.var('r'), pooled_size=(2, 2), spatial_scale=1.0)"
+                    ".infer_shape(d=(3, 9, 11), r=(5, 5))",
+        "missing pooled_size": "r = mx.nd.ROIPooling(mx.nd.ones((1, 1, 4, 4)), mx.nd.array([[0, 0, 0, 3, 3]]), spatial_scale=1.0)",
+    }, rtol=1e-5, messages={"3-d data": "4D"})
