@@ -319,7 +319,15 @@ NN = (
        # rois of batch index 0 or 1 with corners at 0 or 1: boxes of 1 or 2 pixels a side, some
        # bins empty (a domain holds for every column, and rois need a valid batch index).
        Case("ROIPooling", [(2, 3, 6, 7), (5, 5)], {"pooled_size": (2, 3), "spatial_scale": 1.0},
-            domains=[SIGNED, INTS(2)])]
+            domains=[SIGNED, INTS(2)]),
+       # Grids inside the image and around it (sampling is piecewise linear: the reference and
+       # the device agree away from pixel boundaries, which random points miss).
+       Case("GridGenerator", [(2, 6)], {"transform_type": "affine", "target_shape": (3, 4)}),
+       Case("GridGenerator", [(2, 2, 3, 4)], {"transform_type": "warp"}),
+       Case("BilinearSampler", [(2, 3, 5, 6), (2, 2, 4, 3)], domains=[SIGNED, (-1.2, 1.2)], tol=4),
+       Case("SpatialTransformer", [(2, 3, 5, 6), (2, 6)],
+            {"target_shape": (3, 4), "transform_type": "affine", "sampler_type": "bilinear"},
+            domains=[SIGNED, (-0.9, 0.9)], tol=4)]
     # The convolution family: CPU kernels only so far (cuDNN is issue 24); they run wherever the
     # device has them (the test device's delegate the CPU's).
     + [Case("Convolution", [(2, 3, 5, 6), (4, 3, 3, 3), (4,)],

@@ -298,3 +298,23 @@ print(json.dumps(out))
 def test_image_datasets_are_mxnets(mx, images):
     ours, theirs = run_here(mx, DATASETS, [images]), run_mxnet_script(DATASETS, [images])
     assert json.loads(json.dumps(ours)) == theirs
+
+
+def test_rotations_are_mxnets(images):
+    T = "T = mx.gluon.data.vision.transforms\n"
+    assert_parity(cases(
+        images,
+        imrotate="a = mx.nd.image.to_tensor(mx.image.imdecode(read('b.png')))\n"
+                 "r = [mx.image.imrotate(a, 17.3), mx.image.imrotate(a, -41.7, zoom_in=True), "
+                 "mx.image.imrotate(a, 63.1, zoom_out=True), "
+                 "mx.image.imrotate(mx.nd.stack(a, a * 2), mx.nd.array([12.5, -77.2]), zoom_out=True)]",
+        seeded=T + "a = mx.nd.image.to_tensor(mx.image.imdecode(read('c.png'))); np.random.seed(4)\n"
+                   "r = [mx.image.random_rotate(a, (-30, 30)), mx.image.random_rotate(mx.nd.stack(a, a), (-30, 30), zoom_in=True), "
+                   "T.Rotate(33.3)(a), T.RandomRotation((-20, 20), rotate_with_proba=0.5)(a), "
+                   "T.RandomRotation((-20, 20), zoom_out=True)(a)]",
+        both_zooms="r = mx.image.imrotate(mx.nd.ones((3, 4, 4)), 10, zoom_in=True, zoom_out=True)",
+        not_float32="r = mx.image.imrotate(mx.nd.ones((3, 4, 4), dtype='float64'), 10)",
+        angles_for_one="r = mx.image.imrotate(mx.nd.ones((3, 4, 4)), mx.nd.array([10]))",
+        unordered_limits="r = mx.gluon.data.vision.transforms.RandomRotation((20, -20))",
+        uint8_rotate="r = mx.gluon.data.vision.transforms.Rotate(10)(mx.nd.ones((3, 4, 4), dtype='uint8'))",
+    ), rtol=1e-4)

@@ -1039,3 +1039,40 @@ def test_roi_pooling_and_its_gradient():
                     ".infer_shape(d=(3, 9, 11), r=(5, 5))",
         "missing pooled_size": "r = mx.nd.ROIPooling(mx.nd.ones((1, 1, 4, 4)), mx.nd.array([[0, 0, 0, 3, 3]]), spatial_scale=1.0)",
     }, rtol=1e-5, messages={"3-d data": "4D"})
+
+
+def test_grid_generator_bilinear_sampler_and_spatial_transformer():
+    """The spatial transformer family: affine and warp grids, bilinear sampling with points
+    outside the image, the gradients of data, grid, affine parameters and flow. (The grid
+    generator and the spatial transformer compute the grid in double, MXNet in float.)"""
+    d = ("rs = np.random.RandomState(2); x = mx.nd.array(rs.randn(2, 3, 5, 6))\n"
+         # (no grid point on a pixel boundary: the gradient jumps there, and float rounding decides)
+         "theta = mx.nd.array([[0.83, 0.21, 0.07, -0.13, 1.07, -0.19], [1.27, -0.41, 0.29, 0.53, 0.71, 0.61]])\n"
+         "flow = mx.nd.array(rs.randn(2, 2, 4, 3) * 2)\n"
+         "def grads(f, *args):\n"
+         "    for a in args:\n"
+         "        a.attach_grad()\n"
+         "    with mx.autograd.record():\n"
+         "        y = f(*args)\n"
+         "    y.backward(mx.nd.array(rs.randn(*y.shape)))\n"
+         "    return [y] + [a.grad for a in args]\n")
+    assert_parity({
+        "affine grid": d + "r = grads(lambda t: mx.nd.GridGenerator(t, transform_type='affine', target_shape=(4, 7)), theta)",
+        "warp grid": d + "r = grads(lambda f: mx.nd.GridGenerator(f, transform_type='warp'), flow)",
+        "sampler": d + "g = mx.nd.array(rs.uniform(-1.3, 1.3, (2, 2, 4, 3)))\n"
+                       "r = grads(lambda a, b: mx.nd.BilinearSampler(a, b), x, g)",
+        "sampler of an affine grid": d + "r = grads(lambda a, t: mx.nd.BilinearSampler(a, mx.nd.GridGenerator(t, "
+                                         "transform_type='affine', target_shape=(3, 4))), x, theta)",
+        "spatial transformer": d + "r = grads(lambda a, t: mx.nd.SpatialTransformer(a, t, target_shape=(3, 4), "
+                                   "transform_type='affine', sampler_type='bilinear'), x, theta)",
+        "executor": d + "s = mx.sym.SpatialTransformer(mx.sym.var('d'), mx.sym.var('l'), target_shape=(4, 4), "
+                        "transform_type='affine', sampler_type='bilinear')\n"
+                        "e = s.simple_bind(mx.cpu(), d=x.shape, l=theta.shape); e.forward(is_train=True, d=x, l=theta)\n"
+                        "e.backward(mx.nd.ones((2, 3, 4, 4)))\n"
+                        "r = [e.outputs[0], e.grad_dict['d'], e.grad_dict['l'], s.list_arguments(), "
+                        "s.infer_shape(d=(2, 3, 5, 6))]",
+        "shapes": "r = [mx.sym.BilinearSampler(mx.sym.var('d'), mx.sym.var('g')).infer_shape(d=(2, 3, 6, 7), g=(2, 2, 4, 5)), "
+                  "mx.sym.GridGenerator(mx.sym.var('d'), transform_type='warp').infer_shape(d=(2, 2, 4, 5))]",
+        "affine without a target": "r = mx.nd.GridGenerator(mx.nd.ones((1, 6)), transform_type='affine')",
+        "grid of another batch": "r = mx.nd.BilinearSampler(mx.nd.ones((2, 1, 4, 4)), mx.nd.ones((3, 2, 4, 4)))",
+    }, rtol=1e-4)

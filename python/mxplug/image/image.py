@@ -22,7 +22,8 @@ from .. import recordio
 from ..base import MXNetError, numeric_types
 
 __all__ = ["imread", "imresize", "imdecode", "scale_down", "copyMakeBorder", "resize_short", "fixed_crop",
-           "random_crop", "center_crop", "color_normalize", "random_size_crop", "Augmenter", "SequentialAug",
+           "random_crop", "center_crop", "color_normalize", "random_size_crop", "imrotate", "random_rotate",
+           "Augmenter", "SequentialAug",
            "ResizeAug", "ForceResizeAug", "RandomCropAug", "RandomSizedCropAug", "CenterCropAug", "RandomOrderAug",
            "BrightnessJitterAug", "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "ColorJitterAug",
            "LightingAug", "ColorNormalizeAug", "RandomGrayAug", "HorizontalFlipAug", "CastAug", "CreateAugmenter",
@@ -201,6 +202,59 @@ def random_size_crop(src, size, area, ratio, interp=2, **kwargs):
             y0 = random.randint(0, h - new_h)
             return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
+
+
+def imrotate(src, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotates float32 images (C, H, W) or a batch (N, C, H, W) by ``rotation_degrees`` (a number,
+    or one per image) about their centres, sampling bilinearly (BilinearSampler: 0 outside).
+    ``zoom_in`` scales so that no empty corner shows; ``zoom_out`` so that the whole image does."""
+    if zoom_in and zoom_out:
+        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+    if src.dtype is not np.float32:
+        raise TypeError("Only `float32` images are supported by this function")
+    single = src.ndim == 3
+    if single:
+        src = src.expand_dims(axis=0)
+        if not isinstance(rotation_degrees, Number):
+            raise TypeError("When a single image is passed the rotation angle is required to be a scalar.")
+    elif src.ndim != 4:
+        raise ValueError("Only 3D and 4D are supported by this function")
+    if isinstance(rotation_degrees, Number):
+        rotation_degrees = [rotation_degrees] * len(src)
+    degrees = np.asarray(rotation_degrees.asnumpy() if isinstance(rotation_degrees, nd.NDArray)
+                         else rotation_degrees, dtype=np.float32).ravel()
+    if len(src) != len(degrees):
+        raise ValueError("The number of images must be equal to the number of rotation angles")
+    _, _, h, w = src.shape
+    rad = (np.float32(np.pi) * degrees / np.float32(180)).reshape(-1, 1, 1)
+    # Each output pixel's offset from the centre, rotated, in units of the half-size.
+    hscale, wscale = np.float32((h - 1) / 2.0), np.float32((w - 1) / 2.0)
+    ys = (np.arange(h, dtype=np.float32).reshape(h, 1) - hscale) * np.ones((1, w), np.float32)
+    xs = (np.arange(w, dtype=np.float32).reshape(1, w) - wscale) * np.ones((h, 1), np.float32)
+    cos, sin = np.cos(rad), np.sin(rad)
+    x_rot = (xs * cos - ys * sin) / wscale
+    y_rot = (xs * sin + ys * cos) / hscale
+    scale = np.float32(1)
+    if zoom_in or zoom_out:
+        rho = np.sqrt(np.float32(h * h + w * w))
+        corner = np.arctan(np.float32(h) / np.float32(w))
+        turned = np.abs(rad)
+        max_x = np.maximum(np.abs(rho * np.cos(corner + turned)), np.abs(rho * np.cos(corner - turned)))
+        max_y = np.maximum(np.abs(rho * np.sin(corner + turned)), np.abs(rho * np.sin(corner - turned)))
+        scale = (np.maximum(max_x / w, max_y / h) if zoom_out else np.minimum(w / max_x, h / max_y))
+        scale = scale.astype(np.float32).reshape(-1, 1, 1, 1)
+    grid = np.stack([x_rot, y_rot], axis=1).astype(np.float32) * scale
+    rotated = nd.BilinearSampler(src, nd.array(grid, ctx=src.context))
+    return rotated[0] if single else rotated
+
+
+def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
+    """imrotate by angles drawn from NumPy's uniform(*angle_limits), one per image."""
+    if src.ndim == 3:
+        degrees = np.random.uniform(*angle_limits)
+    else:
+        degrees = nd.array(np.random.uniform(*angle_limits, size=src.shape[0]))
+    return imrotate(src, degrees, zoom_in=zoom_in, zoom_out=zoom_out)
 
 
 # ---- Augmenters: callables from an image to an image, described by dumps() ----

@@ -1,7 +1,7 @@
 """Gluon's image transforms (MXNet 1.9.1's ``mx.gluon.data.vision.transforms``): ``ToTensor``,
 ``Normalize``, ``Cast`` and ``Compose`` over plain operators; the resizing, cropping, flipping and
 colour ones over ``mx.image`` and ``mx.nd.image`` (imperative only: ``mx.sym.image`` is not there
-yet, so those blocks do not hybridize). Not yet: ``RandomHue``, ``Rotate`` and ``RandomRotation``."""
+yet, so those blocks do not hybridize). Not yet: ``RandomHue``."""
 import random
 
 import numpy as np
@@ -199,3 +199,41 @@ class RandomApply(Sequential):
         if self.p < random.random():
             return x
         return self.transforms(x)
+
+
+def _float32_only(x):
+    if x.dtype is not np.float32:
+        raise TypeError("This transformation only supports float32. Consider calling it after ToTensor")
+
+
+class Rotate(Block):
+    """Rotates (C, H, W) float32 images by ``rotation_degrees`` (mx.image.imrotate)."""
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super(Rotate, self).__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        _float32_only(x)
+        return image.imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """With probability ``rotate_with_proba`` (NumPy's draw), rotates by an angle drawn from
+    ``angle_limits`` (mx.image.random_rotate)."""
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super(RandomRotation, self).__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("`angle_limits` must be an ordered tuple")
+        if rotate_with_proba < 0 or rotate_with_proba > 1:
+            raise ValueError("Probability of rotating the image should be between 0 and 1")
+        self._args = (angle_limits, zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x):
+        if np.random.random() > self._rotate_with_proba:
+            return x
+        _float32_only(x)
+        return image.random_rotate(x, *self._args)
