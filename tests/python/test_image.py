@@ -214,6 +214,9 @@ def test_nd_image_and_the_deterministic_transforms_are_mxnets(images):
         seeded=T + "a = mx.image.imdecode(read('c.png')); random.seed(2)\n"
                    "r = [T.RandomResizedCrop(8, interpolation=0)(a) for _ in range(3)] + "
                    "[T.RandomApply(T.CropResize(0, 0, 3, 3), p=0.5)(a) for _ in range(4)]",
+        hue=T + "a = mx.image.imdecode(read('a.png')); f = a.astype('float32')\n"
+            "r = [mx.nd.image.random_hue(f, v, v) for v in (1.0, 1.1, 1.5, 0.7)] + ["
+            "T.RandomHue(0)(f), mx.nd.image.random_hue(mx.nd.array([[[100, 100, 100], [0, 0, 0]]]), 1.2, 1.2)]",
         bad_crop="r = mx.nd.image.crop(mx.nd.zeros((4, 4, 3)), 2, 2, 3, 3)",
         flip_of_a_batch="r = mx.nd.image.flip_left_right(mx.nd.zeros((2, 4, 4, 3)))",
     ), rtol=1e-4)
@@ -268,8 +271,18 @@ def test_random_image_ops_follow_their_models_and_the_seed(mx):
     first = [jitter(x).asnumpy() for _ in range(3)]
     mx.random.seed(9)
     np.testing.assert_array_equal(np.array(first), np.array([jitter(x).asnumpy() for _ in range(3)]))
-    with pytest.raises(NotImplementedError, match="hue"):
-        T.RandomColorJitter(hue=0.1)(x)
+    # uint8: the float result clipped and truncated (MXNet's float32 arithmetic can round the
+    # other way across an integer)
+    u8_hue = mx.nd.image.random_hue(u8, 1.3, 1.3).asnumpy().astype(float)
+    float_hue = mx.nd.image.random_hue(u8.astype('float32'), 1.3, 1.3).asnumpy()
+    assert np.abs(u8_hue - np.clip(float_hue, 0, 255).astype(np.uint8)).max() == 0
+    # hue alone turns each pixel's hue and keeps its lightness and saturation
+    import colorsys
+    turned = T.RandomColorJitter(hue=0.3)(x).asnumpy()
+    for before, after in zip(pixels.reshape(-1, 3)[:10], turned.reshape(-1, 3)[:10]):
+        h0, l0, s0 = colorsys.rgb_to_hls(*(before / 255))
+        h1, l1, s1 = colorsys.rgb_to_hls(*(after / 255))
+        assert abs(l0 - l1) < 1e-4 and abs(s0 - s1) < 1e-3
 
 
 DATASETS = """

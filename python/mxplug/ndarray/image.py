@@ -15,7 +15,7 @@ from .ndarray import _invoke
 
 __all__ = ["to_tensor", "normalize", "resize", "crop", "flip_left_right", "flip_top_bottom",
            "random_flip_left_right", "random_flip_top_bottom", "random_brightness", "random_contrast",
-           "random_saturation", "random_color_jitter", "adjust_lighting", "random_lighting"]
+           "random_saturation", "random_hue", "random_color_jitter", "adjust_lighting", "random_lighting"]
 
 # RGB luma weights (ITU-R 601) and ImageNet's RGB PCA, as MXNet's image operators use them.
 _LUMA = np.array([0.299, 0.587, 0.114])
@@ -154,6 +154,34 @@ def _saturation(x, alpha):
     return _op("broadcast_add", x * alpha, gray * (1 - alpha))
 
 
+def _hue(x, alpha):
+    # Each pixel's hue turned by alpha - 1 turns, in HLS space (as MXNet's: a factor of 1.1 turns
+    # red 36 degrees towards yellow); lightness and saturation kept.
+    rgb = x.asnumpy().astype(np.float64) / 255.0
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    hi, lo = rgb.max(axis=-1), rgb.min(axis=-1)
+    light = (hi + lo) / 2
+    span = hi - lo
+    grey = span == 0
+    safe = np.where(grey, 1.0, span)
+    sat = np.where(grey, 0.0, np.where(light <= 0.5, span / np.where(grey, 1.0, hi + lo),
+                                       span / np.where(grey, 1.0, 2.0 - hi - lo)))
+    rc, gc, bc = (hi - r) / safe, (hi - g) / safe, (hi - b) / safe
+    hue = np.where(r == hi, bc - gc, np.where(g == hi, 2.0 + rc - bc, 4.0 + gc - rc))
+    hue = np.where(grey, 0.0, (hue / 6.0) % 1.0)
+    hue = (hue + (alpha - 1.0)) % 1.0
+    m2 = np.where(light <= 0.5, light * (1.0 + sat), light + sat - light * sat)
+    m1 = 2.0 * light - m2
+
+    def channel(h):
+        h = h % 1.0
+        return np.where(h < 1 / 6.0, m1 + (m2 - m1) * h * 6.0,
+                        np.where(h < 0.5, m2, np.where(h < 2 / 3.0, m1 + (m2 - m1) * (2 / 3.0 - h) * 6.0, m1)))
+    out = np.stack([channel(hue + 1 / 3.0), channel(hue), channel(hue - 1 / 3.0)], axis=-1)
+    out = np.where(grey[..., None], light[..., None], out) * 255.0
+    return _nd.array(out, ctx=x.context, dtype='float32')
+
+
 def _jitter(data, where, step, min_factor, max_factor, out):
     _image(data, where)
     return _finish(step(data.astype('float32'), _uniform(min_factor, max_factor)), data, out)
@@ -174,13 +202,17 @@ def random_saturation(data, min_factor, max_factor, out=None):
     return _jitter(data, "random_saturation", _saturation, min_factor, max_factor, out)
 
 
+def random_hue(data, min_factor, max_factor, out=None):
+    """Each pixel's hue turned by alpha - 1 turns, alpha drawn from [min_factor, max_factor]."""
+    return _jitter(data, "random_hue", _hue, min_factor, max_factor, out)
+
+
 def random_color_jitter(data, brightness, contrast, saturation, hue, out=None):
-    """Brightness, contrast and saturation jitters (factors in [1 - v, 1 + v] for each v > 0) in
-    a random order. Hue is not there yet: hue > 0 raises."""
+    """Brightness, contrast, saturation and hue jitters (factors in [max(0, 1 - v), 1 + v] for
+    each v > 0) in a random order."""
     _image(data, "random_color_jitter")
-    if hue > 0:
-        raise NotImplementedError("random_color_jitter: hue is not supported yet (hue=%r)" % (hue,))
-    steps = [(s, v) for s, v in ((_brightness, brightness), (_contrast, contrast), (_saturation, saturation)) if v > 0]
+    steps = [(s, v) for s, v in ((_brightness, brightness), (_contrast, contrast), (_saturation, saturation),
+                                 (_hue, hue)) if v > 0]
     x = data.astype('float32')
     for i in np.argsort([_uniform(0, 1) for _ in steps], kind='stable'):
         step, v = steps[i]

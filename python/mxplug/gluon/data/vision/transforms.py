@@ -1,7 +1,7 @@
 """Gluon's image transforms (MXNet 1.9.1's ``mx.gluon.data.vision.transforms``): ``ToTensor``,
 ``Normalize``, ``Cast`` and ``Compose`` over plain operators; the resizing, cropping, flipping and
 colour ones over ``mx.image`` and ``mx.nd.image`` (imperative only: ``mx.sym.image`` is not there
-yet, so those blocks do not hybridize). Not yet: ``RandomHue``."""
+yet, so those blocks do not hybridize)."""
 import random
 
 import numpy as np
@@ -171,8 +171,13 @@ class RandomSaturation(_FactorJitter):
     _op = 'random_saturation'
 
 
+class RandomHue(_FactorJitter):
+    """Hue turned by a factor in [max(0, 1 - hue), 1 + hue] minus 1 turns."""
+    _op = 'random_hue'
+
+
 class RandomColorJitter(_ImageOp):
-    """Brightness, contrast and saturation jitters in a random order (hue > 0: not yet)."""
+    """Brightness, contrast, saturation and hue jitters in a random order."""
     _op = 'random_color_jitter'
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
