@@ -25,20 +25,22 @@ def cases(**snippets):
 
 
 def test_unrolled_cells_match_mxnet():
-    unroll = ("cell = %s\\nx = mx.sym.var('data')\\n"
-              "outs, states = cell.unroll(3, x, layout='%s', merge_outputs=%s)\\n"
-              "sym = mx.sym.Group(list(outs) + list(states)) if not isinstance(outs, mx.sym.Symbol) else "
-              "mx.sym.Group([outs] + [s for s in states if isinstance(s, mx.sym.Symbol)])\\n"
+    unroll = ("cell = %s\nx = mx.sym.var('data')\n"
+              "outs, states = cell.unroll(3, x, layout='%s', merge_outputs=%s)\n"
+              # (unmerged, an RNN cell's last output is its state: grouped once, for MXNet keeps
+              # only the last head gradient of an output grouped twice where mxplug sums them)
+              "sym = mx.sym.Group(list(outs)) if not isinstance(outs, mx.sym.Symbol) else "
+              "mx.sym.Group([outs] + [s for s in states if isinstance(s, mx.sym.Symbol)])\n"
               "r = (sym.list_arguments(), sym.list_outputs(), run(sym, {'data': %r}))")
     assert_parity(cases(
         lstm=unroll % ("mx.rnn.LSTMCell(4, prefix='l_')", "NTC", True, (2, 3, 5)),
         gru_tnc=unroll % ("mx.rnn.GRUCell(3)", "TNC", True, (3, 2, 4)),
         rnn_list=unroll % ("mx.rnn.RNNCell(3, activation='relu')", "NTC", False, (2, 3, 4)),
-        stacked=unroll % ("mx.rnn.SequentialRNNCell()\\ncell.add(mx.rnn.LSTMCell(4, prefix='a_'))\\n"
+        stacked=unroll % ("mx.rnn.SequentialRNNCell()\ncell.add(mx.rnn.LSTMCell(4, prefix='a_'))\n"
                           "cell.add(mx.rnn.ResidualCell(mx.rnn.GRUCell(4, prefix='b_')))", "NTC", True, (2, 3, 5)),
-        bidirectional="cell = mx.rnn.BidirectionalCell(mx.rnn.LSTMCell(3, prefix='f_'), mx.rnn.GRUCell(2, prefix='b_'))\\n"
-                      "outs, states = cell.unroll(3, mx.sym.var('data'), merge_outputs=True)\\n"
-                      "sym = mx.sym.Group([outs] + states[0] + states[1])\\n"
+        bidirectional="cell = mx.rnn.BidirectionalCell(mx.rnn.LSTMCell(3, prefix='f_'), mx.rnn.GRUCell(2, prefix='b_'))\n"
+                      "outs, states = cell.unroll(3, mx.sym.var('data'), merge_outputs=True)\n"
+                      "sym = mx.sym.Group([outs] + states[0] + states[1])\n"
                       "r = (sym.list_arguments(), run(sym, {'data': (2, 3, 4)}))",
     ), rtol=1e-5)
 
@@ -46,25 +48,25 @@ def test_unrolled_cells_match_mxnet():
 def test_weights_sentences_and_checkpoints_match_mxnet():
     assert_parity(cases(
         pack="cell = mx.rnn.SequentialRNNCell(); cell.add(mx.rnn.LSTMCell(2, prefix='l_')); "
-             "cell.add(mx.rnn.GRUCell(2, prefix='g_'))\\n"
+             "cell.add(mx.rnn.GRUCell(2, prefix='g_'))\n"
              "args = {'l_i2h_weight': mx.nd.arange(24).reshape((8, 3)), 'l_i2h_bias': mx.nd.arange(8), "
              "'l_h2h_weight': mx.nd.arange(16).reshape((8, 2)), 'l_h2h_bias': mx.nd.arange(8) + 1, "
              "'g_i2h_weight': mx.nd.arange(12).reshape((6, 2)), 'g_i2h_bias': mx.nd.arange(6), "
-             "'g_h2h_weight': mx.nd.arange(12).reshape((6, 2)) * 2, 'g_h2h_bias': mx.nd.arange(6) * 3}\\n"
+             "'g_h2h_weight': mx.nd.arange(12).reshape((6, 2)) * 2, 'g_h2h_bias': mx.nd.arange(6) * 3}\n"
              "un = cell.unpack_weights(args); back = cell.pack_weights(un); r = (un, back)",
         lstm_bias="a = mx.nd.zeros((8,)); mx.init.LSTMBias(forget_bias=2.5)('x_i2h_bias', a); r = a",
         encode="r = mx.rnn.encode_sentences([['a', 'b', 'c'], ['b', 'd'], ['a']], invalid_label=0, start_label=0)",
-        buckets="import random\\nrandom.seed(1); np.random.seed(1)\\n"
-                "sents = [list(rs.randint(1, 9, n)) for n in (3, 5, 4, 3, 5, 2, 4, 3, 5, 4, 3, 2)]\\n"
-                "it = mx.rnn.BucketSentenceIter(sents, 2, buckets=[3, 5], invalid_label=0)\\n"
+        buckets="import random\nrandom.seed(1); np.random.seed(1)\n"
+                "sents = [list(rs.randint(1, 9, n)) for n in (3, 5, 4, 3, 5, 2, 4, 3, 5, 4, 3, 2)]\n"
+                "it = mx.rnn.BucketSentenceIter(sents, 2, buckets=[3, 5], invalid_label=0)\n"
                 "r = (it.buckets, it.default_bucket_key, [(b.bucket_key, b.data[0], b.label[0], b.provide_data[0].shape) "
                 "for b in it])",
-        checkpoint="import tempfile, os\\ncell = mx.rnn.LSTMCell(2, prefix='l_')\\n"
-                   "out, _ = cell.unroll(2, mx.sym.var('data'), merge_outputs=True)\\n"
+        checkpoint="import tempfile, os\ncell = mx.rnn.LSTMCell(2, prefix='l_')\n"
+                   "out, _ = cell.unroll(2, mx.sym.var('data'), merge_outputs=True)\n"
                    "args = {'l_i2h_weight': mx.nd.arange(24).reshape((8, 3)), 'l_i2h_bias': mx.nd.arange(8), "
-                   "'l_h2h_weight': mx.nd.arange(16).reshape((8, 2)), 'l_h2h_bias': mx.nd.arange(8) + 1}\\n"
-                   "p = os.path.join(tempfile.mkdtemp(), 'm'); mx.rnn.save_rnn_checkpoint(cell, p, 3, out, args, {})\\n"
-                   "saved = sorted(mx.nd.load(p + '-0003.params').keys()); sym, a, aux = mx.rnn.load_rnn_checkpoint(cell, p, 3)\\n"
+                   "'l_h2h_weight': mx.nd.arange(16).reshape((8, 2)), 'l_h2h_bias': mx.nd.arange(8) + 1}\n"
+                   "p = os.path.join(tempfile.mkdtemp(), 'm'); mx.rnn.save_rnn_checkpoint(cell, p, 3, out, args, {})\n"
+                   "saved = sorted(mx.nd.load(p + '-0003.params').keys()); sym, a, aux = mx.rnn.load_rnn_checkpoint(cell, p, 3)\n"
                    "r = (saved, a, sym.list_arguments())",
     ))
 
