@@ -117,7 +117,7 @@ def test_layer_outputs_and_gradients_match_mxnet():
             code = code.replace("net = " + net + ";", "net = " + net.replace("; net.add", "\nnet.add") + ";", 1)
         if name == "embedding":
             code = code.replace("x = data(*%r)" % (shape,), "x = mx.nd.array(rs.randint(0, 6, %r))" % (shape,))
-            code = code.replace("x.attach_grad()\n", "").replace("x.grad, ", "")
+            code = code.replace("; x.attach_grad()\n", "\n").replace("x.grad, ", "")
         snippets[name] = code
     # BatchNorm in training updates its running statistics; in inference it uses them.
     snippets["batchnorm_running_stats"] = (
