@@ -20,6 +20,8 @@ from .. import io
 from .. import ndarray as nd
 from .. import recordio
 from ..base import MXNetError, numeric_types
+# The luma weights and ImageNet's RGB PCA, one copy for mx.image and mx.nd.image.
+from ..ndarray.image import _EIGVAL, _EIGVEC, _LUMA
 
 __all__ = ["imread", "imresize", "imdecode", "scale_down", "copyMakeBorder", "resize_short", "fixed_crop",
            "random_crop", "center_crop", "color_normalize", "random_size_crop", "imrotate", "random_rotate",
@@ -356,8 +358,6 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-# The luma weights of RGB (ITU-R 601), as MXNet's jitters use them.
-_LUMA = [[[0.299, 0.587, 0.114]]]
 
 
 class BrightnessJitterAug(Augmenter):
@@ -378,7 +378,7 @@ class ContrastJitterAug(Augmenter):
     def __init__(self, contrast):
         super(ContrastJitterAug, self).__init__(contrast=contrast)
         self.contrast = contrast
-        self.coef = nd.array(_LUMA)
+        self.coef = nd.array(_LUMA.reshape(1, 1, 3))
 
     def __call__(self, src):
         alpha = 1.0 + random.uniform(-self.contrast, self.contrast)
@@ -395,7 +395,7 @@ class SaturationJitterAug(Augmenter):
     def __init__(self, saturation):
         super(SaturationJitterAug, self).__init__(saturation=saturation)
         self.saturation = saturation
-        self.coef = nd.array(_LUMA)
+        self.coef = nd.array(_LUMA.reshape(1, 1, 3))
 
     def __call__(self, src):
         alpha = 1.0 + random.uniform(-self.saturation, self.saturation)
@@ -504,9 +504,7 @@ class CastAug(Augmenter):
         return src.astype(self.typ)
 
 
-# ImageNet's RGB PCA (AlexNet's lighting noise) and mean and std, as CreateAugmenter uses them.
-_PCA_EIGVAL = np.array([55.46, 4.794, 1.148])
-_PCA_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]])
+# ImageNet's mean and std, as CreateAugmenter uses them.
 _IMAGENET_MEAN, _IMAGENET_STD = [123.68, 116.28, 103.53], [58.395, 57.12, 57.375]
 
 
@@ -535,7 +533,7 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False, ra
     if hue:
         auglist.append(HueJitterAug(hue))
     if pca_noise > 0:
-        auglist.append(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC))
+        auglist.append(LightingAug(pca_noise, _EIGVAL, _EIGVEC))
     if rand_gray > 0:
         auglist.append(RandomGrayAug(rand_gray))
     if mean is True:
