@@ -252,8 +252,8 @@ TEST_F(Ops, BadInputGivesErrorsThatNameOpArgumentAndExpectation) {
         OpRunner("elemwise_add", {}).Forward({t({2}), t({2}, kMXPFloat64)});
       }),
       "elemwise_add: argument 'rhs' has dtype float64, expected float32 like the other inputs");
-  EXPECT_EQ(ErrorText([&] { OpRunner("SpatialTransformer", {}); }),
-            "operator 'SpatialTransformer' is not registered");
+  EXPECT_EQ(ErrorText([&] { OpRunner("QuantumTeleporter", {}); }),
+            "operator 'QuantumTeleporter' is not registered");
   EXPECT_EQ(ErrorText([&] {
               Tensor::Empty(TShape{2}, kMXPFloat32, Context{kDLVulkan, 0});
             }),
