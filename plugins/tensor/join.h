@@ -605,6 +605,10 @@ void ForEachJoinOp(Visitor&& visit) {
       "Concat", "Joins arrays along an existing axis.", {}, ConcatParam::Fields());
   visit.template Op<JoinProp<ConcatParam, false>, ConcatKernel>("concat", "Same as Concat.", {},
                                                                 ConcatParam::Fields());
+  visit.template Op<JoinProp<ConcatParam, false>, ConcatKernel>(
+      "_rnn_param_concat",
+      "Same as Concat (Gluon's recurrent layers join their parameters with it).", {},
+      ConcatParam::Fields());
   visit.template Op<JoinProp<StackParam, true>, StackKernel>(
       "stack", "Joins arrays along a new axis.", {}, StackParam::Fields());
   visit.template Op<SplitProp, SplitKernel>("SliceChannel",

@@ -16,7 +16,7 @@ from .ndarray import NDArray
 from . import ndarray as nd
 
 __all__ = ["InitDesc", "Initializer", "Uniform", "Normal", "Xavier", "MSRAPrelu", "Constant",
-           "Zero", "One", "Orthogonal", "Bilinear", "Mixed", "Load", "register", "create"]
+           "Zero", "One", "Orthogonal", "Bilinear", "FusedRNN", "Mixed", "Load", "register", "create"]
 
 
 class InitDesc(str):
@@ -345,3 +345,38 @@ class Bilinear(Initializer):
             weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
         arr[:] = weight.reshape(shape)
 
+
+
+@register
+class FusedRNN(Initializer):
+    """The fused RNN operator's parameter vector (mx.rnn.FusedRNNCell): split into per-gate
+    weights and biases, each filled by ``init`` (the global initialiser when None), an LSTM's
+    forget-gate biases with ``forget_bias``, and packed back."""
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False, forget_bias=1.0):
+        if isinstance(init, str):
+            klass, kwargs = json.loads(init)
+            init = _REGISTRY[klass.lower()](**kwargs)
+        super(FusedRNN, self).__init__(init=init.dumps() if init is not None else None, num_hidden=num_hidden,
+                                       num_layers=num_layers, mode=mode, bidirectional=bidirectional,
+                                       forget_bias=forget_bias)
+        self._init = init
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._forget_bias = forget_bias
+
+    def _init_weight(self, desc, arr):
+        from .rnn import rnn_cell
+        cell = rnn_cell.FusedRNNCell(self._num_hidden, self._num_layers, self._mode, self._bidirectional,
+                                     forget_bias=self._forget_bias, prefix='')
+        args = cell.unpack_weights({'parameters': arr})
+        for name in args:
+            if self._mode == 'lstm' and name.endswith("_f_bias"):
+                args[name][:] = self._forget_bias
+            elif self._init is None:
+                desc.global_init(InitDesc(name, global_init=desc.global_init), args[name])
+            else:
+                self._init(InitDesc(name, global_init=desc.global_init), args[name])
+        arr[:] = cell.pack_weights(args)['parameters']

@@ -23,6 +23,12 @@ class Case:
         return "%s%s%s" % (self.op, self.shapes, self.kwargs or "")
 
 
+def _rnn_size(mode, inputs, hidden, layers, dirs):
+    """The length of the RNN op's parameter vector."""
+    gates = {"lstm": 4, "gru": 3}.get(mode, 1)
+    return sum(dirs * gates * hidden * ((inputs if l == 0 else dirs * hidden) + hidden + 2) for l in range(layers))
+
+
 SIGNED, POSITIVE, UNIT, ABOVE_ONE = (-2.0, 2.0), (0.5, 2.0), (-0.9, 0.9), (1.1, 3.0)
 WITH_NAN = "with_nan"
 
@@ -212,6 +218,7 @@ LAYOUT = [
     Case("broadcast_like", [(1, 7), (300, 7)], tol=4),
     Case("Concat", [(2, 3, 4), (2, 1, 4), (2, 5, 4)], {"dim": 1, "num_args": 3}),
     Case("concat", [(2, 3), (4, 3)], {"dim": 0, "num_args": 2}),
+    Case("_rnn_param_concat", [(6,), (4,), (5,)], {"dim": 0, "num_args": 3}),
     Case("stack", [(3, 4), (3, 4)], {"axis": 2, "num_args": 2}),
     Case("split", [(4, 6, 5)], {"num_outputs": 3, "axis": 1}),
     Case("SliceChannel", [(4, 6)], {"num_outputs": 4, "axis": 0, "squeeze_axis": True}),
@@ -327,7 +334,21 @@ NN = (
        Case("BilinearSampler", [(2, 3, 5, 6), (2, 2, 4, 3)], domains=[SIGNED, (-1.2, 1.2)], tol=4),
        Case("SpatialTransformer", [(2, 3, 5, 6), (2, 6)],
             {"target_shape": (3, 4), "transform_type": "affine", "sampler_type": "bilinear"},
-            domains=[SIGNED, (-0.9, 0.9)], tol=4)]
+            domains=[SIGNED, (-0.9, 0.9)], tol=4)] + [
+       # The fused RNN: data (T, N, I), the parameter vector, the states (L D, N, H); small
+       # weights keep the gates away from saturation; sequence lengths 1-4 of 4 steps.
+       Case("RNN", [(4, 3, 3), (_rnn_size(mode, 3, 4, layers, dirs),)] + [(layers * dirs, 3, 4)] * states
+            + [(3,)] * ("use_sequence_length" in extra),
+            dict({"state_size": 4, "num_layers": layers, "mode": mode, "bidirectional": dirs == 2,
+                  "state_outputs": True}, **extra),
+            domains=[SIGNED, (-0.5, 0.5)] + [UNIT] * states + [INTS(5, 1)] * ("use_sequence_length" in extra),
+            tol=4)
+       for mode, layers, dirs, states, extra in (
+           ("lstm", 2, 2, 2, {}), ("gru", 1, 2, 1, {}), ("rnn_tanh", 2, 1, 1, {}), ("rnn_relu", 1, 1, 1, {}),
+           ("lstm", 1, 2, 2, {"use_sequence_length": True}),
+           ("gru", 2, 1, 1, {"use_sequence_length": True}),
+           ("lstm", 1, 1, 2, {"lstm_state_clip_min": -0.3, "lstm_state_clip_max": 0.4}))]
+
     # The convolution family: CPU kernels only so far (cuDNN is issue 24); they run wherever the
     # device has them (the test device's delegate the CPU's).
     + [Case("Convolution", [(2, 3, 5, 6), (4, 3, 3, 3), (4,)],

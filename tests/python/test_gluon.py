@@ -228,6 +228,12 @@ def test_recurrent_layers_and_cells_match_mxnet():
         gru_ntc=layer % ("gluon.rnn.GRU(4, layout='NTC')", (2, 5, 3)),
         rnn_tanh=layer % ("gluon.rnn.RNN(3, num_layers=2, activation='tanh', input_size=3)", (4, 2, 3)),
         no_states="net = gluon.rnn.LSTM(3); net.initialize(); y = net(data(5, 2, 4)); r = (type(y).__name__, y.shape)",
+        hybridized_lstm=(layer % ("gluon.rnn.LSTM(4, num_layers=2, layout='NTC')", (2, 5, 3))).replace(
+            "fill(net);", "fill(net); net.hybridize();"),
+        hybridized_gru_twice=(layer % ("gluon.rnn.GRU(3, bidirectional=True)", (6, 2, 3))).replace(
+            "fill(net);", "fill(net); net.hybridize(); net(data(4, 2, 3), net.begin_state(2));"),
+        lstm_in_predict_mode="net = gluon.rnn.LSTM(4, num_layers=3, dropout=0.5); net.initialize(); x = data(5, 2, 3); net(x); fill(net)\n"
+                             "r = (net(x), net(x, net.begin_state(2))[1])",
         lstm_cell=cell % "gluon.rnn.LSTMCell(5)",
         gru_cell=cell % "gluon.rnn.GRUCell(4, input_size=3)",
         stacked=cell % "gluon.rnn.SequentialRNNCell(); cell.add(gluon.rnn.RNNCell(4, activation='relu')); "

@@ -102,3 +102,48 @@ for epoch in range(2):
 r = (metric.get(), {k: v for k, v in sorted(mod.get_params()[0].items())})
 """
     assert_parity(cases(lm=script), rtol=1e-4)
+
+
+def test_fused_rnn_cell_matches_mxnet():
+    # FusedRNNCell is one RNN operator over the sequence: its graph, values and gradients; its
+    # weights unpacked to the unfused cells' names and packed back; mx.init.FusedRNN (with a
+    # deterministic inner initialiser, so both sides fill the same numbers); and the unfused stack
+    # fed the unpacked weights gives the fused cell's outputs.
+    fused = ("cell = mx.rnn.FusedRNNCell(3, num_layers=%d, mode=%r, bidirectional=%s, get_next_state=True, prefix='f_')\n"
+             "outs, states = cell.unroll(4, mx.sym.var('data'), layout=%r, merge_outputs=True)\n"
+             "sym = mx.sym.Group([outs] + states)\n"
+             "r = (sym.list_arguments(), sym.list_outputs(), run(sym, {'data': %r}))")
+    assert_parity(cases(
+        lstm=fused % (2, "lstm", True, "TNC", (4, 2, 5)),
+        gru_ntc=fused % (1, "gru", False, "NTC", (2, 4, 5)),
+        rnn_relu=fused % (2, "rnn_relu", False, "TNC", (4, 3, 2)),
+        no_next_state="cell = mx.rnn.FusedRNNCell(4, mode='gru')\n"
+                      "outs, states = cell.unroll(3, mx.sym.var('data'), layout='TNC')\n"
+                      "r = (len(outs), states, outs[0].list_outputs(), cell.state_info)",
+        unpack="cell = mx.rnn.FusedRNNCell(2, num_layers=2, mode='lstm', bidirectional=True, prefix='x_')\n"
+               "n = 2 * (4 * 2 * (3 + 2 + 2)) + 2 * (4 * 2 * (4 + 2 + 2))\n"
+               "un = cell.unpack_weights({'x_parameters': mx.nd.arange(n)})\n"
+               "r = (un, cell.pack_weights(un))",
+        # (as a variable's __init__ attribute calls it: by _init_weight, whatever the name)
+        init="a = mx.nd.zeros((2 * (3 * 4 * (5 + 4 + 2)),))\n"
+             "mx.init.FusedRNN(mx.init.Constant(0.25), 4, 1, 'gru', True)._init_weight(mx.init.InitDesc('f_parameters'), a)\n"
+             "b = mx.nd.zeros((4 * 3 * (2 + 3 + 2),))\n"
+             "mx.init.FusedRNN(None, 3, 1, 'lstm', forget_bias=2.0)._init_weight(mx.init.InitDesc('g_parameters', global_init=mx.init.One()), b)\n"
+             "r = (a, b, mx.init.FusedRNN(mx.init.One(), 3, 1, 'lstm').dumps())",
+        init_by_name="mx.init.FusedRNN(None, 3, 1, 'lstm')('f_parameters', mx.nd.zeros((84,)))",
+        module="cell = mx.rnn.FusedRNNCell(3, mode='lstm', prefix='m_')\n"
+               "outs, _ = cell.unroll(2, mx.sym.var('data'), layout='TNC', merge_outputs=True)\n"
+               "mod = mx.mod.Module(mx.sym.MakeLoss(outs), label_names=None)\n"
+               "mod.bind([('data', (2, 2, 4))]); mod.init_params(mx.init.Constant(0.1))\n"
+               "r = mod.get_params()[0]",
+        unfused_equals_fused="cell = mx.rnn.FusedRNNCell(3, num_layers=2, mode='lstm', prefix='f_')\n"
+                             "x = mx.sym.var('data')\nouts, _ = cell.unroll(4, x, layout='TNC', merge_outputs=True)\n"
+                             "ex = outs.simple_bind(mx.cpu(), data=(4, 2, 5))\n"
+                             "for k in sorted(ex.arg_dict): ex.arg_dict[k][:] = rs.uniform(-0.5, 0.5, ex.arg_dict[k].shape)\n"
+                             "fused_out = ex.forward()[0].copy()\n"
+                             "stack = cell.unfuse(); u_outs, _ = stack.unroll(4, x, layout='TNC', merge_outputs=True)\n"
+                             "args = stack.pack_weights(cell.unpack_weights({'f_parameters': ex.arg_dict['f_parameters']}))\n"
+                             "args['data'] = ex.arg_dict['data']\n"
+                             "u = u_outs.bind(mx.cpu(), {k: args[k] for k in u_outs.list_arguments()}).forward()[0]\n"
+                             "r = (fused_out, u, sorted(args))",
+    ), rtol=1e-5)

@@ -28,6 +28,9 @@ ROWS = [
     ("Pooling max 3x3/2 32x64x56x56 fwd", "ms", "lower"),
     ("BatchNorm train 32x64x56x56 fwd", "ms", "lower"),
     ("softmax (4096,1000)", "ms", "lower"),
+    # The fused recurrent operator: a 2-layer LSTM, 256 in and hidden, 35 steps of a batch of 32.
+    ("LSTM 2x256 T35 N32 fwd", "ms", "lower"),
+    ("LSTM 2x256 T35 N32 fwd+bwd", "ms", "lower"),
     # A new output is memory the allocator hands over: PyTorch's first touches of a fresh 64 MiB
     # block are page faults, where mxplug's pool gives back the block of the call before. The out=
     # row times the addition alone, into an output allocated once.
@@ -36,6 +39,13 @@ ROWS = [
     ("tiny-op overhead (1-element add)", "us/op", "lower"),
 ]
 PEERS = ["torch", "mxnet"]
+LSTM = dict(steps=35, batch=32, size=256, layers=2)
+
+
+def lstm_parameter_count():
+    """The RNN op's parameter vector of LSTM: every layer's i2h and h2h weights and biases."""
+    h = LSTM["size"]
+    return LSTM["layers"] * 4 * h * (h + h + 2)
 EXTRA = ["numpy", "openblas", "memcpy"]  # GEMM floors and a one-thread copy, where they apply
 
 
@@ -94,6 +104,12 @@ def measure_mxplug(quick):
         lambda: sync(core.invoke_train("BatchNorm", bn, {"fix_gamma": False})), 3)
     s = nd((4096, 1000))
     out["softmax (4096,1000)"] = 1e3 * timed(lambda: sync(mx.nd.softmax(s)), 5)
+    rnn = [nd((LSTM["steps"], LSTM["batch"], LSTM["size"])), nd((lstm_parameter_count(),)) * 0.05,
+           mx.nd.zeros((LSTM["layers"], LSTM["batch"], LSTM["size"])),
+           mx.nd.zeros((LSTM["layers"], LSTM["batch"], LSTM["size"]))]
+    rkw = {"state_size": LSTM["size"], "num_layers": LSTM["layers"], "mode": "lstm"}
+    out["LSTM 2x256 T35 N32 fwd"] = 1e3 * timed(lambda: sync(mx.nd.RNN(*rnn, **rkw)), 5)
+    out["LSTM 2x256 T35 N32 fwd+bwd"] = 1e3 * timed(lambda: fwd_bwd("RNN", rnn, rkw), 5)
     a, b = nd((16 << 20,)), nd((16 << 20,))
     out["add 16M float32, new output"] = 3 * 4 * (16 << 20) / timed(lambda: sync(a + b), 5) / 1e9
     c = mx.nd.empty((16 << 20,))
@@ -147,6 +163,12 @@ def measure_torch(quick):
             lambda: F.batch_norm(x, mean, var, gamma, beta, training=True), 3)
         s = t((4096, 1000))
         out["softmax (4096,1000)"] = 1e3 * timed(lambda: torch.softmax(s, 1), 5)
+        lstm = torch.nn.LSTM(LSTM["size"], LSTM["size"], num_layers=LSTM["layers"])
+        seq = t((LSTM["steps"], LSTM["batch"], LSTM["size"]))
+        out["LSTM 2x256 T35 N32 fwd"] = 1e3 * timed(lambda: lstm(seq), 5)
+    seq = seq.clone().requires_grad_(True)
+    out["LSTM 2x256 T35 N32 fwd+bwd"] = 1e3 * timed(lambda: fwd_bwd(lambda x: lstm(x)[0], [seq]), 5)
+    with torch.no_grad():
         a, b = t((16 << 20,)), t((16 << 20,))
         out["add 16M float32, new output"] = 3 * 4 * (16 << 20) / timed(lambda: a + b, 5) / 1e9
         c = torch.empty(16 << 20)
@@ -191,6 +213,12 @@ def measure_mxnet(quick):
     out["BatchNorm train 32x64x56x56 fwd"] = 1e3 * timed(bn, 3)
     s = nd((4096, 1000))
     out["softmax (4096,1000)"] = 1e3 * timed(lambda: mx.nd.softmax(s).wait_to_read(), 5)
+    rnn = [nd((LSTM["steps"], LSTM["batch"], LSTM["size"])), nd((lstm_parameter_count(),)) * 0.05,
+           mx.nd.zeros((LSTM["layers"], LSTM["batch"], LSTM["size"])),
+           mx.nd.zeros((LSTM["layers"], LSTM["batch"], LSTM["size"]))]
+    rkw = dict(state_size=LSTM["size"], num_layers=LSTM["layers"], mode="lstm")
+    out["LSTM 2x256 T35 N32 fwd"] = 1e3 * timed(lambda: mx.nd.RNN(*rnn, **rkw).wait_to_read(), 5)
+    out["LSTM 2x256 T35 N32 fwd+bwd"] = 1e3 * timed(lambda: fwd_bwd(lambda *a: mx.nd.RNN(*a, **rkw), rnn), 5)
     a, b = nd((16 << 20,)), nd((16 << 20,))
     out["add 16M float32, new output"] = 3 * 4 * (16 << 20) / timed(lambda: (a + b).wait_to_read(), 5) / 1e9
     c = mx.nd.empty((16 << 20,))

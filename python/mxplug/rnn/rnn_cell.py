@@ -246,6 +246,127 @@ class GRUCell(_GatedCell):
         return next_h, [next_h]
 
 
+class FusedRNNCell(BaseRNNCell):
+    """Several layers of one kind of cell over a whole sequence as one fused RNN operator
+    (mx.sym.RNN): its weights one variable, ``<prefix>parameters``, initialised through
+    mx.init.FusedRNN; ``unpack_weights`` splits it into the per-gate arrays the unfused cells
+    (``unfuse``) name, so a checkpoint crosses between the two. It cannot be stepped."""
+
+    def __init__(self, num_hidden, num_layers=1, mode='lstm', bidirectional=False, dropout=0., get_next_state=False,
+                 forget_bias=1.0, prefix=None, params=None):
+        super(FusedRNNCell, self).__init__(prefix='%s_' % mode if prefix is None else prefix, params=params)
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._dropout = dropout
+        self._get_next_state = get_next_state
+        self._directions = ['l', 'r'] if bidirectional else ['l']
+        self._parameter = self.params.get('parameters', init=init.FusedRNN(
+            None, num_hidden, num_layers, mode, bidirectional, forget_bias))
+
+    @property
+    def state_info(self):
+        shape = ((self._bidirectional + 1) * self._num_layers, 0, self._num_hidden)
+        return [{'shape': shape, '__layout__': 'LNC'} for _ in range((self._mode == 'lstm') + 1)]
+
+    @property
+    def _gate_names(self):
+        return {'rnn_relu': [''], 'rnn_tanh': [''], 'lstm': ['_i', '_f', '_c', '_o'], 'gru': ['_r', '_z', '_o']}[self._mode]
+
+    def _slice_weights(self, arr, num_input, h):
+        """Views of the fused vector ``arr`` per layer, direction, gate: every weight (i2h then
+        h2h), then every bias, the operator's order."""
+        views, at = {}, 0
+        dirs = len(self._directions)
+
+        def take(name, shape):
+            nonlocal at
+            size = 1
+            for d in shape:
+                size *= d
+            views[name] = arr[at:at + size].reshape(shape)
+            at += size
+        for kind in ('weight', 'bias'):
+            for layer in range(self._num_layers):
+                for direction in self._directions:
+                    for group, width in (('i2h', num_input if layer == 0 else dirs * h), ('h2h', h)):
+                        for gate in self._gate_names:
+                            take('%s%s%d_%s%s_%s' % (self._prefix, direction, layer, group, gate, kind),
+                                 (h, width) if kind == 'weight' else (h,))
+        if at != arr.size:
+            raise AssertionError("Invalid parameters size for FusedRNNCell")
+        return views
+
+    def unpack_weights(self, args):
+        args = args.copy()
+        arr = args.pop(self._parameter.name)
+        dirs, gates, h = len(self._directions), len(self._gate_names), self._num_hidden
+        num_input = arr.size // dirs // h // gates - (self._num_layers - 1) * (h + dirs * h + 2) - h - 2
+        args.update({name: view.copy() for name, view in self._slice_weights(arr, num_input, h).items()})
+        return args
+
+    def pack_weights(self, args):
+        args = args.copy()
+        dirs, gates, h = len(self._directions), len(self._gate_names), self._num_hidden
+        first = args['%sl0_i2h%s_weight' % (self._prefix, self._gate_names[0])]
+        num_input = first.shape[1]
+        total = (num_input + h + 2) * h * gates * dirs + (self._num_layers - 1) * gates * h * (h + dirs * h + 2) * dirs
+        arr = ndarray.zeros((total,), ctx=first.context, dtype=first.dtype)
+        for name, view in self._slice_weights(arr, num_input, h).items():
+            view[:] = args.pop(name)
+        args[self._parameter.name] = arr
+        return args
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError("FusedRNNCell cannot be stepped. Please use unroll")
+
+    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
+        self.reset()
+        inputs, axis = _normalize_sequence(length, inputs, layout, True)
+        if axis == 1:
+            warnings.warn("NTC layout detected. Consider using TNC for FusedRNNCell for faster speed")
+            inputs = symbol.swapaxes(inputs, dim1=0, dim2=1)
+        elif axis != 0:
+            raise AssertionError("Unsupported layout %s" % layout)
+        states = self.begin_state() if begin_state is None else begin_state
+        named = {'state': states[0]}
+        if self._mode == 'lstm':
+            named['state_cell'] = states[1]
+        rnn = symbol.RNN(data=inputs, parameters=self._parameter, state_size=self._num_hidden,
+                         num_layers=self._num_layers, bidirectional=self._bidirectional, p=self._dropout,
+                         state_outputs=self._get_next_state, mode=self._mode, name=self._prefix + 'rnn', **named)
+        if not self._get_next_state:
+            outputs, states = rnn, []
+        else:
+            states = [rnn[i] for i in range(1, 3 if self._mode == 'lstm' else 2)]
+            for state in states:
+                state._set_attr(__layout__='LNC')
+            outputs = rnn[0]
+        if axis == 1:
+            outputs = symbol.swapaxes(outputs, dim1=0, dim2=1)
+        outputs, _ = _normalize_sequence(length, outputs, layout, merge_outputs)
+        return outputs, states
+
+    def unfuse(self):
+        """The same layers as a SequentialRNNCell of unfused cells (which can be stepped), named
+        as unpack_weights names the weights."""
+        make = {'rnn_relu': lambda prefix: RNNCell(self._num_hidden, activation='relu', prefix=prefix),
+                'rnn_tanh': lambda prefix: RNNCell(self._num_hidden, activation='tanh', prefix=prefix),
+                'lstm': lambda prefix: LSTMCell(self._num_hidden, prefix=prefix),
+                'gru': lambda prefix: GRUCell(self._num_hidden, prefix=prefix)}[self._mode]
+        stack = SequentialRNNCell()
+        for i in range(self._num_layers):
+            if self._bidirectional:
+                stack.add(BidirectionalCell(make('%sl%d_' % (self._prefix, i)), make('%sr%d_' % (self._prefix, i)),
+                                            output_prefix='%sbi_l%d_' % (self._prefix, i)))
+            else:
+                stack.add(make('%sl%d_' % (self._prefix, i)))
+            if self._dropout > 0 and i != self._num_layers - 1:
+                stack.add(DropoutCell(self._dropout, prefix='%s_dropout%d_' % (self._prefix, i)))
+        return stack
+
+
 class _CellGroup(BaseRNNCell):
     """What SequentialRNNCell and BidirectionalCell share: cells (``_cells``) whose states,
     begin states and weights are theirs, in order; ``params`` given to the group are the cells'."""

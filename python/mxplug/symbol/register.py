@@ -24,13 +24,13 @@ def _make(name):
         attr = kwargs.pop("attr", None)
         inputs = []
         rest = list(args)
+        positional = []
         if slots:  # positional values fill the op's inputs first (None: not given), as in MXNet
             for slot in slots[:len(rest)]:
                 value = rest.pop(0)
                 if value is not None and not isinstance(value, Symbol):
                     raise AssertionError("Argument %s must be Symbol instances, but got %r" % (slot, value))
-                if value is not None:
-                    kwargs[slot] = value
+                positional.append(value)
         else:  # any number of inputs (Concat, add_n): the symbols, or lists of them, given first
             while rest and (isinstance(rest[0], Symbol) or (isinstance(rest[0], (list, tuple)) and rest[0]
                                                             and all(isinstance(x, Symbol) for x in rest[0]))):
@@ -42,6 +42,17 @@ def _make(name):
             raise TypeError("%s: takes its input symbols first, then at most %d parameter value(s); got %r"
                             % (name, len(free), rest))
         kwargs.update(zip(free, rest))
+        if positional:
+            # In the order of the inputs these parameters give the op (RNN's state_cell and
+            # sequence_length come and go with mode and use_sequence_length), as MXNet composes.
+            order = slots
+            try:
+                order = _core.op_inputs(name, {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})
+            except Exception:  # pylint: disable=broad-except
+                pass  # bad parameters: _create below says what is wrong
+            for slot, value in zip(order, positional):
+                if value is not None:
+                    kwargs[slot] = value
         named = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
         params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
         if var_args and "num_args" not in params:

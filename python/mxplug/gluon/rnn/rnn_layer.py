@@ -3,12 +3,11 @@ layers, optionally bidirectional, over a whole sequence, with MXNet's parameter 
 (``l0_i2h_weight``... ``r1_h2h_bias``), state layout (layers x directions, N, hidden) and
 ``save_parameters`` names.
 
-Note [Unfused recurrent layers]: MXNet runs these layers as its fused RNN operator (cuDNN's on a
-GPU); mxplug has no RNN operator yet, so a layer runs as the stack of cells it is equivalent to
-(MXNet's own ``_unfuse``: LSTMCell/GRUCell/RNNCell per layer and direction, sharing the layer's
-parameters), unrolled over the sequence. The results and gradients are the fused operator's
-(the same gate layout and formulas); the speed is not, and a hybridized layer's graph is
-unrolled for the sequence length of its first call.
+Note [Fused recurrent layers]: as MXNet's, a layer runs as the fused RNN operator (plugins/nn/rnn.h):
+its parameters joined into one vector by ``_rnn_param_concat`` in MXNet's order, its states
+passed and returned as (layers x directions, N, hidden) arrays, and a hybridized layer's graph
+holds one RNN node whatever the sequence length. ``_unfuse`` gives the equivalent stack of cells
+(MXNet's own), which is also what ``save_parameters`` names the parameters after.
 """
 import re
 
@@ -26,13 +25,9 @@ class _RNNLayer(HybridBlock):
         super(_RNNLayer, self).__init__(**kwargs)
         if layout not in ('TNC', 'NTC'):
             raise AssertionError("Invalid layout %s; must be one of ['TNC' or 'NTC']" % layout)
-        for what, value in (("projection_size", projection_size), ("state_clip_min", lstm_state_clip_min),
-                            ("state_clip_max", lstm_state_clip_max)):
-            if value:
-                raise NotImplementedError("%s: %s is not supported yet (Note [Unfused recurrent layers])"
-                                          % (type(self).__name__, what))
-        if use_sequence_length:
-            raise NotImplementedError("%s: use_sequence_length is not supported yet" % type(self).__name__)
+        if projection_size:
+            raise NotImplementedError("%s: projection_size is not supported (MXNet 1.9.1 has it only with cuDNN)"
+                                      % type(self).__name__)
         self._hidden_size = hidden_size
         self._projection_size = None
         self._num_layers = num_layers
@@ -45,11 +40,13 @@ class _RNNLayer(HybridBlock):
         self._h2h_weight_initializer = h2h_weight_initializer
         self._i2h_bias_initializer = i2h_bias_initializer
         self._h2h_bias_initializer = h2h_bias_initializer
+        self._lstm_state_clip_min = lstm_state_clip_min
+        self._lstm_state_clip_max = lstm_state_clip_max
+        self._lstm_state_clip_nan = lstm_state_clip_nan
         self._dtype = dtype
         self._use_sequence_length = use_sequence_length
         self.skip_states = None
         self._gates = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}[mode]
-        self._steps = None
         ng, ni, nh = self._gates, input_size, hidden_size
         for i in range(num_layers):
             for j in ['l', 'r'][:self._dir]:
@@ -58,7 +55,6 @@ class _RNNLayer(HybridBlock):
                 self._register_param('{}{}_i2h_bias'.format(j, i), (ng * nh,), i2h_bias_initializer, dtype)
                 self._register_param('{}{}_h2h_bias'.format(j, i), (ng * nh,), h2h_bias_initializer, dtype)
             ni = nh * self._dir
-        object.__setattr__(self, '_stack', None)  # the cells (not a child: the parameters are the layer's)
 
     def _register_param(self, name, shape, init, dtype):
         p = self.params.get(name, shape=shape, init=init, allow_deferred_init=True, dtype=dtype)
@@ -96,7 +92,7 @@ class _RNNLayer(HybridBlock):
         raise NotImplementedError
 
     def _unfuse(self):
-        """The stack of cells this layer computes (Note [Unfused recurrent layers])."""
+        """The stack of cells this layer computes (Note [Fused recurrent layers])."""
         get_cell = {'rnn_relu': lambda **kw: rnn_cell.RNNCell(self._hidden_size, activation='relu', **kw),
                     'rnn_tanh': lambda **kw: rnn_cell.RNNCell(self._hidden_size, activation='tanh', **kw),
                     'lstm': lambda **kw: rnn_cell.LSTMCell(self._hidden_size, **kw),
@@ -142,8 +138,8 @@ class _RNNLayer(HybridBlock):
                 states = self.begin_state(0, func=symbol.zeros)
         if isinstance(states, (nd.NDArray, symbol.Symbol)):
             states = [states]
-        if isinstance(inputs, nd.NDArray):
-            self._steps = inputs.shape[self._layout.find('T')]
+        if self._use_sequence_length:
+            return super(_RNNLayer, self).__call__(inputs, states, sequence_length, **kwargs)
         return super(_RNNLayer, self).__call__(inputs, states, **kwargs)
 
     def infer_shape(self, inputs, *args):
@@ -152,32 +148,39 @@ class _RNNLayer(HybridBlock):
         for j in ['l', 'r'][:self._dir]:
             getattr(self, '{}0_i2h_weight'.format(j)).shape = (self._gates * self._hidden_size, ni)
 
-    def hybrid_forward(self, F, inputs, states, **kwargs):
+    def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
         if F is nd:
             batch_size = inputs.shape[self._layout.find('N')]
             for state, info in zip(states, self.state_info(batch_size)):
                 if state.shape != info['shape']:
                     raise ValueError("Invalid recurrent state shape. Expecting %s, got %s."
                                      % (str(info['shape']), str(state.shape)))
-        out = self._forward_kernel(F, inputs, states)
+        out = self._forward_kernel(F, inputs, states, sequence_length, **kwargs)
         return out[0] if self.skip_states else out
 
-    def _forward_kernel(self, F, inputs, states):
-        if self._stack is None:
-            object.__setattr__(self, '_stack', self._unfuse())
-        layers = self._num_layers * self._dir
-        # The layer's states (layers x directions, N, H) as the cells' (N, H) each, cell by cell.
-        per_state = [_as_list(F.split(s, num_outputs=layers, axis=0, squeeze_axis=True)) for s in states]
-        cell_states = [per_state[k][c] for c in range(layers) for k in range(len(states))]
-        outputs, new_states = self._stack.unroll(self._steps, inputs, begin_state=cell_states, layout=self._layout,
-                                                 merge_outputs=True)
-        n = len(states)
-        states = [F.stack(*[new_states[c * n + k] for c in range(layers)], axis=0) for k in range(n)]
+    def _forward_kernel(self, F, inputs, states, sequence_length, **kwargs):
+        """The fused RNN operator over the whole sequence (Note [Fused recurrent layers])."""
+        if self._layout == 'NTC':
+            inputs = F.swapaxes(inputs, dim1=0, dim2=1)
+        params = [kwargs['{}{}_{}_{}'.format(d, l, g, t)].reshape(-1)
+                  for t in ['weight', 'bias']
+                  for l in range(self._num_layers)
+                  for d in ['l', 'r'][:self._dir]
+                  for g in ['i2h', 'h2h']]
+        params = F._internal._rnn_param_concat(*params, dim=0)
+        rnn_args = list(states) + ([sequence_length] if self._use_sequence_length else [])
+        rnn = F.RNN(inputs, params, *rnn_args, use_sequence_length=self._use_sequence_length,
+                    state_size=self._hidden_size, num_layers=self._num_layers,
+                    bidirectional=self._dir == 2, p=self._dropout, state_outputs=True, mode=self._mode,
+                    lstm_state_clip_min=self._lstm_state_clip_min, lstm_state_clip_max=self._lstm_state_clip_max,
+                    lstm_state_clip_nan=self._lstm_state_clip_nan)
+        if self._mode == 'lstm':
+            outputs, states = rnn[0], [rnn[1], rnn[2]]
+        else:
+            outputs, states = rnn[0], [rnn[1]]
+        if self._layout == 'NTC':
+            outputs = F.swapaxes(outputs, dim1=0, dim2=1)
         return outputs, states
-
-
-def _as_list(x):
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 class RNN(_RNNLayer):

@@ -1,0 +1,31 @@
+// Registers RNN (rnn.h) with the CPU kernel on OpenBLAS.
+#include "rnn.h"
+
+#include "blas.h"
+
+namespace {
+
+using mxplug_nn::RNNParam;
+
+MXPLUG_REGISTER_PARAMETER(RNNParam);
+
+[[maybe_unused]] const bool registered = [] {
+  mxplug::RegisterOpProperty<mxplug_nn::RNNProp>("RNN")
+      .describe(
+          "Applies recurrent layers to input data: vanilla RNN (relu or tanh), LSTM and GRU, "
+          "multi-layer and bidirectional.")
+      .add_argument("data", "NDArray-or-Symbol", "Input data to RNN")
+      .add_argument("parameters", "NDArray-or-Symbol",
+                    "Vector of all RNN trainable parameters concatenated")
+      .add_argument("state", "NDArray-or-Symbol", "initial hidden state of the RNN")
+      .add_argument("state_cell", "NDArray-or-Symbol",
+                    "initial cell state for LSTM networks (only for LSTM)")
+      .add_argument("sequence_length", "NDArray-or-Symbol",
+                    "Vector of valid sequence lengths for each element in batch. (Only used if "
+                    "use_sequence_length kwarg is True)")
+      .add_arguments(RNNParam::Fields());
+  mxplug_nn::RegisterRNNKernels<mxplug::CpuLoop, mxplug_nn::CpuBlas>(kDLCPU);
+  return true;
+}();
+
+}  // namespace
