@@ -179,6 +179,10 @@ class ConvolutionProp : public mxplug_nn::WeightedLayerProp {
                                   std::to_string(n + 2) + " axes (batch, channel and " +
                                   std::to_string(n) + " spatial) for kernel " +
                                   param_.kernel.ToString());
+    // The batch size may come from the output (MXNet 1.x's partial inference: a recurrent
+    // cell's begin state of batch 0 learns it from where its convolution's output goes).
+    const TShape& given = (*out)[0];
+    if (data[0] < 0 && given.ndim() == data.ndim() && given[0] >= 0) (*in)[0][0] = given[0];
     if (!data.IsKnown()) return false;
     const int64_t channels = data[1], groups = param_.num_group, filters = param_.num_filter;
     if (channels % groups != 0)

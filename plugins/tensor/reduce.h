@@ -39,11 +39,22 @@ struct ReduceParam : mxplug::Parameter<ReduceParam> {
 struct NormParam : mxplug::Parameter<NormParam> {
   int ord;
   std::string axis;
+  std::optional<int> out_dtype;
   bool keepdims;
   MXPLUG_DECLARE_PARAMETER(NormParam) {
     MXPLUG_DECLARE_FIELD(ord).set_default(2).set_range(1, 2).describe("Order of the norm: 1 or 2.");
     MXPLUG_DECLARE_FIELD(axis).set_default("None").describe(
         "The axis or axes to reduce: an int, a tuple of ints, or None for all axes.");
+    MXPLUG_DECLARE_FIELD(out_dtype)
+        .set_default(std::nullopt)
+        .add_enum("float16", kMXPFloat16)
+        .add_enum("float32", kMXPFloat32)
+        .add_enum("float64", kMXPFloat64)
+        .add_enum("int32", kMXPInt32)
+        .add_enum("int64", kMXPInt64)
+        .add_enum("int8", kMXPInt8)
+        .describe(
+            "The data type of the output: the data's own (Note [norm out_dtype] in reduce.h).");
     MXPLUG_DECLARE_FIELD(keepdims).set_default(false).describe(
         "Keep the reduced axes with size 1.");
   }
@@ -203,6 +214,7 @@ struct Reducer {
 struct ReduceSpec {
   ReduceKind kind;
   ReduceParam axes;
+  std::optional<int> out_dtype;  // norm's
 
   ReduceSpec(ReduceKind k, const mxplug::KwArgs& kwargs) : kind(k) {
     if (k != ReduceKind::kNorm) {
@@ -213,6 +225,7 @@ struct ReduceSpec {
     n.Init(kwargs);
     kind = n.ord == 1 ? ReduceKind::kNorm1 : ReduceKind::kNorm2;
     axes.axis = n.axis, axes.keepdims = n.keepdims, axes.exclude = false;
+    out_dtype = n.out_dtype;
   }
 
   /*! \brief Calls fn(Reducer<K>{}) for the op's kind K, or for norm fn(Reducer<kNorm1>{}) or
@@ -278,7 +291,26 @@ struct ArgGeometry {
 template <ReduceKind K>
 class ReduceProp : public mxplug::OperatorProperty {
  public:
-  void Init(const mxplug::KwArgs& kwargs) override { param_ = ReduceSpec(K, kwargs).axes; }
+  void Init(const mxplug::KwArgs& kwargs) override {
+    const ReduceSpec spec(K, kwargs);
+    param_ = spec.axes;
+    out_dtype_ = spec.out_dtype;
+  }
+  // Note [norm out_dtype]: MXNet 1.9.1's norm reports out_dtype as its output's dtype, but its
+  // kernels then fail on any out_dtype other than the data's own (a TBlob dtype check at the first
+  // read). mxplug accepts the data's own dtype and refuses another when the dtypes are inferred,
+  // saying so, rather than at a later wait.
+  bool InferType(std::vector<int>* in, std::vector<int>* out,
+                 std::vector<int>* aux) const override {
+    if (!mxplug::OperatorProperty::InferType(in, out, aux)) return false;
+    if (out_dtype_ && *out_dtype_ != (*in)[0])
+      throw std::invalid_argument("out_dtype " + mxplug::DTypeName(*out_dtype_) +
+                                  " differs from the data's dtype " +
+                                  mxplug::DTypeName((*in)[0]) +
+                                  "; norm computes in and returns the data's dtype (MXNet 1.9.1's "
+                                  "kernels fail on another out_dtype too)");
+    return true;
+  }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     const TShape& is = (*in)[0];
@@ -294,6 +326,7 @@ class ReduceProp : public mxplug::OperatorProperty {
 
  private:
   ReduceParam param_;
+  std::optional<int> out_dtype_;
 };
 
 template <bool kMax, bool kChannel = false>

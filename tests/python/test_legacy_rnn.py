@@ -147,3 +147,21 @@ def test_fused_rnn_cell_matches_mxnet():
                              "u = u_outs.bind(mx.cpu(), {k: args[k] for k in u_outs.list_arguments()}).forward()[0]\n"
                              "r = (fused_out, u, sorted(args))",
     ), rtol=1e-5)
+
+
+def test_convolutional_cells_match_mxnet():
+    conv = ("cell = %s\nx = mx.sym.var('data')\n"
+            "outs, states = cell.unroll(3, x, layout='NTC', merge_outputs=True)\n"
+            "sym = mx.sym.Group([outs] + states)\n"
+            "r = (sym.list_arguments(), sym.list_outputs(), cell.state_info, run(sym, {'data': (2, 3, 2, 5, 4)}))")
+    assert_parity(cases(
+        rnn=conv % "mx.rnn.ConvRNNCell((2, 2, 5, 4), 3)",
+        lstm=conv % "mx.rnn.ConvLSTMCell((2, 2, 5, 4), 2, h2h_kernel=(3, 1), i2h_kernel=(1, 3), i2h_pad=(0, 1), prefix='cl_')",
+        gru=conv % "mx.rnn.ConvGRUCell((2, 2, 5, 4), 2, activation='tanh', i2h_stride=(2, 1), i2h_pad=(1, 1))",
+        dilated=conv % "mx.rnn.ConvRNNCell((2, 2, 5, 4), 2, h2h_dilate=(2, 1), i2h_dilate=(1, 2), i2h_pad=(1, 2), activation='relu')",
+        unpack="cell = mx.rnn.ConvLSTMCell((2, 2, 5, 4), 2, prefix='c_')\n"
+               "args = {'c_i2h_weight': mx.nd.arange(8 * 2 * 9).reshape((8, 2, 3, 3)), 'c_i2h_bias': mx.nd.arange(8), "
+               "'c_h2h_weight': mx.nd.arange(8 * 2 * 9).reshape((8, 2, 3, 3)) * 2, 'c_h2h_bias': mx.nd.arange(8) + 1}\n"
+               "un = cell.unpack_weights(args); r = (un, cell.pack_weights(un))",
+        even_kernel="mx.rnn.ConvRNNCell((2, 2, 5, 4), 3, h2h_kernel=(2, 3))",
+    ), rtol=1e-5)

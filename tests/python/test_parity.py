@@ -1076,3 +1076,17 @@ def test_grid_generator_bilinear_sampler_and_spatial_transformer():
         "affine without a target": "r = mx.nd.GridGenerator(mx.nd.ones((1, 6)), transform_type='affine')",
         "grid of another batch": "r = mx.nd.BilinearSampler(mx.nd.ones((2, 1, 4, 4)), mx.nd.ones((3, 2, 4, 4)))",
     }, rtol=1e-4)
+
+
+def test_norm_out_dtype():
+    """norm takes out_dtype: the data's own dtype works on both; MXNet 1.9.1's kernels fail on
+    another (at the wait), mxplug refuses it when the call is made (Note [norm out_dtype])."""
+    x = "x = mx.nd.array([[1, -2], [3, 4]], dtype='float32')\n"
+    assert_parity({
+        "same dtype": x + "r = (mx.nd.norm(x, out_dtype='float32'), mx.nd.norm(x, ord=1, axis=1, out_dtype='float32'))",
+        "None": x + "r = mx.nd.norm(x, out_dtype=None, keepdims=True)",
+        "another dtype": x + "r = mx.nd.norm(x, out_dtype='float64')",
+        "float16 to float32": "r = mx.nd.norm(mx.nd.ones((2, 2), dtype='float16'), out_dtype='float32')",
+        "symbol same dtype": "r = mx.sym.norm(mx.sym.var('a'), out_dtype='float16').infer_type(a='float16')",
+        "unknown dtype name": x + "r = mx.nd.norm(x, out_dtype='bfloat7')",
+    })

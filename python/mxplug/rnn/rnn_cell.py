@@ -608,6 +608,142 @@ class BidirectionalCell(_CellGroup):
         return outputs, [l_states, r_states]
 
 
+class BaseConvRNNCell(BaseRNNCell):
+    """What the convolutional cells share: the i2h and h2h transforms are convolutions (the h2h
+    one padded to keep the state's size, so its kernel must be odd), and a state shape that the
+    i2h convolution gives ``input_shape`` (a step's input), batch axis 0 as in every cell's
+    begin state."""
+
+    def __init__(self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride, i2h_pad, i2h_dilate,
+                 i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
+                 activation, prefix='', params=None, conv_layout='NCHW'):
+        super(BaseConvRNNCell, self).__init__(prefix=prefix, params=params)
+        if h2h_kernel[0] % 2 != 1 or h2h_kernel[1] % 2 != 1:
+            raise AssertionError("Only support odd number, get h2h_kernel= %s" % str(h2h_kernel))
+        self._h2h_kernel = h2h_kernel
+        self._h2h_pad = (h2h_dilate[0] * (h2h_kernel[0] - 1) // 2, h2h_dilate[1] * (h2h_kernel[1] - 1) // 2)
+        self._h2h_dilate = h2h_dilate
+        self._i2h_kernel = i2h_kernel
+        self._i2h_stride = i2h_stride
+        self._i2h_pad = i2h_pad
+        self._i2h_dilate = i2h_dilate
+        self._num_hidden = num_hidden
+        self._input_shape = input_shape
+        self._conv_layout = conv_layout
+        self._activation = activation
+        probe = symbol.Convolution(data=symbol.Variable('data'), num_filter=num_hidden, kernel=i2h_kernel,
+                                   stride=i2h_stride, pad=i2h_pad, dilate=i2h_dilate, layout=conv_layout)
+        self._state_shape = (0,) + tuple(probe.infer_shape(data=input_shape)[1][0][1:])
+        self._iW = self.params.get('i2h_weight', init=i2h_weight_initializer)
+        self._hW = self.params.get('h2h_weight', init=h2h_weight_initializer)
+        self._iB = self.params.get('i2h_bias', init=i2h_bias_initializer)
+        self._hB = self.params.get('h2h_bias', init=h2h_bias_initializer)
+
+    @property
+    def _num_gates(self):
+        return len(self._gate_names)
+
+    @property
+    def state_info(self):
+        return [{'shape': self._state_shape, '__layout__': self._conv_layout}
+                for _ in range(self._num_states)]
+
+    def _conv_forward(self, inputs, states, name):
+        filters = self._num_hidden * self._num_gates
+        i2h = symbol.Convolution(name='%si2h' % name, data=inputs, num_filter=filters, kernel=self._i2h_kernel,
+                                 stride=self._i2h_stride, pad=self._i2h_pad, dilate=self._i2h_dilate,
+                                 weight=self._iW, bias=self._iB, layout=self._conv_layout)
+        h2h = symbol.Convolution(name='%sh2h' % name, data=states[0], num_filter=filters, kernel=self._h2h_kernel,
+                                 dilate=self._h2h_dilate, pad=self._h2h_pad, stride=(1, 1), weight=self._hW,
+                                 bias=self._hB, layout=self._conv_layout)
+        return i2h, h2h
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError("BaseConvRNNCell is abstract class for convolutional RNN")
+
+
+def _leaky(inputs, **kwargs):
+    """The convolutional cells' default activation: LeakyReLU with slope 0.2."""
+    return symbol.LeakyReLU(inputs, act_type='leaky', slope=0.2, **kwargs)
+
+
+def _conv_cell(base_prefix):
+    """A convolutional cell class's constructor, with MXNet's defaults."""
+    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1), i2h_kernel=(3, 3),
+                 i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1), i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
+                 activation=_leaky, prefix=base_prefix, params=None, conv_layout='NCHW'):
+        BaseConvRNNCell.__init__(self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride,
+                                 i2h_pad, i2h_dilate, i2h_weight_initializer, h2h_weight_initializer,
+                                 i2h_bias_initializer, h2h_bias_initializer, activation, prefix=prefix,
+                                 params=params, conv_layout=conv_layout)
+    return __init__
+
+
+class ConvRNNCell(BaseConvRNNCell):
+    """h' = activation(conv_i(x) + conv_h(h))."""
+    __init__ = _conv_cell('ConvRNN_')
+    _num_states = 1
+
+    @property
+    def _gate_names(self):
+        return ('',)
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        output = self._get_activation(i2h + h2h, self._activation, name='%sout' % name)
+        return output, [output]
+
+
+class ConvLSTMCell(BaseConvRNNCell):
+    """The LSTM step with convolutions (Xingjian et al., NIPS 2015); the cell input and output
+    use ``activation`` where LSTMCell uses tanh."""
+    __init__ = _conv_cell('ConvLSTM_')
+    _num_states = 2
+
+    @property
+    def _gate_names(self):
+        return ['_i', '_f', '_c', '_o']
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, axis=self._conv_layout.find('C'),
+                                    name="%sslice" % name)
+        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name='%si' % name)
+        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name='%sf' % name)
+        in_transform = self._get_activation(gates[2], self._activation, name='%sc' % name)
+        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name='%so' % name)
+        next_c = symbol._internal._plus(forget_gate * states[1], in_gate * in_transform, name='%sstate' % name)
+        next_h = symbol._internal._mul(out_gate, self._get_activation(next_c, self._activation), name='%sout' % name)
+        return next_h, [next_h, next_c]
+
+
+class ConvGRUCell(BaseConvRNNCell):
+    """The GRU step with convolutions; the candidate uses ``activation``."""
+    __init__ = _conv_cell('ConvGRU_')
+    _num_states = 1
+
+    @property
+    def _gate_names(self):
+        return ['_r', '_z', '_o']
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = '%st%d_' % (self._prefix, self._counter)
+        i2h, h2h = self._conv_forward(inputs, states, name)
+        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name="%s_i2h_slice" % name)
+        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name="%s_h2h_slice" % name)
+        reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name="%s_r_act" % name)
+        update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name="%s_z_act" % name)
+        candidate = self._get_activation(i2h + reset_gate * h2h, self._activation, name="%s_h_act" % name)
+        next_h = symbol._internal._plus((1. - update_gate) * candidate, update_gate * states[0], name='%sout' % name)
+        return next_h, [next_h]
+
+
 def rnn_unroll(cell, length, inputs=None, begin_state=None, input_prefix='', layout='NTC'):
     """Deprecated (MXNet's too): ``cell.unroll``."""
     warnings.warn('rnn_unroll is deprecated. Please call cell.unroll directly.')
