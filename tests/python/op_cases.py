@@ -329,6 +329,9 @@ NN = (
             domains=[SIGNED, INTS(2)]),
        # Grids inside the image and around it (sampling is piecewise linear: the reference and
        # the device agree away from pixel boundaries, which random points miss).
+       Case("Correlation", [(2, 3, 7, 6), (2, 3, 7, 6)],
+            {"kernel_size": 3, "max_displacement": 2, "stride1": 2, "pad_size": 2}, tol=4),
+       Case("Correlation", [(1, 2, 6, 7), (1, 2, 6, 7)], {"max_displacement": 1, "is_multiply": False}),
        Case("GridGenerator", [(2, 6)], {"transform_type": "affine", "target_shape": (3, 4)}),
        Case("GridGenerator", [(2, 2, 3, 4)], {"transform_type": "warp"}),
        Case("BilinearSampler", [(2, 3, 5, 6), (2, 2, 4, 3)], domains=[SIGNED, (-1.2, 1.2)], tol=4),

@@ -1090,3 +1090,33 @@ def test_norm_out_dtype():
         "symbol same dtype": "r = mx.sym.norm(mx.sym.var('a'), out_dtype='float16').infer_type(a='float16')",
         "unknown dtype name": x + "r = mx.nd.norm(x, out_dtype='bfloat7')",
     })
+
+
+def test_correlation_and_its_gradient():
+    grads = ("rs = np.random.RandomState(3)\n"
+             "a = mx.nd.array(rs.randn(*%r)); b = mx.nd.array(rs.randn(*%r)); a.attach_grad(); b.attach_grad()\n"
+             "with mx.autograd.record():\n    y = mx.nd.Correlation(a, b, **%r)\n"
+             "y.backward(mx.nd.array(rs.randn(*y.shape))); r = (y, a.grad, b.grad)")
+    shape = (2, 3, 9, 8)
+    assert_parity({
+        "default": grads % (shape, shape, {}),
+        "patches, strides and pad": grads % (shape, shape, dict(kernel_size=3, max_displacement=2, stride1=2, stride2=1,
+                                                                pad_size=2)),
+        "stride2 of 2": grads % ((1, 2, 10, 11), (1, 2, 10, 11), dict(max_displacement=4, stride2=2, pad_size=4)),
+        "subtraction": grads % (shape, shape, dict(kernel_size=3, max_displacement=1, pad_size=1, is_multiply=False)),
+        "symbol": "s = mx.sym.Correlation(mx.sym.var('a'), mx.sym.var('b'), kernel_size=3, max_displacement=2, "
+                  "stride1=2, pad_size=2)\nr = (s.list_arguments(), s.list_outputs(), s.infer_shape(a=(2, 3, 9, 8), b=(2, 3, 9, 8)))",
+        "too small": "r = mx.nd.Correlation(mx.nd.ones((1, 2, 3, 3)), mx.nd.ones((1, 2, 3, 3)), max_displacement=2)",
+        "even kernel": "r = mx.nd.Correlation(mx.nd.ones((1, 2, 5, 5)), mx.nd.ones((1, 2, 5, 5)), kernel_size=2)",
+    }, rtol=1e-4)
+
+
+def test_correlation_refuses_what_mxnet_crashes_on(mx):
+    # MXNet 1.9.1 aborts the process ("double free or corruption") on inputs of two shapes;
+    # mxplug says what is wrong.
+    import pytest
+    with pytest.raises(mx.base.MXNetError, match="must have the same shape"):
+        mx.nd.Correlation(mx.nd.ones((1, 2, 5, 5)), mx.nd.ones((1, 2, 5, 6)))
+    # b's shape follows from a's
+    s = mx.sym.Correlation(mx.sym.var("a"), mx.sym.var("b"))
+    assert s.infer_shape(a=(2, 3, 9, 8))[0] == [(2, 3, 9, 8), (2, 3, 9, 8)]
