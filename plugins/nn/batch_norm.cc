@@ -167,6 +167,17 @@ MXPLUG_REGISTER_PARAMETER(BatchNormParam);
       .add_argument("moving_var", "NDArray-or-Symbol", "Running variance (auxiliary state).")
       .add_arguments(BatchNormParam::Fields());
   mxplug::sdk::RegisterKernel<BatchNormCpu>("BatchNorm", kDLCPU);
+  mxplug::RegisterOpProperty<mxplug_nn::batch_norm::BatchNormV1Prop>("BatchNorm_v1")
+      .describe(
+          "MXNet 0.x's BatchNorm (deprecated): BatchNorm, whose third output with "
+          "output_mean_var is the variance (Note [BatchNorm_v1] in batch_norm.h).")
+      .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
+      .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
+      .add_argument("beta", "NDArray-or-Symbol", "beta array")
+      .add_arguments(BatchNormParam::Fields());
+  mxplug::sdk::RegisterKernel<
+      mxplug_nn::batch_norm::BatchNormV1Kernel<BatchNormCpu, mxplug::CpuLoop>>("BatchNorm_v1",
+                                                                               kDLCPU);
   return true;
 }();
 }  // namespace

@@ -7,6 +7,7 @@
 #ifndef MXPLUG_PLUGINS_NN_BATCH_NORM_H_
 #define MXPLUG_PLUGINS_NN_BATCH_NORM_H_
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -176,6 +177,88 @@ MXPLUG_XINLINE C DataGradient(C dy, C xhat, C sum_dy, C sum_dy_xhat, C m, bool b
   const C g = batch_stats ? dy - (sum_dy + xhat * sum_dy_xhat) / m : dy;
   return g * gamma * invstd;
 }
+
+// Note [BatchNorm_v1]: MXNet 0.x's BatchNorm, kept by MXNet 1.9.1 as BatchNorm_v1, computes what
+// BatchNorm does (output, gradients and moving statistics alike), but its third output with
+// output_mean_var is the variance (the batch's, or the moving one), not BatchNorm's inverse
+// standard deviation. BatchNorm_v1 runs a device's BatchNorm kernel with the inverse standard
+// deviation in a fourth, hidden output that its backward reads, and writes the variance from it.
+class BatchNormV1Prop : public BatchNormProp {
+ public:
+  std::vector<std::string> ListOutputs() const override {
+    return {"output", "mean", "var", "inv_std"};
+  }
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>* aux) const override {
+    return AsBatchNorm(out, [&](auto* three) { return BatchNormProp::InferShape(in, three, aux); });
+  }
+  bool InferType(std::vector<int>* in, std::vector<int>* out,
+                 std::vector<int>* aux) const override {
+    return AsBatchNorm(out, [&](auto* three) { return BatchNormProp::InferType(in, three, aux); });
+  }
+  std::vector<int> DeclareBackwardDependency(const std::vector<int>& out_grad,
+                                             const std::vector<int>& in_data,
+                                             const std::vector<int>& out_data) const override {
+    return {out_grad[kOut], in_data[kData],  in_data[kGamma],
+            in_data[kBeta], out_data[kMean], out_data[3]};
+  }
+
+ private:
+  // BatchNorm's inference over the first three outputs; the hidden fourth is like the third.
+  template <class V, class F>
+  static bool AsBatchNorm(std::vector<V>* out, F&& infer) {
+    std::vector<V> three(out->begin(), out->begin() + 3);
+    const bool done = infer(&three);
+    std::copy(three.begin(), three.end(), out->begin());
+    (*out)[3] = three[kInvStd];
+    return done;
+  }
+};
+
+template <class T>
+struct InvStdToVariance {
+  const T* invstd;
+  T* var;
+  double eps;
+  int req;
+  MXPLUG_XINLINE void operator()(int64_t c) const {
+    using C = mxplug::ComputeType<T>;
+    mxplug::StoreAs<C>(var[c], req, VarianceOf(C(invstd[c]), eps));
+  }
+};
+
+/*! \brief BatchNorm_v1 on a device whose BatchNorm kernel is Base (Note [BatchNorm_v1]). */
+template <class Base, class Loop>
+class BatchNormV1Kernel : public mxplug::Operator {
+ public:
+  BatchNormV1Kernel(const mxplug::KwArgs& kwargs, mxplug::Context ctx) : base_(kwargs, ctx) {
+    p_.Init(kwargs);
+  }
+  void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
+               const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+               const std::vector<TBlob>& aux) override {
+    base_.Forward(ctx, in, {req[kOut], req[kMean], mxplug::kWriteTo},
+                  {out[kOut], out[kMean], out[3]}, aux);
+    if (req[kInvStd] == mxplug::kNullOp) return;
+    mxplug::FloatTypeSwitch(out[3].type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      Loop::Run(
+          ctx, out[3].Size(),
+          InvStdToVariance<T>{out[3].dptr<T>(), out[kInvStd].dptr<T>(), p_.eps, req[kInvStd]});
+    });
+  }
+  void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
+                const std::vector<TBlob>& in, const std::vector<TBlob>& out,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
+                const std::vector<TBlob>& aux) override {
+    base_.Backward(ctx, {og[kOut], og[kMean], og[kInvStd]}, in, {out[kOut], out[kMean], out[3]},
+                   req, ig, aux);
+  }
+
+ private:
+  Base base_;
+  BatchNormParam p_;
+};
 
 }  // namespace batch_norm
 }  // namespace mxplug_nn

@@ -111,6 +111,14 @@ struct CpuSpatial {
       .add_argument("bias", "NDArray-or-Symbol", "Bias: (num_filter,).")
       .add_arguments(ConvolutionParam::Fields());
 
+  // MXNet 0.x's Convolution, kept by MXNet 1.9.1: the same arguments and results.
+  mxplug::RegisterOpProperty<mxplug_nn::ConvolutionProp<false>>("Convolution_v1")
+      .describe("MXNet 0.x's Convolution (deprecated): the same as Convolution.")
+      .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionV1Op.")
+      .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
+      .add_argument("bias", "NDArray-or-Symbol", "Bias parameter.")
+      .add_arguments(ConvolutionParam::Fields());
+
   mxplug::RegisterOpProperty<mxplug_nn::ConvolutionProp<true>>("Deconvolution")
       .describe(
           "Transposed convolution (the gradient of Convolution with respect to its data): each "

@@ -366,6 +366,7 @@ class ConvolutionKernel : public mxplug::Operator {
 template <class B, class S>
 void RegisterConvolutionKernels(DLDeviceType device) {
   mxplug::sdk::RegisterKernel<ConvolutionKernel<false, B, S>>("Convolution", device);
+  mxplug::sdk::RegisterKernel<ConvolutionKernel<false, B, S>>("Convolution_v1", device);
   mxplug::sdk::RegisterKernel<ConvolutionKernel<true, B, S>>("Deconvolution", device);
 }
 

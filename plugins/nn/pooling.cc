@@ -11,6 +11,7 @@
 
 #include "mxplug/plugin.hpp"
 #include "onednn/onednn.h"
+#include "pooling_v1.h"
 #include "spatial.h"
 
 namespace {
@@ -133,6 +134,8 @@ std::vector<mxplug::ResourceRequest> mxplug_nn::PoolingProp::BackwardResource(
 namespace {
 
 MXPLUG_REGISTER_PARAMETER(PoolingParam);
+using mxplug_nn::PoolingV1Param;
+MXPLUG_REGISTER_PARAMETER(PoolingV1Param);
 
 [[maybe_unused]] const bool registered = [] {
   mxplug::RegisterOpProperty<mxplug_nn::PoolingProp>("Pooling")
@@ -144,6 +147,12 @@ MXPLUG_REGISTER_PARAMETER(PoolingParam);
                     "Input data: (batch, channel, [depth, height,] width).")
       .add_arguments(PoolingParam::Fields());
   mxplug::sdk::RegisterKernel<PoolingCpu>("Pooling", kDLCPU);
+  mxplug::RegisterOpProperty<mxplug_nn::PoolingV1Prop>("Pooling_v1")
+      .describe(
+          "MXNet 0.x's 2-d pooling (deprecated): Pooling over zero-padded data (pooling_v1.h).")
+      .add_argument("data", "NDArray-or-Symbol", "Input data to the pooling operator.")
+      .add_arguments(mxplug_nn::PoolingV1Param::Fields());
+  mxplug_nn::RegisterPoolingV1Kernels<mxplug::CpuLoop>(kDLCPU);
   return true;
 }();
 

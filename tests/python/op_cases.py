@@ -372,6 +372,12 @@ NN = (
        Case("Pooling", [(2, 3, 10)],
             {"kernel": (3,), "stride": (2,), "pooling_convention": "same", "pool_type": "avg"}),
        Case("BatchNorm", [(4, 3, 5, 5), (3,), (3,)], {"fix_gamma": False}, tol=4),
+       # MXNet 0.x's layers (Convolution_v1 is Convolution; Pooling_v1 pads with zeros).
+       Case("Convolution_v1", [(2, 3, 5, 6), (4, 3, 3, 3), (4,)], {"kernel": (3, 3), "num_filter": 4, "pad": (1, 1)}),
+       Case("Pooling_v1", [(2, 3, 7, 6)], {"kernel": (3, 2), "stride": (2, 2), "pad": (1, 1)}),
+       Case("Pooling_v1", [(2, 3, 7, 6)], {"kernel": (3, 3), "stride": (2, 2), "pool_type": "avg",
+                                          "pooling_convention": "full"}),
+       Case("BatchNorm_v1", [(4, 3, 5, 5), (3,), (3,)], {"fix_gamma": False, "output_mean_var": True}, tol=4),
        Case("BatchNorm", [(6, 4), (4,), (4,)], {"axis": 1, "eps": 1e-3}, tol=4),
        Case("SoftmaxActivation", [(3, 4, 5)], {"mode": "channel"}, tol=4),
        Case("SoftmaxActivation", [(4, 6)], tol=4),

@@ -1120,3 +1120,34 @@ def test_correlation_refuses_what_mxnet_crashes_on(mx):
     # b's shape follows from a's
     s = mx.sym.Correlation(mx.sym.var("a"), mx.sym.var("b"))
     assert s.infer_shape(a=(2, 3, 9, 8))[0] == [(2, 3, 9, 8), (2, 3, 9, 8)]
+
+
+def test_mxnet_0x_v1_layers_with_their_gradients():
+    """Convolution_v1 is Convolution; Pooling_v1 pools zero-padded data (a max reaching into the
+    padding is at least 0, an average divides by the whole kernel); BatchNorm_v1's third output
+    is the variance. Each through an executor, as MXNet 0.x's models ran."""
+    run = ("rs = np.random.RandomState(5)\n"
+           "def run(sym, shapes, train=True):\n"
+           "    ex = sym.simple_bind(mx.cpu(), **shapes)\n"
+           "    for k in sorted(ex.arg_dict): ex.arg_dict[k][:] = rs.uniform(-1, 1, ex.arg_dict[k].shape)\n"
+           "    for k in sorted(ex.aux_dict): ex.aux_dict[k][:] = rs.uniform(0.5, 1.5, ex.aux_dict[k].shape)\n"
+           "    ex.forward(is_train=train); outs = [o.copy() for o in ex.outputs]\n"
+           "    if train: ex.backward([mx.nd.array(rs.uniform(-1, 1, o.shape)) for o in ex.outputs])\n"
+           "    return outs, {k: v for k, v in sorted(ex.grad_dict.items())}, {k: v for k, v in sorted(ex.aux_dict.items())}\n"
+           "d = mx.sym.var('data')\n")
+    pool = run + "s = mx.sym.Pooling_v1(d, %s)\nr = (s.list_arguments(), s.infer_shape(data=(2, 3, 7, 6)), run(s, {'data': (2, 3, 7, 6)}))"
+    bn = run + "s = mx.sym.BatchNorm_v1(d, name='bn', %s)\nr = (s.list_arguments(), s.list_auxiliary_states(), s.list_outputs(), run(s, {'data': (4, 3, 5, 2)}, %s))"
+    assert_parity({
+        "convolution": run + "s = mx.sym.Convolution_v1(d, kernel=(3, 3), num_filter=4, pad=(1, 1), stride=(2, 1), name='c')\n"
+                             "r = (s.list_arguments(), run(s, {'data': (2, 3, 7, 6)}))",
+        "max with padding": pool % "kernel=(3, 2), pad=(1, 1), stride=(2, 2)",
+        "max full, cut windows": pool % "kernel=(3, 3), stride=(2, 2), pooling_convention='full'",
+        "avg full with padding": pool % "kernel=(3, 2), pad=(1, 1), stride=(2, 2), pool_type='avg', pooling_convention='full'",
+        "avg cut windows": pool % "kernel=(3, 3), stride=(2, 2), pool_type='avg', pooling_convention='full'",
+        "sum": pool % "kernel=(2, 2), pad=(1, 0), pool_type='sum'",
+        "global": pool % "kernel=(1, 1), global_pool=True, pool_type='avg'",
+        "batchnorm train": bn % ("fix_gamma=False", True),
+        "batchnorm mean and var": bn % ("fix_gamma=False, output_mean_var=True", True),
+        "batchnorm inference mean and var": bn % ("output_mean_var=True, eps=0.01", False),
+        "batchnorm global stats": bn % ("use_global_stats=True, fix_gamma=False, output_mean_var=True", True),
+    }, rtol=1e-4)

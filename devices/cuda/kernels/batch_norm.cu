@@ -315,6 +315,8 @@ class BatchNormGpu : public mxplug::Operator {
 
 [[maybe_unused]] const bool registered = [] {
   mxplug::sdk::RegisterKernel<BatchNormGpu>("BatchNorm", kGpuDevice);
+  mxplug::sdk::RegisterKernel<BatchNormV1Kernel<BatchNormGpu, CudaLoop>>("BatchNorm_v1",
+                                                                         kGpuDevice);
   return true;
 }();
 

@@ -4,12 +4,14 @@
 // past the padding, lp); these follow them exactly.
 #include "launch.cuh"
 #include "nn/pooling.h"
+#include "nn/pooling_v1.h"
 
 namespace mxplug_cuda {
 namespace {
 
 [[maybe_unused]] const bool registered = [] {
   mxplug_nn::RegisterPoolingKernels<CudaLoop>(kGpuDevice);
+  mxplug_nn::RegisterPoolingV1Kernels<CudaLoop>(kGpuDevice);
   return true;
 }();
 
