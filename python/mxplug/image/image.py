@@ -97,7 +97,10 @@ _BORDERS = {0: 'constant', 1: 'edge', 2: 'symmetric', 3: 'wrap', 4: 'reflect'}
 
 def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out=None):  # noqa: A002
     """``src`` (height, width, channels) with a border: ``type`` 0 constant (``value``, or one per
-    channel in ``values``), 1 replicate, 2 reflect, 3 wrap, 4 reflect-101 (OpenCV's)."""
+    channel in ``values``), 1 replicate, 2 reflect, 3 wrap, 4 reflect-101 (OpenCV's; OpenCV's
+    flag 16, BORDER_ISOLATED, may be added and changes nothing for a whole image)."""
+    if isinstance(type, int) and type & 16:
+        type &= ~16  # noqa: A001
     if type not in _BORDERS:
         raise MXNetError("copyMakeBorder: type is %r; expected 0 to 4 (OpenCV's border types)" % (type,))
     pixels = src.asnumpy()
@@ -692,7 +695,7 @@ class ImageIter(io.DataIter):
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
             batch_data = nd.zeros((self.batch_size, c, h, w))
-            batch_label = nd.empty(self.provide_label[0][1])
+            batch_label = self._label_batch()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad != 0:
@@ -707,6 +710,10 @@ class ImageIter(io.DataIter):
             else:
                 self._cache_data = self._cache_label = self._cache_idx = None
         return io.DataBatch([batch_data], [batch_label], pad=pad)
+
+    def _label_batch(self):
+        """The array a batch's labels are written into."""
+        return nd.empty(self.provide_label[0][1])
 
     def check_data_shape(self, data_shape):
         """Refuses a data_shape that is not (3, height, width)."""
