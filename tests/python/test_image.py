@@ -403,3 +403,48 @@ def test_detection_augmenters_with_invalid_ranges_warn_and_do_nothing(mx):
             a = aug()
         out, new_label = a(img, label.copy())
         assert not a.enabled and out.shape == img.shape and (new_label == label).all()
+
+
+def test_image_operators_in_graphs_and_their_gradients(images):
+    # MXNet 1.9.1's flips pass the gradient through unflipped (a bug not copied; checked against
+    # NumPy below) and its to_tensor has no gradient, so the gradients compared here are
+    # normalize's and crop's.
+    grad = ("x = mx.nd.array(np.random.RandomState(1).uniform(0, 1, %r)); x.attach_grad()\n"
+            "with mx.autograd.record():\n    y = %s\n"
+            "y.backward(mx.nd.array(np.random.RandomState(2).uniform(-1, 1, y.shape))); r = (y, x.grad)")
+    assert_parity(cases(
+        images,
+        symbols="s = mx.sym.image.to_tensor(mx.sym.var('x'))\nn = mx.sym.image.normalize(s, mean=(0.1, 0.2, 0.3), std=(0.5, 0.6, 0.7))\n"
+                "c = mx.sym.image.crop(mx.sym.var('x'), x=1, y=2, width=3, height=2)\n"
+                "r = [s.infer_shape(x=(5, 6, 3)), n.infer_shape(x=(2, 5, 6, 3)), n.infer_type(x='uint8'), c.infer_shape(x=(5, 6, 3)), "
+                "mx.sym.image.flip_left_right(mx.sym.var('x')).infer_shape(x=(5, 6, 3)), s.list_arguments()]",
+        executor="a = mx.image.imdecode(read('c.png'))\n"
+                 "s = mx.sym.image.normalize(mx.sym.image.to_tensor(mx.sym.image.flip_top_bottom(mx.sym.var('x'))), mean=(0.5,), std=(0.25,))\n"
+                 "r = s.bind(mx.cpu(), {'x': a}).forward()[0]",
+        normalize_grad=grad % ((2, 3, 4, 5), "mx.nd.image.normalize(x, mean=(0.1, 0.2, 0.3), std=(0.5, 0.25, 2.0))"),
+        crop_grad=grad % ((6, 7, 3), "mx.nd.image.crop(x, 2, 1, 3, 4)"),
+        batch_crop_grad=grad % ((2, 6, 7, 3), "mx.nd.image.crop(x, 0, 0, 7, 2)"),
+        default_mean_of_three_channels="r = mx.nd.image.normalize(mx.nd.ones((3, 2, 2)))",
+        hybridized="T = mx.gluon.data.vision.transforms\nnet = mx.gluon.nn.HybridSequential()\n"
+                   "net.add(T.ToTensor(), T.Normalize((0.5, 0.4, 0.3), (0.2, 0.25, 0.3)))\nnet.hybridize()\n"
+                   "a = mx.image.imdecode(read('b.png'))\nr = (net(a), net(mx.nd.stack(a, a)))",
+        flip_of_a_batch="r = mx.nd.image.flip_top_bottom(mx.nd.zeros((2, 4, 4, 3)))",
+    ), rtol=1e-5, messages={"default_mean_of_three_channels": "mean must have either 1 or 3 elements",
+                            "flip_of_a_batch": "Input image must have shape (height, width, channels)"})
+
+
+def test_image_flip_and_to_tensor_gradients_are_the_maps_adjoints(mx):
+    rs = np.random.RandomState(3)
+    x = mx.nd.array(rs.uniform(0, 255, (4, 5, 3)))
+    og = rs.uniform(-1, 1, (4, 5, 3))
+    for flip, axis in ((mx.nd.image.flip_left_right, 1), (mx.nd.image.flip_top_bottom, 0)):
+        x.attach_grad()
+        with mx.autograd.record():
+            y = flip(x)
+        y.backward(mx.nd.array(og))
+        np.testing.assert_array_equal(y.asnumpy(), np.flip(x.asnumpy(), axis))
+        np.testing.assert_allclose(x.grad.asnumpy(), np.flip(og, axis), rtol=1e-6)
+    with mx.autograd.record():
+        y = mx.nd.image.to_tensor(x)
+    y.backward(mx.nd.array(og.transpose(2, 0, 1)))
+    np.testing.assert_allclose(x.grad.asnumpy(), og / 255.0, rtol=1e-6)

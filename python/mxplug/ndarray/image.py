@@ -3,9 +3,10 @@
 saturation, flips and lighting, on (height, width, channels) images (``to_tensor``, ``resize`` and
 ``crop`` take a batch (N, H, W, C) too; ``normalize`` takes (C, H, W) or (N, C, H, W)).
 
-They are Python functions over the registered operators and the core's resampler, not operators
-of their own (MXNet's ``_image_*``), so they run imperatively only; the random ones draw from
-mxplug's generator (``mx.random.seed``). uint8 images stay uint8: results are clipped to
+``to_tensor``, ``normalize``, the flips and ``crop`` are the registered ``_image_*`` operators
+(also in ``mx.sym.image``); ``resize``, ``adjust_lighting`` and the random ones are Python
+functions over other operators and the core's resampler, so they run imperatively only and the
+random ones draw from mxplug's generator (``mx.random.seed``). uint8 images stay uint8: results are clipped to
 [0, 255] and truncated, as MXNet's."""
 import numpy as np
 
@@ -46,25 +47,14 @@ def _finish(values, like, out=None):
 
 def to_tensor(data, out=None):
     """(H, W, C) or (N, H, W, C) in [0, 255] to (C, H, W) or (N, C, H, W) float32 in [0, 1]."""
-    _image(data, "to_tensor", batch=True)
-    x = data.astype('float32') / 255.0
-    result = _op("transpose", x, axes=(2, 0, 1) if data.ndim == 3 else (0, 3, 1, 2))
-    return _finish(result, result, out)
+    return _invoke("_image_to_tensor", [data], out=out)
 
 
 def normalize(data, mean=(0.0, 0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0, 1.0), out=None):
     """(x - mean[c]) / std[c] for (C, H, W) or (N, C, H, W) data; one mean or std serves every
     channel."""
-    if data.ndim not in (3, 4):
-        raise MXNetError("normalize: the tensor has shape %s; expected (C, H, W) or (N, C, H, W)"
-                             % (data.shape,))
-    channels = data.shape[-3]
-    mean, std = np.asarray(mean, dtype=np.float64).ravel(), np.asarray(std, dtype=np.float64).ravel()
-    pick = (lambda v: np.full(channels, v[0]) if len(v) == 1 else v[:channels])
-    shape = (channels, 1, 1)
-    m = _nd.array(pick(mean).reshape(shape), ctx=data.context, dtype=data.dtype)
-    s = _nd.array(pick(std).reshape(shape), ctx=data.context, dtype=data.dtype)
-    return _finish(_op("broadcast_div", _op("broadcast_sub", data, m), s), data, out)
+    as_tuple = (lambda v: tuple(float(e) for e in np.asarray(v, dtype=np.float64).ravel()))
+    return _invoke("_image_normalize", [data], out=out, mean=as_tuple(mean), std=as_tuple(std))
 
 
 def _resize_one(pixels, w, h, interp):
@@ -97,26 +87,17 @@ def resize(data, size=(), keep_ratio=False, interp=1, out=None):
 
 def crop(data, x, y, width, height, out=None):
     """The (width, height) window at column x, row y of (H, W, C) or (N, H, W, C) images."""
-    _image(data, "crop", batch=True)
-    h, w = data.shape[-3:-1]
-    if x < 0 or y < 0 or width < 1 or height < 1 or x + width > w or y + height > h:
-        raise MXNetError("crop: the window x=%d, y=%d, width=%d, height=%d does not fit in the %dx%d image"
-                             % (x, y, width, height, w, h))
-    begin = (y, x, None) if data.ndim == 3 else (None, y, x, None)
-    end = (y + height, x + width, None) if data.ndim == 3 else (None, y + height, x + width, None)
-    return _finish(_op("slice", data, begin=begin, end=end), data, out)
+    return _invoke("_image_crop", [data], out=out, x=x, y=y, width=width, height=height)
 
 
 def flip_left_right(data, out=None):
     """The image mirrored left to right."""
-    _image(data, "flip_left_right")
-    return _finish(_op("reverse", data, axis=1), data, out)
+    return _invoke("_image_flip_left_right", [data], out=out)
 
 
 def flip_top_bottom(data, out=None):
     """The image upside down."""
-    _image(data, "flip_top_bottom")
-    return _finish(_op("reverse", data, axis=0), data, out)
+    return _invoke("_image_flip_top_bottom", [data], out=out)
 
 
 def _uniform(low, high):

@@ -85,10 +85,12 @@ def place(namespace, internal, name, fn):
         namespace.setdefault(name.replace(".", "_"), fn)
 
 
-def place_linalg(module, name, fn):
-    """``_linalg_<x>`` also as ``<x>`` in ``module`` (MXNet's ``mx.nd.linalg``/``mx.sym.linalg``)."""
-    if name.startswith("_linalg_") and not hasattr(module, name[len("_linalg_"):]):
-        setattr(module, name[len("_linalg_"):], fn)
+def place_prefixed(module, prefix, name, fn):
+    """``<prefix><x>`` also as ``<x>`` in ``module``, where MXNet puts its namespaced ops
+    (``_linalg_`` in ``mx.nd.linalg``/``mx.sym.linalg``, ``_image_`` in ``mx.sym.image``); a name
+    already there is kept."""
+    if name.startswith(prefix) and not hasattr(module, name[len(prefix):]):
+        setattr(module, name[len(prefix):], fn)
 
 
 def _make(name):
@@ -142,7 +144,7 @@ def populate(namespace):
         name = op["name"]
         fn = _op_function(name)
         place(namespace, _internal, name, fn)
-        place_linalg(nd_linalg, name, fn)
+        place_prefixed(nd_linalg, "_linalg_", name, fn)
         if name.startswith("_"):
             for prefix in ("_random_", "_sample_", "_"):
                 short = name[len(prefix):]

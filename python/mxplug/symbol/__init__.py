@@ -3,9 +3,9 @@ one function per registered operator, generated from the registry (see ``registe
 from .symbol import (Symbol, Variable, var, Group, load, load_json, zeros, ones, full, arange, linspace, split_v2, eye, maximum,
                      minimum, pow, power, hypot, histogram)
 from . import register as _register
-from . import linalg, random
+from . import image, linalg, random
 
 _register.populate(globals())
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json", "zeros", "ones", "full", "arange", "linspace", "split_v2", "eye",
-           "maximum", "minimum", "pow", "power", "hypot", "histogram", "linalg", "random"]
+           "maximum", "minimum", "pow", "power", "hypot", "histogram", "image", "linalg", "random"]

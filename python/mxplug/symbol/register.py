@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _core
 from ..base import MXNetError
-from ..ndarray.register import _doc, add_fluent_methods, named, place, place_linalg, signature
+from ..ndarray.register import _doc, add_fluent_methods, named, place, place_prefixed, signature
 from .symbol import Symbol, _create
 
 _internal = types.ModuleType("mxplug.symbol._internal", "Operators whose names start with '_'.")
@@ -81,10 +81,12 @@ def _op_function(name):
 def populate(namespace):
     """Adds a function for every registered op not yet there (called again after a load), and the
     fluent methods of their ops to Symbol."""
+    from . import image as sym_image
     from . import linalg as sym_linalg
     for op in _core.operators():
         name = op["name"]
         place(namespace, _internal, name, _op_function(name))
-        place_linalg(sym_linalg, name, _op_function(name))
+        place_prefixed(sym_linalg, "_linalg_", name, _op_function(name))
+        place_prefixed(sym_image, "_image_", name, _op_function(name))
     namespace["_internal"] = _internal
     add_fluent_methods(Symbol, _op_function)

@@ -1,7 +1,6 @@
 """Gluon's image transforms (MXNet 1.9.1's ``mx.gluon.data.vision.transforms``): ``ToTensor``,
-``Normalize``, ``Cast`` and ``Compose`` over plain operators; the resizing, cropping, flipping and
-colour ones over ``mx.image`` and ``mx.nd.image`` (imperative only: ``mx.sym.image`` is not there
-yet, so those blocks do not hybridize)."""
+``Normalize`` and ``Cast`` over operators (they hybridize), ``Compose``; the resizing, cropping,
+flipping and colour ones over ``mx.image`` and ``mx.nd.image`` (imperative only)."""
 import random
 
 import numpy as np
@@ -36,17 +35,15 @@ class Cast(HybridBlock):
 
 class ToTensor(HybridBlock):
     """(H, W, C) or (N, H, W, C) values in [0, 255] to (C, H, W) or (N, C, H, W) float32 in
-    [0, 1]."""
+    [0, 1] (the _image_to_tensor operator)."""
 
     def hybrid_forward(self, F, x):
-        x = F.cast(x, 'float32') / 255.0
-        if len(x.shape) == 4:
-            return F.transpose(x, axes=(0, 3, 1, 2))
-        return F.transpose(x, axes=(2, 0, 1))
+        return F.image.to_tensor(x)
 
 
 class Normalize(HybridBlock):
-    """(x - mean) / std per channel of (C, H, W) or (N, C, H, W) data."""
+    """(x - mean) / std per channel of (C, H, W) or (N, C, H, W) data (the _image_normalize
+    operator)."""
 
     def __init__(self, mean=0.0, std=1.0):
         super(Normalize, self).__init__()
@@ -54,13 +51,7 @@ class Normalize(HybridBlock):
         self._std = std
 
     def hybrid_forward(self, F, x):
-        channels = x.shape[-3]
-        mean = np.broadcast_to(np.asarray(self._mean, dtype=np.float32), (channels,))
-        std = np.broadcast_to(np.asarray(self._std, dtype=np.float32), (channels,))
-        shape = (channels, 1, 1)
-        m = F.array(mean.reshape(shape), ctx=x.context, dtype=x.dtype)
-        s = F.array(std.reshape(shape), ctx=x.context, dtype=x.dtype)
-        return F.broadcast_div(F.broadcast_sub(x, m), s)
+        return F.image.normalize(x, self._mean, self._std)
 
 
 class RandomResizedCrop(Block):
