@@ -730,11 +730,8 @@ class RNNKernel : public mxplug::Operator {
   template <class F>
   static void EachUnit(const mxplug::OpContext& ctx, const RnnLayout& s, const F& f) {
     if constexpr (std::is_same_v<Loop, mxplug::CpuLoop>) {
-#if defined(_OPENMP)
-      // The gates' exp and tanh are most of a step's time: the rows on OpenMP's threads (as
-      // oneDNN's), when there are enough of them to pay for waking the team.
-#pragma omp parallel for schedule(static) if (s.N * s.H >= 4096)
-#endif
+      // One thread: an OpenMP team per step fought OpenBLAS's threads between the step's GEMMs
+      // and made the LSTM benchmark 1.9x slower on 2 cores (tools/bench ops).
       for (int64_t n = 0; n < s.N; ++n) f.Row(n);
     } else {
       Loop::Run(ctx, s.N * s.H, f);
