@@ -2,6 +2,21 @@
 #include "rnn.h"
 
 #include "blas.h"
+#include "onednn/onednn.h"
+
+namespace mxplug_nn {
+
+bool RnnActivateOnCpu(const mxplug::OpContext& ctx, bool tanh, float* x, int64_t n) {
+  mxplug::TBlob blob;
+  blob.dptr_ = x;
+  blob.shape_ = mxplug::TShape{n};
+  blob.type_flag_ = kMXPFloat32;
+  return onednn::EltwiseForward(ctx,
+                                tanh ? onednn::EltwiseKind::kTanh : onednn::EltwiseKind::kSigmoid,
+                                blob, blob, mxplug::kWriteTo);
+}
+
+}  // namespace mxplug_nn
 
 namespace {
 

@@ -20,7 +20,8 @@
 // state is the one at the end (cuDNN's semantics; MXNet's CPU ignores the lengths). LSTM state
 // clipping clips each new cell state to [min, max] (NaN too with lstm_state_clip_nan), as cuDNN
 // does; a clipped cell passes no gradient back through the clip. projection_size is refused, as
-// MXNet's CPU refuses it. rnn.cc registers the definition and the CPU kernel,
+// MXNet's CPU refuses it. On the CPU in float32 a step's gates run in passes on oneDNN's vector
+// kernels (Note [RNN on the CPU]). rnn.cc registers the definition and the CPU kernel,
 // devices/cuda/kernels/rnn.cu the GPU's (cuBLAS, not cuDNN's RNN).
 #ifndef MXPLUG_PLUGINS_NN_RNN_H_
 #define MXPLUG_PLUGINS_NN_RNN_H_
@@ -245,6 +246,10 @@ class RNNProp : public mxplug::OperatorProperty {
 };
 
 // ---- The element loops of one step (Note [RNN kernel]); element i = n H + j. ----
+
+/*! \brief x = sigmoid(x) or tanh(x) in place on the CPU's vector kernels (oneDNN's eltwise, in
+ * rnn.cc); false where the plugin has none (the element loop runs instead). */
+bool RnnActivateOnCpu(const mxplug::OpContext& ctx, bool tanh, float* x, int64_t n);
 
 template <class C>
 MXPLUG_XINLINE C Sigmoid(C x) {
@@ -512,7 +517,7 @@ class RNNKernel : public mxplug::Operator {
       // the lengths.
       const size_t states = static_cast<size_t>(s.L * s.D * NH);
       const size_t lengths = p_.use_sequence_length ? static_cast<size_t>(s.N) : 0;
-      size_t count = static_cast<size_t>(TN * GH + s.N * GH + 4 * NH) + 2 * states;
+      size_t count = static_cast<size_t>(TN * GH + s.N * GH + 4 * NH + 5 * NH) + 2 * states;
       char* raw = static_cast<char*>(ctx.resource(mxplug::ResourceRequest::kTempSpace)
                                          .get_space(count * sizeof(T) + lengths * sizeof(double)));
       double* len = lengths ? reinterpret_cast<double*>(raw) : nullptr;
@@ -522,6 +527,8 @@ class RNNKernel : public mxplug::Operator {
       T* c[2] = {h[1] + NH, h[1] + 2 * NH};
       T* hy = c[1] + NH;
       T* cy = hy + states;
+      T* act = cy + states;  // the CPU's gate blocks (Note [RNN on the CPU]) and tanh(c)
+      T* tc = act + 4 * NH;
       size_t vis = 1;
       auto writes = [&](size_t o) {
         return req[o] == mxplug::kWriteTo || req[o] == mxplug::kWriteInplace;
@@ -573,6 +580,9 @@ class RNNKernel : public mxplug::Operator {
                                 p_.lstm_state_clip_nan,
                                 p_.lstm_state_clip_min.value_or(0),
                                 p_.lstm_state_clip_max.value_or(0)};
+            if constexpr (std::is_same_v<Loop, mxplug::CpuLoop> && std::is_same_v<T, float>) {
+              if (CpuForwardStep(ctx, f, act, tc)) continue;
+            }
             EachUnit(ctx, s, f);
           }
           const int last = static_cast<int>(s.T % 2);
@@ -724,6 +734,109 @@ class RNNKernel : public mxplug::Operator {
     if (s.mode == kGru) t.hh_new = t.h_in + TNH;
     return t;
   }
+  // Note [RNN on the CPU]: the gates' exp and tanh, one element at a time, were most of a step's
+  // time on the CPU. In float32 the step runs in passes instead: the pre-activations into gate
+  // blocks (the sigmoid gates contiguous, then the tanh ones), each block activated at once on
+  // oneDNN's vector kernels, then the cell and the traces in plain loops. Same formulas and
+  // traces as RnnForwardStep, which runs where oneDNN is absent and on other devices.
+  static bool CpuForwardStep(const mxplug::OpContext& ctx, const RnnForwardStep<float>& f,
+                             float* act, float* tc) {
+    const int64_t N = f.N, H = f.H, G = f.G, NH = N * H, GH = G * H;
+    auto row_of = [&](int64_t n) { return (f.step.Position(n) * N + n) * GH; };
+    auto pre = [&](int64_t n, int64_t k, int64_t j) {
+      return f.xi[row_of(n) + k * H + j] + f.bi[k * H + j] + f.hh[n * GH + k * H + j] +
+             f.bh[k * H + j];
+    };
+    // LSTM blocks: i, f, o (sigmoid), g (tanh); GRU: r, z (sigmoid), n (tanh), W_hn h + b_hn.
+    static constexpr int kLstmBlock[4] = {0, 1, 3, 2};
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t j = 0; j < H; ++j) {
+        if (f.mode == kLstm) {
+          for (int64_t k = 0; k < 4; ++k) act[kLstmBlock[k] * NH + n * H + j] = pre(n, k, j);
+        } else if (f.mode == kGru) {
+          act[n * H + j] = pre(n, 0, j);
+          act[NH + n * H + j] = pre(n, 1, j);
+          act[3 * NH + n * H + j] = f.hh[n * GH + 2 * H + j] + f.bh[2 * H + j];
+        } else {
+          const float a = pre(n, 0, j);
+          act[n * H + j] = f.mode == kRnnRelu ? (a > 0 ? a : 0.f) : a;
+        }
+      }
+    const int64_t sigmoids = f.mode == kLstm ? 3 * NH : f.mode == kGru ? 2 * NH : 0;
+    if (sigmoids && !RnnActivateOnCpu(ctx, false, act, sigmoids)) return false;
+    if (f.mode == kLstm && !RnnActivateOnCpu(ctx, true, act + 3 * NH, NH)) return false;
+    if (f.mode == kRnnTanh && !RnnActivateOnCpu(ctx, true, act, NH)) return false;
+    if (f.mode == kGru) {
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t j = 0; j < H; ++j)
+          act[2 * NH + n * H + j] = f.xi[row_of(n) + 2 * H + j] + f.bi[2 * H + j] +
+                                    act[n * H + j] * act[3 * NH + n * H + j];
+      if (!RnnActivateOnCpu(ctx, true, act + 2 * NH, NH)) return false;
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t t = f.step.Position(n), row = (t * N + n) * GH;
+      const bool active = f.step.Active(n);
+      for (int64_t j = 0; j < H; ++j) {
+        const int64_t i = n * H + j, at = (t * N + n) * H + j;
+        if (!active) {  // as RnnForwardStep: the state waits, the output and trace are zero
+          f.h_next[i] = f.h_prev[i];
+          if (f.mode == kLstm) f.c_next[i] = f.c_prev[i];
+          f.y[(t * N + n) * f.ldy + j] = 0.f;
+          f.trace.h_in[at] = 0.f;
+          for (int64_t g = 0; g < G; ++g) f.trace.gates[row + g * H + j] = 0.f;
+          continue;
+        }
+        f.trace.h_in[at] = f.h_prev[i];
+        if (f.mode == kLstm) {
+          const float in = act[i], fg = act[NH + i], o = act[2 * NH + i], g = act[3 * NH + i];
+          float c = fg * f.c_prev[i] + in * g;
+          if (f.clip) {
+            if (c != c) {
+              if (f.clip_nan) c = static_cast<float>(f.clip_min);
+            } else {
+              c = c < f.clip_min   ? static_cast<float>(f.clip_min)
+                  : c > f.clip_max ? static_cast<float>(f.clip_max)
+                                   : c;
+            }
+          }
+          const float gates[4] = {in, fg, g, o};
+          for (int64_t k = 0; k < 4; ++k) f.trace.gates[row + k * H + j] = gates[k];
+          f.trace.c[at] = c;
+          f.trace.c_in[at] = f.c_prev[i];
+          f.c_next[i] = c;
+          tc[i] = c;
+        } else if (f.mode == kGru) {
+          const float r = act[i], z = act[NH + i], nn = act[2 * NH + i];
+          const float h = (1.f - z) * nn + z * f.h_prev[i];
+          f.trace.gates[row + j] = r;
+          f.trace.gates[row + H + j] = z;
+          f.trace.gates[row + 2 * H + j] = nn;
+          f.trace.hh_new[at] = act[3 * NH + i];
+          f.h_next[i] = h;
+          f.y[(t * N + n) * f.ldy + j] = h;
+        } else {
+          f.trace.gates[row + j] = act[i];
+          f.h_next[i] = act[i];
+          f.y[(t * N + n) * f.ldy + j] = act[i];
+        }
+      }
+    }
+    if (f.mode == kLstm) {
+      if (!RnnActivateOnCpu(ctx, true, tc, NH))
+        for (int64_t i = 0; i < NH; ++i) tc[i] = std::tanh(tc[i]);
+      for (int64_t n = 0; n < N; ++n) {
+        if (!f.step.Active(n)) continue;
+        const int64_t t = f.step.Position(n);
+        for (int64_t j = 0; j < H; ++j) {
+          const float h = act[2 * NH + n * H + j] * tc[n * H + j];
+          f.h_next[n * H + j] = h;
+          f.y[(t * N + n) * f.ldy + j] = h;
+        }
+      }
+    }
+    return true;
+  }
+
   /*! \brief Runs a step functor over every (sequence, unit): row by row on the CPU (so that the
    * position and the index arithmetic stay out of the inner loop), an element a thread elsewhere.
    */
