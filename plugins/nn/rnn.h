@@ -273,6 +273,23 @@ struct RnnStep {
   }
 };
 
+/*! \brief How a step's element function F (F::Element(n, j, position, active)) is run: for one
+ * element i = n H + j (a GPU thread), or for sequence n's whole row (the CPU, its position found
+ * once). */
+struct RnnUnits {
+  template <class F>
+  static MXPLUG_XINLINE void Each(const F& f, const RnnStep& step, int64_t H, int64_t i) {
+    const int64_t n = i / H;
+    f.Element(n, i % H, step.Position(n), step.Active(n));
+  }
+  template <class F>
+  static MXPLUG_XINLINE void Row(const F& f, const RnnStep& step, int64_t H, int64_t n) {
+    const int64_t t = step.Position(n);
+    const bool active = step.Active(n);
+    for (int64_t j = 0; j < H; ++j) f.Element(n, j, t, active);
+  }
+};
+
 /*! \brief One direction's step buffers and saved tensors (reserve), position-indexed. */
 template <class T>
 struct RnnTrace {
@@ -299,16 +316,8 @@ struct RnnForwardStep {
   int64_t ldy;
   bool clip, clip_nan;
   double clip_min, clip_max;
-  MXPLUG_XINLINE void operator()(int64_t i) const {
-    const int64_t n = i / H;
-    Element(n, i % H, step.Position(n), step.Active(n));
-  }
-  /*! \brief Sequence n's row of the step (the CPU's loop: its position found once). */
-  MXPLUG_XINLINE void Row(int64_t n) const {
-    const int64_t t = step.Position(n);
-    const bool active = step.Active(n);
-    for (int64_t j = 0; j < H; ++j) Element(n, j, t, active);
-  }
+  MXPLUG_XINLINE void operator()(int64_t i) const { RnnUnits::Each(*this, step, H, i); }
+  MXPLUG_XINLINE void Row(int64_t n) const { RnnUnits::Row(*this, step, H, n); }
   MXPLUG_XINLINE void Element(int64_t n, int64_t j, int64_t t, bool active) const {
     const int64_t i = n * H + j, GH = G * H;
     const int64_t row = (t * N + n) * GH, at = (t * N + n) * H + j;
@@ -382,16 +391,8 @@ struct RnnBackwardStep {
   T* dgh_step;   // (N, G H): this step's dgh, for the GEMM by W_h2h
   bool clip;
   double clip_min, clip_max;
-  MXPLUG_XINLINE void operator()(int64_t i) const {
-    const int64_t n = i / H;
-    Element(n, i % H, step.Position(n), step.Active(n));
-  }
-  /*! \brief Sequence n's row of the step (the CPU's loop: its position found once). */
-  MXPLUG_XINLINE void Row(int64_t n) const {
-    const int64_t t = step.Position(n);
-    const bool active = step.Active(n);
-    for (int64_t j = 0; j < H; ++j) Element(n, j, t, active);
-  }
+  MXPLUG_XINLINE void operator()(int64_t i) const { RnnUnits::Each(*this, step, H, i); }
+  MXPLUG_XINLINE void Row(int64_t n) const { RnnUnits::Row(*this, step, H, n); }
   MXPLUG_XINLINE void Element(int64_t n, int64_t j, int64_t t, bool active) const {
     const int64_t i = n * H + j, GH = G * H;
     const int64_t row = (t * N + n) * GH, at = (t * N + n) * H + j;

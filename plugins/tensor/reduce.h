@@ -305,8 +305,7 @@ class ReduceProp : public mxplug::OperatorProperty {
     if (!mxplug::OperatorProperty::InferType(in, out, aux)) return false;
     if (out_dtype_ && *out_dtype_ != (*in)[0])
       throw std::invalid_argument("out_dtype " + mxplug::DTypeName(*out_dtype_) +
-                                  " differs from the data's dtype " +
-                                  mxplug::DTypeName((*in)[0]) +
+                                  " differs from the data's dtype " + mxplug::DTypeName((*in)[0]) +
                                   "; norm computes in and returns the data's dtype (MXNet 1.9.1's "
                                   "kernels fail on another out_dtype too)");
     return true;
