@@ -178,37 +178,55 @@ TShape OutputShape(const ImageMap& m, int ndim) {
   return TShape(d);
 }
 
-template <ImageOp K>
-class ImageProp : public mxplug::OperatorProperty {
+/*! \brief What every image op's property shares: one input and one output, parameters of
+ * type Param, an output shape from the known input shape (OutputShape, which checks it), the
+ * input's dtype unless OutputType says otherwise, and a gradient that reads only the head
+ * gradient. */
+template <class Param>
+class ImageOpProp : public mxplug::OperatorProperty {
  public:
   void Init(const mxplug::KwArgs& kwargs) override { param_.Init(kwargs); }
   bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                   std::vector<TShape>*) const override {
     const TShape& s = (*in)[0];
     if (s.ndim() < 0 || !s.IsKnown()) return false;
-    (*out)[0] = OutputShape<K>(MakeImageMap<K>(param_, s), s.ndim());
+    (*out)[0] = OutputShape(s);
     return true;
   }
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>*) const override {
     if ((*in)[0] == kMXPUnknownDType) return false;
-    if (K == ImageOp::kNormalize && !IsFloat((*in)[0]))
-      throw std::invalid_argument("data has dtype " + mxplug::DTypeName((*in)[0]) +
-                                  "; normalize takes float16, float32 or float64");
-    (*out)[0] = K == ImageOp::kToTensor ? kMXPFloat32 : (*in)[0];
+    (*out)[0] = OutputType((*in)[0]);
     return true;
   }
   std::vector<int> DeclareBackwardDependency(const std::vector<int>& og, const std::vector<int>&,
                                              const std::vector<int>&) const override {
     return {og[0]};
   }
+
+ protected:
+  virtual TShape OutputShape(const TShape& s) const = 0;
+  virtual int OutputType(int in) const { return in; }
+  Param param_;
+};
+
+template <ImageOp K>
+class ImageProp : public ImageOpProp<ParamOf<K>> {
+ public:
   // Scratch for a gradient that is not written whole (crop's, or any added to).
   std::vector<mxplug::ResourceRequest> BackwardResource(const std::vector<TShape>&) const override {
     return {mxplug::ResourceRequest::kTempSpace};
   }
 
- private:
-  static bool IsFloat(int t) { return t == kMXPFloat16 || t == kMXPFloat32 || t == kMXPFloat64; }
-  ParamOf<K> param_;
+ protected:
+  TShape OutputShape(const TShape& s) const override {
+    return image::OutputShape<K>(MakeImageMap<K>(this->param_, s), s.ndim());
+  }
+  int OutputType(int in) const override {
+    if (K == ImageOp::kNormalize && in != kMXPFloat16 && in != kMXPFloat32 && in != kMXPFloat64)
+      throw std::invalid_argument("data has dtype " + mxplug::DTypeName(in) +
+                                  "; normalize takes float16, float32 or float64");
+    return K == ImageOp::kToTensor ? kMXPFloat32 : in;
+  }
 };
 
 template <class In, class Out>
@@ -274,7 +292,7 @@ class ImageKernel : public mxplug::Operator {
     });
   }
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
-                const std::vector<TBlob>& in, const std::vector<TBlob>&,
+                const std::vector<TBlob>&, const std::vector<TBlob>&,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
     if (req[0] == mxplug::kNullOp) return;
@@ -327,15 +345,6 @@ void ForEachImageOp(Visitor&& visit) {
                                     "The (width, height) window at column x, row y of (H, W, C) "
                                     "images.");
 }
-
-template <class Loop>
-struct ImageKernels {
-  DLDeviceType device;
-  template <ImageOp K>
-  void Op(const char* name, const char*) const {
-    mxplug::sdk::RegisterKernel<ImageKernel<K, Loop>>(name, device);
-  }
-};
 
 }  // namespace image
 }  // namespace mxplug_tensor

@@ -1,5 +1,6 @@
 // mxplug._core.imdecode / imencode / imresize: encoded images to NumPy uint8 arrays (height,
-// width[, channels]) and back, for mx.recordio.pack_img/unpack_img. Run without the GIL.
+// width[, channels]) and back, for mx.recordio.pack_img/unpack_img, and the core's 8-bit resize
+// for tools/im2rec. Run without the GIL.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -86,17 +87,6 @@ void DefineImage(py::module_& m) {
       py::arg("img"), py::arg("height"), py::arg("width"), py::arg("interp") = 1,
       "Resize with OpenCV's interpolation `interp` (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 "
       "Lanczos).");
-  m.def(
-      "resize_weights",
-      [](int source, int target, int interp, bool averaging) {
-        const std::vector<float> w =
-            ResizeWeights(source, target, static_cast<Interpolation>(interp), averaging);
-        py::array_t<float> out({target, source});
-        std::memcpy(out.mutable_data(), w.data(), w.size() * sizeof(float));
-        return out;
-      },
-      py::arg("source"), py::arg("target"), py::arg("interp"), py::arg("averaging"),
-      "The (target, source) matrix of one axis's resize weights (ResizeWeights).");
 }
 
 }  // namespace mxplug::python

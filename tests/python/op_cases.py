@@ -228,6 +228,14 @@ LAYOUT = [
     Case("_image_flip_top_bottom", [(4, 5, 3)]),
     Case("_image_crop", [(6, 7, 3)], {"x": 2, "y": 1, "width": 3, "height": 4}),
     Case("_image_crop", [(2, 6, 7, 3)], {"x": 0, "y": 2, "width": 7, "height": 3}),
+    Case("_image_adjust_lighting", [(5, 4, 3)], {"alpha": (0.5, -1.0, 2.0)}, domains=[(0.0, 255.0)]),
+    # Every interpolation, shrinking (area averages) and enlarging, an image and a batch.
+    Case("_image_resize", [(6, 9, 2)], {"size": (4, 5)}),
+    Case("_image_resize", [(2, 5, 4, 3)], {"size": (7,), "interp": 2}),
+    Case("_image_resize", [(8, 6, 1)], {"size": (3, 2), "interp": 3}),
+    Case("_image_resize", [(4, 5, 3)], {"size": (7, 9), "interp": 3}),
+    Case("_image_resize", [(5, 6, 1)], {"size": (8, 3), "interp": 4}),
+    Case("_image_resize", [(7, 5, 3)], {"size": (4,), "keep_ratio": True, "interp": 0}),
     Case("stack", [(3, 4), (3, 4)], {"axis": 2, "num_args": 2}),
     Case("split", [(4, 6, 5)], {"num_outputs": 3, "axis": 1}),
     Case("SliceChannel", [(4, 6)], {"num_outputs": 4, "axis": 0, "squeeze_axis": True}),
@@ -535,6 +543,15 @@ RANDOM |= {prefix + x for prefix in ("_sample_", "sample_") for x in (
 RANDOM |= {"_random_%s_like" % x for x in ("uniform", "normal", "exponential", "gamma", "poisson",
                                            "negative_binomial", "generalized_negative_binomial")}
 RANDOM |= {"_sample_unique_zipfian"}  # the CPU's alone; test_random.py checks its distribution
+# The random image operators: test_conformance.py's own test (the CPU's draws on each device).
+RANDOM_IMAGE = {"_image_random_brightness": {"min_factor": 0.5, "max_factor": 1.5},
+                "_image_random_contrast": {"min_factor": 0.5, "max_factor": 1.5},
+                "_image_random_saturation": {"min_factor": 0.5, "max_factor": 1.5},
+                "_image_random_hue": {"min_factor": 0.0, "max_factor": 1.0},
+                "_image_random_color_jitter": {"brightness": 0.3, "contrast": 0.3, "saturation": 0.3, "hue": 0.3},
+                "_image_random_lighting": {"alpha_std": 0.5},
+                "_image_random_flip_left_right": {}, "_image_random_flip_top_bottom": {}}
+RANDOM |= set(RANDOM_IMAGE)
 
 # The aggregated updates (two weights a call) and LARS's rates: test_conformance.py's own test,
 # against the CPU in the same dtypes.

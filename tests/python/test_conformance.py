@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import default_ops, run_json
-from op_cases import (CASES, COVERED, CREATIONS, DOMINANT, MP_UPDATES, MULTI_UPDATES, OTHER_UPDATES, SPD, SYMMETRIC,
+from op_cases import (CASES, COVERED, CREATIONS, DOMINANT, MP_UPDATES, MULTI_UPDATES, OTHER_UPDATES, RANDOM_IMAGE, SPD, SYMMETRIC,
                       UPDATES, WIDE, WITH_NAN, Case)
 
 # How far a dtype's result may lie from the float64 reference, relative and absolute, for a case
@@ -445,6 +445,28 @@ def test_samplers_draw_the_cpu_numbers_for_the_same_seed(mx, ctx, op):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint8"])
+@pytest.mark.parametrize("op", sorted(RANDOM_IMAGE))
+def test_random_image_ops_draw_what_the_cpu_draws_for_the_same_seed(mx, ctx, op, dtype):
+    """After the same seed, a device's random image op makes the CPU's choices: the same image,
+    call after call (uint8 clipped and truncated alike)."""
+    skip_the_reference_itself(ctx)
+    require_kernel(mx, ctx, op)
+    pixels = np.random.RandomState(7).uniform(0, 255, (9, 11, 3)).astype(dtype)
+    runs = []
+    for c in (mx.cpu(0), ctx):
+        mx.random.seed(11)
+        x = mx.nd.array(pixels, ctx=c, dtype=dtype)
+        runs.append([getattr(mx.nd._internal, op)(x, **RANDOM_IMAGE[op]).asnumpy() for _ in range(6)])
+    assert len({w.tobytes() for w in runs[0]}) > 1  # draws, not a constant
+    for got, want in zip(runs[1], runs[0]):
+        assert got.dtype == want.dtype
+        if dtype == "uint8":
+            assert np.abs(got.astype(int) - want.astype(int)).max() <= 1  # float rounding at an integer
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
 
 
 @pytest.mark.parametrize("dtype", WIDE)

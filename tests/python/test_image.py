@@ -293,6 +293,119 @@ def test_random_image_ops_follow_their_models_and_the_seed(mx):
         assert abs(l0 - l1) < 1e-4 and abs(s0 - s1) < 1e-3
 
 
+def test_the_image_operators_with_fixed_draws_and_their_errors_are_mxnets(images):
+    """The random operators with one value to draw (min_factor == max_factor, alpha_std 0) equal
+    MXNet's on float and uint8 images; the operators refuse what MXNet refuses, in its words."""
+    T = "T = mx.gluon.data.vision.transforms\n"
+    assert_parity(cases(
+        images,
+        fixed="a = mx.image.imdecode(read('a.png')); f = a.astype('float32') * 1.3\n"
+              "r = [mx.nd.image.random_brightness(f, 1.7, 1.7), mx.nd.image.random_brightness(a, 1.7, 1.7), "
+              "mx.nd.image.random_contrast(f, 0.6, 0.6), mx.nd.image.random_contrast(a, 1.4, 1.4), "
+              "mx.nd.image.random_contrast(f[:, :, 1:2], 0.5, 0.5), mx.nd.image.random_lighting(f, 0.0), "
+              "mx.nd.image.random_hue(a, 0.2, 0.2), mx.nd.image.adjust_lighting(f, alpha=(3.0, -2.0, 1.0)), "
+              "mx.nd.image.random_saturation(f[:, :, :1], 0.3, 0.3), "
+              "mx.nd.image.random_brightness(f.astype('float64'), 0.5, 0.5)]",
+        symbols="x = mx.sym.var('x')\n"
+                "r = [mx.sym.image.random_brightness(x, 1, 2).infer_shape(x=(4, 5, 3)), "
+                "mx.sym.image.random_color_jitter(x, 0.1, 0.2, 0.3, 0.1).infer_type(x=np.uint8), "
+                "mx.sym.image.resize(x, (4, 5)).infer_shape(x=(7, 2, 3, 3)), "
+                "mx.sym.image.resize(x, 6, keep_ratio=True).infer_shape(x=(9, 12, 1)), "
+                "mx.sym.image.adjust_lighting(x, alpha=(1, 2, 3)).list_arguments()]",
+        hybridized=T + "a = mx.image.imdecode(read('c.png')).astype('float32')\n"
+                       "net = T.Compose([T.Resize((6, 5)), T.RandomBrightness(0.0), T.ToTensor()])\n"
+                       "net.hybridize()\nr = [net(a), net(a)]",
+        batch_of_images="r = mx.nd.image.random_brightness(mx.nd.ones((2, 4, 4, 3)), 1, 2)",
+        four_channels="r = mx.nd.image.random_hue(mx.nd.ones((4, 4, 4)), 1, 2)",
+        negative_factor="r = mx.nd.image.random_contrast(mx.nd.ones((4, 4, 3)), -1, 2)",
+        lighting_of_a_batch="r = mx.nd.image.adjust_lighting(mx.nd.ones((1, 4, 4, 3)), alpha=(1, 2, 3))",
+        resize_three_sizes="r = mx.nd.image.resize(mx.nd.ones((4, 4, 3)), (4, 5, 6))",
+        resize_no_size="r = mx.nd.image.resize(mx.nd.ones((4, 4, 3)))",
+        resize_zero_width="r = mx.nd.image.resize(mx.nd.ones((4, 4, 3)), (0, 5))",
+        resize_negative="r = mx.nd.image.resize(mx.nd.ones((4, 4, 3)), -3)",
+        resize_2d="r = mx.nd.image.resize(mx.nd.ones((4, 4)), (2, 2))",
+    ), rtol=1e-5, messages={
+        "batch_of_images": "Input image must have shape (height, width, channels)",
+        "four_channels": "either 1 or 3 elements",
+        "negative_factor": "min_factor",
+        "lighting_of_a_batch": "Input image must have shape (height, width, channels)",
+        "resize_three_sizes": "Input size dimension must be 1 or 2, but got 3",
+        "resize_no_size": "Input size dimension must be 1 or 2, but got 0",
+        "resize_zero_width": "Input width should be greater than 0, but got 0",
+        "resize_negative": "Input size should be greater than 0, but got -3",
+        "resize_2d": "Input image dimension should be 3 or 4 but got 2"})
+
+
+def test_saturation_blends_with_each_pixels_luma(mx):
+    """MXNet 1.9.1's kernel takes 0.114 * blue alone as the luma (a bug not copied): checked
+    against NumPy, in float and in uint8 (clipped, then truncated)."""
+    pixels = np.random.RandomState(2).uniform(0, 255, (5, 6, 3)).astype(np.float32)
+    luma = (pixels * np.array([0.299, 0.587, 0.114], np.float32)).sum(axis=2, keepdims=True)
+    for alpha in (0.3, 1.8):
+        want = luma * np.float32(1 - alpha) + pixels * np.float32(alpha)
+        got = mx.nd.image.random_saturation(mx.nd.array(pixels), alpha, alpha).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+        u8 = pixels.astype(np.uint8)
+        luma8 = (u8 * np.array([0.299, 0.587, 0.114])).sum(axis=2, keepdims=True)
+        want8 = np.clip(luma8 * (1 - alpha) + u8 * alpha, 0, 255)
+        got8 = mx.nd.image.random_saturation(mx.nd.array(u8, dtype='uint8'), alpha, alpha).asnumpy()
+        assert got8.dtype == np.uint8
+        assert np.abs(got8 - np.floor(want8)).max() <= 1  # float32 against float64 at an integer
+
+
+def test_flips_write_every_column_and_jitters_draw_mxnets_ranges(mx):
+    """A random flip is the flip or the image, odd widths included (MXNet leaves the middle
+    column unwritten); a jitter's factors are 1 + uniform(-v, v), as MXNet's, so brightness 3
+    turns some images negative."""
+    x = mx.nd.array(np.arange(3 * 5 * 3, dtype=np.float32).reshape(3, 5, 3))
+    seen = set()
+    for _ in range(30):
+        out = mx.nd.image.random_flip_left_right(x).asnumpy()
+        assert (out == x.asnumpy()).all() or (out == x.asnumpy()[:, ::-1]).all()
+        seen.add(bool((out == x.asnumpy()).all()))
+        out = mx.nd.image.random_flip_top_bottom(x).asnumpy()
+        assert (out == x.asnumpy()).all() or (out == x.asnumpy()[::-1]).all()
+    assert seen == {True, False}
+    y = mx.nd.image.random_flip_left_right(x.copy(), out=x)  # onto itself
+    assert (y.asnumpy()[:, 2] == np.arange(3 * 5 * 3).reshape(3, 5, 3)[:, 2]).all()
+    ones = mx.nd.ones((2, 2, 3)) * 100
+    factors = np.array([mx.nd.image.random_color_jitter(ones, 3, 0, 0, 0).asnumpy()[0, 0, 0] / 100
+                        for _ in range(200)])
+    assert factors.min() < 0 and factors.max() > 3 and -2 <= factors.min() and factors.max() <= 4
+    assert (mx.nd.image.random_color_jitter(ones, 0, 0, 0, 0).asnumpy() == 100).all()
+    gray = mx.nd.array(np.random.RandomState(1).uniform(0, 255, (4, 4, 1)))
+    for op in (lambda g: mx.nd.image.random_hue(g, 0.3, 0.3), lambda g: mx.nd.image.random_lighting(g, 1.0),
+               lambda g: mx.nd.image.adjust_lighting(g, alpha=(1, 2, 3))):
+        np.testing.assert_array_equal(op(gray).asnumpy(), gray.asnumpy())  # MXNet leaves it unwritten
+
+
+def test_resize_gradient_is_the_adjoint_and_matches_finite_differences(mx):
+    """<resize(x), g> == <x, resize'(g)> for every interpolation, shrinking and enlarging, and
+    the gradient equals central differences of the forward in float64."""
+    rng = np.random.RandomState(3)
+    for shape, size in [((6, 9, 2), (4, 5)), ((5, 4, 3), (11, 7)), ((2, 12, 10, 1), (3, 4)), ((7, 7, 1), (7, 3))]:
+        x = rng.standard_normal(shape)
+        for interp in range(5):
+            xa = mx.nd.array(x, dtype='float64')
+            xa.attach_grad()
+            with mx.autograd.record():
+                y = mx.nd.image.resize(xa, size, interp=interp)
+            g = rng.standard_normal(y.shape)
+            y.backward(mx.nd.array(g, dtype='float64'))
+            lhs, rhs = (y.asnumpy() * g).sum(), (x * xa.grad.asnumpy()).sum()
+            assert abs(lhs - rhs) <= 1e-9 * max(1.0, abs(lhs)), (shape, size, interp, lhs, rhs)
+            if interp == 2 and len(shape) == 3:
+                eps, grad = 1e-6, np.zeros_like(x)
+                for i in range(x.size):
+                    d = np.zeros(x.size)
+                    d[i] = eps
+                    d = d.reshape(x.shape)
+                    up = mx.nd.image.resize(mx.nd.array(x + d, dtype='float64'), size, interp=2).asnumpy()
+                    down = mx.nd.image.resize(mx.nd.array(x - d, dtype='float64'), size, interp=2).asnumpy()
+                    grad.ravel()[i] = ((up - down) * g).sum() / (2 * eps)
+                np.testing.assert_allclose(xa.grad.asnumpy(), grad, rtol=1e-6, atol=1e-8)
+
+
 DATASETS = """
 import json, os, sys, warnings
 folder = sys.argv[1]

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "mxplug/sdk/resample.hpp"  // Interpolation, and how each samples
+
 namespace mxplug {
 
 struct Image {
@@ -39,9 +41,6 @@ Image DecodeImage(const void* data, size_t size, int channels, ChannelOrder orde
 std::string EncodeImage(const Image& image, const std::string& format, int quality,
                         ChannelOrder order);
 
-/*! \brief OpenCV's interpolations, by its numbers (MXNet's `interp`). */
-enum class Interpolation { kNearest = 0, kLinear = 1, kCubic = 2, kArea = 3, kLanczos4 = 4 };
-
 /*! \brief Resizes with OpenCV's sampling of each interpolation: bilinear, bicubic (a = -0.75) and
  * Lanczos (8 taps) at pixel centres (x_src = (x + 0.5) * w_src / w - 0.5, the borders
  * replicated), nearest at floor(x * w_src / w), area as the average over each output pixel's
@@ -49,12 +48,6 @@ enum class Interpolation { kNearest = 0, kLinear = 1, kCubic = 2, kArea = 3, kLa
  * rounded to the nearest 8-bit value (OpenCV's fixed point may differ by 1). */
 Image ResizeImage(const Image& image, int height, int width,
                   Interpolation interp = Interpolation::kLinear);
-
-/*! \brief The weights ResizeImage applies along one axis of `source` pixels resized to `target`,
- * as a target x source matrix (row i: output pixel i's weights, the borders folded in), for
- * resizing images of other types the same way; `averaging` says whether area interpolation
- * shrinks both axes (else it is OpenCV's bilinear variant). */
-std::vector<float> ResizeWeights(int source, int target, Interpolation interp, bool averaging);
 
 }  // namespace mxplug
 

@@ -197,89 +197,6 @@ std::vector<Tap> Taps(int source, int target) {
   return taps;
 }
 
-// Where an output pixel samples one axis: source pixels first, first + 1, ... (clamped to the
-// image at use) with these weights.
-struct Footprint {
-  int first = 0;
-  std::vector<float> weights;
-};
-
-// OpenCV's bicubic weights (a = -0.75) for a fraction f of the way from pixel 1 to pixel 2 of 4.
-std::vector<float> CubicWeights(float f) {
-  const float a = -0.75f;
-  const float w0 = ((a * (f + 1) - 5 * a) * (f + 1) + 8 * a) * (f + 1) - 4 * a;
-  const float w1 = ((a + 2) * f - (a + 3)) * f * f + 1;
-  const float w2 = ((a + 2) * (1 - f) - (a + 3)) * (1 - f) * (1 - f) + 1;
-  return {w0, w1, w2, 1.f - w0 - w1 - w2};
-}
-
-// Lanczos weights (a = 4) for a fraction f of the way from pixel 3 to pixel 4 of 8, normalized
-// to sum to 1, as OpenCV's.
-std::vector<float> LanczosWeights(float f) {
-  std::vector<float> w(8, 0.f);
-  if (f < 1e-7f) {
-    w[3] = 1.f;
-    return w;
-  }
-  const double pi = 3.14159265358979323846;
-  double sum = 0;
-  for (int i = 0; i < 8; ++i) {
-    const double t = f + 3 - i;  // the distance from source pixel i
-    sum += w[static_cast<size_t>(i)] =
-        static_cast<float>(std::sin(pi * t) * std::sin(pi * t / 4) / (pi * pi * t * t / 4));
-  }
-  for (float& v : w) v = static_cast<float>(v / sum);
-  return w;
-}
-
-// Area shrinks by averaging only when neither axis grows (`averaging`); otherwise both axes take
-// OpenCV's bilinear variant.
-std::vector<Footprint> Footprints(int source, int target, Interpolation interp, bool averaging) {
-  std::vector<Footprint> out(static_cast<size_t>(target));
-  const double scale = static_cast<double>(source) / target;
-  for (int i = 0; i < target; ++i) {
-    Footprint& fp = out[static_cast<size_t>(i)];
-    const double centre = (i + 0.5) * scale - 0.5;
-    const int lower = static_cast<int>(std::floor(centre));
-    const auto frac = static_cast<float>(centre - lower);
-    switch (interp) {
-      case Interpolation::kNearest:
-        fp.first = std::min(static_cast<int>(std::floor(i * scale)), source - 1);
-        fp.weights = {1.f};
-        break;
-      case Interpolation::kCubic:
-        fp.first = lower - 1;
-        fp.weights = CubicWeights(frac);
-        break;
-      case Interpolation::kLanczos4:
-        fp.first = lower - 3;
-        fp.weights = LanczosWeights(frac);
-        break;
-      case Interpolation::kArea:
-        if (averaging) {  // each source pixel weighs by how much of it the output pixel covers
-          const double begin = i * scale, end = (i + 1) * scale;
-          fp.first = static_cast<int>(std::floor(begin));
-          for (int s = fp.first; s < end && s < source; ++s)
-            fp.weights.push_back(static_cast<float>(
-                (std::min<double>(s + 1, end) - std::max<double>(s, begin)) / scale));
-        } else {  // OpenCV's: bilinear with the fraction measured from the next output pixel
-          int sx = static_cast<int>(std::floor(i * scale));
-          float f = static_cast<float>((i + 1) - (sx + 1) / scale);
-          f = f <= 0 ? 0.f : f - std::floor(f);
-          if (sx >= source - 1) sx = source - 1, f = 0.f;
-          fp.first = sx;
-          fp.weights = {1.f - f, f};
-        }
-        break;
-      case Interpolation::kLinear:
-        fp.first = lower;
-        fp.weights = {1.f - frac, frac};
-        break;
-    }
-  }
-  return out;
-}
-
 void CheckInterpolation(Interpolation interp) {
   if (static_cast<int>(interp) < 0 || static_cast<int>(interp) > 4)
     throw Error("unknown interpolation " + std::to_string(static_cast<int>(interp)) +
@@ -287,28 +204,23 @@ void CheckInterpolation(Interpolation interp) {
                 kMXPInvalidArgument);
 }
 
-// Resizes by footprints: rows first into floats, then columns, rounded once.
+// Resizes by the axes' taps: each source row's output columns into floats, then the rows,
+// rounded once.
 Image ResampleImage(const Image& image, int height, int width, Interpolation interp) {
   const bool averaging = image.height >= height && image.width >= width;
-  const std::vector<Footprint> rows = Footprints(image.height, height, interp, averaging),
-                               cols = Footprints(image.width, width, interp, averaging);
+  const ResampleAxis rows{image.height, height, interp, averaging},
+      cols{image.width, width, interp, averaging};
   const int c = image.channels;
-  auto at = [](int i, int n) { return std::clamp(i, 0, n - 1); };
-  // Each output column of every source row.
   std::vector<float> across(static_cast<size_t>(image.height) * width * c);
   for (int y = 0; y < image.height; ++y) {
     const uint8_t* src = image.pixels.data() + static_cast<size_t>(y) * image.width * c;
     float* dst = across.data() + static_cast<size_t>(y) * width * c;
-    for (int x = 0; x < width; ++x) {
-      const Footprint& fp = cols[static_cast<size_t>(x)];
+    for (int x = 0; x < width; ++x)
       for (int k = 0; k < c; ++k) {
         float sum = 0;
-        for (size_t t = 0; t < fp.weights.size(); ++t)
-          sum += fp.weights[t] *
-                 src[static_cast<size_t>(at(fp.first + static_cast<int>(t), image.width)) * c + k];
+        cols.ForEachTap(x, [&](int s, float w) { sum += w * src[static_cast<size_t>(s) * c + k]; });
         dst[static_cast<size_t>(x) * c + k] = sum;
       }
-    }
   }
   Image out;
   out.height = height;
@@ -317,14 +229,11 @@ Image ResampleImage(const Image& image, int height, int width, Interpolation int
   out.pixels.resize(static_cast<size_t>(height) * width * c);
   const size_t row = static_cast<size_t>(width) * c;
   for (int y = 0; y < height; ++y) {
-    const Footprint& fp = rows[static_cast<size_t>(y)];
     uint8_t* dst = out.pixels.data() + static_cast<size_t>(y) * row;
     for (size_t i = 0; i < row; ++i) {
       float sum = 0;
-      for (size_t t = 0; t < fp.weights.size(); ++t)
-        sum +=
-            fp.weights[t] *
-            across[static_cast<size_t>(at(fp.first + static_cast<int>(t), image.height)) * row + i];
+      rows.ForEachTap(y,
+                      [&](int s, float w) { sum += w * across[static_cast<size_t>(s) * row + i]; });
       dst[i] = static_cast<uint8_t>(std::clamp(std::lround(sum), 0L, 255L));
     }
   }
@@ -332,23 +241,6 @@ Image ResampleImage(const Image& image, int height, int width, Interpolation int
 }
 
 }  // namespace
-
-std::vector<float> ResizeWeights(int source, int target, Interpolation interp, bool averaging) {
-  CheckInterpolation(interp);
-  if (source < 1 || target < 1)
-    throw Error("cannot resize " + std::to_string(source) + " pixels to " + std::to_string(target),
-                kMXPInvalidArgument);
-  std::vector<float> matrix(static_cast<size_t>(target) * source, 0.f);
-  const std::vector<Footprint> fps = Footprints(source, target, interp, averaging);
-  for (int i = 0; i < target; ++i) {
-    const Footprint& fp = fps[static_cast<size_t>(i)];
-    for (size_t t = 0; t < fp.weights.size(); ++t) {
-      const int s = std::clamp(fp.first + static_cast<int>(t), 0, source - 1);
-      matrix[static_cast<size_t>(i) * source + s] += fp.weights[t];
-    }
-  }
-  return matrix;
-}
 
 Image DecodeImage(const void* data, size_t size, int channels, ChannelOrder order) {
   if (channels != 0 && channels != 1 && channels != 3)

@@ -333,7 +333,7 @@ def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=
     if hue:
         augs.append(DetBorrowAug(HueJitterAug(hue)))
     if pca_noise > 0:
-        from ..ndarray.image import _EIGVAL, _EIGVEC
+        from .image import _EIGVAL, _EIGVEC
         augs.append(DetBorrowAug(LightingAug(pca_noise, _EIGVAL, _EIGVEC)))
     if rand_gray > 0:
         augs.append(DetBorrowAug(RandomGrayAug(rand_gray)))

@@ -20,8 +20,10 @@ from .. import io
 from .. import ndarray as nd
 from .. import recordio
 from ..base import MXNetError, numeric_types
-# The luma weights and ImageNet's RGB PCA, one copy for mx.image and mx.nd.image.
-from ..ndarray.image import _EIGVAL, _EIGVEC, _LUMA
+# RGB luma weights (ITU-R 601) and ImageNet's RGB PCA, as MXNet's augmenters use them.
+_LUMA = np.array([0.299, 0.587, 0.114])
+_EIGVAL = np.array([55.46, 4.794, 1.148])
+_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]])
 
 __all__ = ["imread", "imresize", "imdecode", "scale_down", "copyMakeBorder", "resize_short", "fixed_crop",
            "random_crop", "center_crop", "color_normalize", "random_size_crop", "imrotate", "random_rotate",
@@ -71,24 +73,12 @@ def imread(filename, flag=1, to_rgb=True, out=None):
     return _finish(_decode(buf, flag, to_rgb, "imread"), out)
 
 
-def _resized(pixels, w, h, interp):
-    """pixels (height, width, channels) resized to (h, w): uint8 by the core; other types by the
-    same weights, in float64, cast back."""
-    if pixels.dtype == np.uint8:
-        squeezed = pixels[:, :, 0] if pixels.shape[2] == 1 else pixels
-        return _core.imresize(np.ascontiguousarray(squeezed), h, w, interp).reshape(h, w, -1)
-    averaging = pixels.shape[0] >= h and pixels.shape[1] >= w
-    rows = _core.resize_weights(pixels.shape[0], h, interp, averaging).astype(np.float64)
-    cols = _core.resize_weights(pixels.shape[1], w, interp, averaging).astype(np.float64)
-    return np.einsum('ij,jkc,lk->ilc', rows, pixels.astype(np.float64), cols).astype(pixels.dtype)
-
-
 def imresize(src, w, h, interp=1, out=None):
     """``src`` (height, width, channels) resized to width ``w`` and height ``h`` with OpenCV's
     interpolation ``interp`` (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos)."""
     if interp not in (0, 1, 2, 3, 4):
         raise MXNetError("imresize: unknown interpolation method %r" % (interp,))
-    return _finish(_resized(src.asnumpy(), int(w), int(h), interp), out)
+    return nd.image.resize(src, (int(w), int(h)), interp=interp, out=out)
 
 
 # OpenCV's border types by number, as NumPy's pad modes.

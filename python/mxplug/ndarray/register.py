@@ -87,7 +87,7 @@ def place(namespace, internal, name, fn):
 
 def place_prefixed(module, prefix, name, fn):
     """``<prefix><x>`` also as ``<x>`` in ``module``, where MXNet puts its namespaced ops
-    (``_linalg_`` in ``mx.nd.linalg``/``mx.sym.linalg``, ``_image_`` in ``mx.sym.image``); a name
+    (``_linalg_`` in ``mx.nd.linalg``/``mx.sym.linalg``, ``_image_`` in ``mx.nd.image``/``mx.sym.image``); a name
     already there is kept."""
     if name.startswith(prefix) and not hasattr(module, name[len(prefix):]):
         setattr(module, name[len(prefix):], fn)
@@ -139,12 +139,13 @@ def _op_function(name):
 
 def populate(namespace):
     """Adds a function for every registered op not yet there (called again after a load)."""
-    from . import linalg as nd_linalg, random as nd_random
+    from . import image as nd_image, linalg as nd_linalg, random as nd_random
     for op in _core.operators():
         name = op["name"]
         fn = _op_function(name)
         place(namespace, _internal, name, fn)
         place_prefixed(nd_linalg, "_linalg_", name, fn)
+        place_prefixed(nd_image, "_image_", name, fn)
         if name.startswith("_"):
             for prefix in ("_random_", "_sample_", "_"):
                 short = name[len(prefix):]
