@@ -184,7 +184,7 @@ TEST_F(DataIterTest, ErrorsNameTheIteratorArgumentAndFile) {
   };
   EXPECT_EQ(
       message("JPEGIter", {}),
-      "no data iterator named 'JPEGIter'; there are CSVIter, ImageRecordIter, "
+      "no data iterator named 'JPEGIter'; there are CSVIter, ImageDetRecordIter, ImageRecordIter, "
       "ImageRecordIter_v1, ImageRecordInt8Iter, ImageRecordUInt8Iter, ImageRecordUInt8Iter_v1, "
       "MNISTIter");
   EXPECT_EQ(message("CSVIter", {{"data_csv", bad}, {"data_shape", "(2,)"}, {"batch_size", "1"}}),

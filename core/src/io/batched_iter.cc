@@ -29,6 +29,16 @@ void Batching::TakeCommon(IterArgs* args) {
                 kMXPInvalidArgument);
 }
 
+void Batching::TakeRecordIterArgs(IterArgs* args) {
+  batch_size = args->TakeInt("batch_size", 1);
+  shuffle = args->TakeBool("shuffle", false);
+  seed = args->TakeInt("seed", 0, 0);
+  last_batch =
+      args->TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
+  threads = args->TakeInt("preprocess_threads", 4, 1);
+  TakeCommon(args);
+}
+
 BatchedIter::BatchedIter(const std::string& name, const Batching& batching,
                          std::unique_ptr<const ExampleSource> source, uint64_t num_examples,
                          std::vector<DataShape> data, std::vector<DataShape> label)

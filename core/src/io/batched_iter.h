@@ -35,6 +35,9 @@ struct Batching {
   int threads = 1;
   /*! \brief Takes prefetch_buffer, num_parts and part_index (MXNet's names). */
   void TakeCommon(IterArgs* args);
+  /*! \brief The record iterators' batching: batch_size, shuffle, seed, round_batch (padding from
+   * the start either way) and preprocess_threads, then TakeCommon's. */
+  void TakeRecordIterArgs(IterArgs* args);
 };
 
 /*! \brief Loaded data that writes examples into batches. */

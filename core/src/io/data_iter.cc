@@ -12,6 +12,7 @@ using Maker = std::unique_ptr<DataIter> (*)(io::IterArgs&);
 const std::vector<std::pair<std::string, Maker>>& Iterators() {
   static const std::vector<std::pair<std::string, Maker>> iterators = {
       {"CSVIter", io::MakeCSVIter},
+      {"ImageDetRecordIter", io::MakeImageDetRecordIter},
       {"ImageRecordIter", [](io::IterArgs& a) { return io::MakeImageRecordIter(a, kMXPFloat32); }},
       // MXNet's older and single-dtype names for the same iterator.
       {"ImageRecordIter_v1",

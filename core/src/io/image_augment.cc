@@ -85,33 +85,6 @@ Image WarpAffine(const Image& src, const double m[6], int height, int width, uin
   return out;
 }
 
-Image CropImage(const Image& src, int y, int x, int height, int width) {
-  Image out;
-  out.height = height;
-  out.width = width;
-  out.channels = src.channels;
-  const size_t row = static_cast<size_t>(width) * src.channels;
-  out.pixels.resize(row * height);
-  for (int i = 0; i < height; ++i)
-    std::copy_n(src.pixels.data() + (static_cast<size_t>(y + i) * src.width + x) * src.channels,
-                row, out.pixels.data() + i * row);
-  return out;
-}
-
-Image PadImage(const Image& src, int pad, uint8_t fill) {
-  Image out;
-  out.height = src.height + 2 * pad;
-  out.width = src.width + 2 * pad;
-  out.channels = src.channels;
-  out.pixels.assign(static_cast<size_t>(out.height) * out.width * out.channels, fill);
-  const size_t row = static_cast<size_t>(src.width) * src.channels;
-  for (int i = 0; i < src.height; ++i)
-    std::copy_n(
-        src.pixels.data() + i * row, row,
-        out.pixels.data() + (static_cast<size_t>(i + pad) * out.width + pad) * out.channels);
-  return out;
-}
-
 // OpenCV's 8-bit RGB <-> HLS: hue in [0, 180) (degrees / 2), lightness and saturation in [0, 255].
 void RgbToHls(const uint8_t* rgb, int* hls) {
   constexpr float kUnit = 1.f / 255.f;  // OpenCV multiplies by it; dividing rounds otherwise
@@ -157,6 +130,58 @@ void HlsToRgb(const int* hls, uint8_t* rgb) {
 float Grey(const uint8_t* rgb) { return 0.299f * rgb[2] + 0.587f * rgb[1] + 0.114f * rgb[0]; }
 
 }  // namespace
+
+Image CropImage(const Image& src, int y, int x, int height, int width) {
+  Image out;
+  out.height = height;
+  out.width = width;
+  out.channels = src.channels;
+  const size_t row = static_cast<size_t>(width) * src.channels;
+  out.pixels.resize(row * height);
+  for (int i = 0; i < height; ++i)
+    std::copy_n(src.pixels.data() + (static_cast<size_t>(y + i) * src.width + x) * src.channels,
+                row, out.pixels.data() + i * row);
+  return out;
+}
+
+Image PadImage(const Image& src, int top, int bottom, int left, int right, uint8_t fill) {
+  Image out;
+  out.height = src.height + top + bottom;
+  out.width = src.width + left + right;
+  out.channels = src.channels;
+  out.pixels.assign(static_cast<size_t>(out.height) * out.width * out.channels, fill);
+  const size_t row = static_cast<size_t>(src.width) * src.channels;
+  for (int i = 0; i < src.height; ++i)
+    std::copy_n(
+        src.pixels.data() + i * row, row,
+        out.pixels.data() + (static_cast<size_t>(i + top) * out.width + left) * out.channels);
+  return out;
+}
+
+void ShiftHls(Image* image, int dh, int dl, int ds) {
+  if (image->channels < 3) return;
+  const size_t pixels = static_cast<size_t>(image->height) * image->width;
+  const int c = image->channels;
+  uint8_t* p = image->pixels.data();
+  for (size_t i = 0; i < pixels; ++i) {
+    int hls[3];
+    RgbToHls(p + i * c, hls);
+    hls[0] = std::clamp(hls[0] + dh, 0, 180);
+    hls[1] = std::clamp(hls[1] + dl, 0, 255);
+    hls[2] = std::clamp(hls[2] + ds, 0, 255);
+    HlsToRgb(hls, p + i * c);
+  }
+}
+
+Image MirrorImage(const Image& src) {
+  Image out = src;
+  const int c = src.channels;
+  for (int y = 0; y < src.height; ++y)
+    for (int x = 0; x < src.width; ++x)
+      std::copy_n(src.pixels.data() + (static_cast<size_t>(y) * src.width + x) * c, c,
+                  out.pixels.data() + (static_cast<size_t>(y) * src.width + src.width - 1 - x) * c);
+  return out;
+}
 
 ImageAugmenter::ImageAugmenter(IterArgs* args, const TShape& data_shape)
     : height_(static_cast<int>(data_shape[1])),
@@ -329,14 +354,7 @@ void ImageAugmenter::Recolour(Image* image, std::mt19937& rng) const {
     const int dh = static_cast<int>(Uniform01(rng) * random_h_ * 2 - random_h_);
     const int ds = static_cast<int>(Uniform01(rng) * random_s_ * 2 - random_s_);
     const int dl = static_cast<int>(Uniform01(rng) * random_l_ * 2 - random_l_);
-    for (size_t i = 0; i < pixels; ++i) {
-      int hls[3];
-      RgbToHls(p + i * c, hls);
-      hls[0] = std::clamp(hls[0] + dh, 0, 180);
-      hls[1] = std::clamp(hls[1] + dl, 0, 255);
-      hls[2] = std::clamp(hls[2] + ds, 0, 255);
-      HlsToRgb(hls, p + i * c);
-    }
+    ShiftHls(image, dh, dl, ds);
   }
   auto jitter = [&](float amount) {
     return 1 + std::uniform_real_distribution<float>(-amount, amount)(rng);
@@ -396,7 +414,8 @@ Image ImageAugmenter::Augment(Image image, std::mt19937& rng, const std::string&
     image = RandomResizedCrop(image, rng);
   } else {
     if (Warps()) image = Warp(image, rng);
-    if (pad_ > 0) image = PadImage(image, pad_, static_cast<uint8_t>(fill_value_));
+    if (pad_ > 0)
+      image = PadImage(image, pad_, pad_, pad_, pad_, static_cast<uint8_t>(fill_value_));
     image = Crop(image, rng, where);
   }
   Recolour(&image, rng);

@@ -19,6 +19,17 @@
 
 namespace mxplug::io {
 
+// Pixel operations both image iterators use (OpenCV's semantics).
+/*! \brief The height x width window at row y, column x (inside the image). */
+Image CropImage(const Image& src, int y, int x, int height, int width);
+/*! \brief The image with a border of `fill` of the given widths (copyMakeBorder, constant). */
+Image PadImage(const Image& src, int top, int bottom, int left, int right, uint8_t fill);
+/*! \brief Shifts each pixel's OpenCV 8-bit HLS values (hue in [0, 180]) by dh, dl, ds, clamped;
+ * an RGB image of 3 or more channels (a grey one is left as it is). */
+void ShiftHls(Image* image, int dh, int dl, int ds);
+/*! \brief The image mirrored left to right. */
+Image MirrorImage(const Image& src);
+
 class ImageAugmenter {
  public:
   /*! \brief Takes the augmenter's and normalization's arguments from `args` (MXNet's names and

@@ -197,14 +197,8 @@ std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args, int default_dtype)
                     ", expected (channels, height, width) with 1 or 3 channels",
                 kMXPInvalidArgument);
   Batching batching;
-  batching.batch_size = args.TakeInt("batch_size", 1);
+  batching.TakeRecordIterArgs(&args);
   const int label_width = args.TakeInt("label_width", 1, 1);
-  batching.shuffle = args.TakeBool("shuffle", false);
-  batching.seed = args.TakeInt("seed", 0, 0);
-  batching.last_batch =
-      args.TakeBool("round_batch", true) ? LastBatch::kRoundBatch : LastBatch::kPadFromStart;
-  batching.threads = args.TakeInt("preprocess_threads", 4, 1);
-  batching.TakeCommon(&args);
   ImageAugmenter augmenter(&args, shape);
   const std::string dtype_name = args.TakeString("dtype", DTypeName(default_dtype));
   const int dtype = dtype_name == "None"      ? default_dtype

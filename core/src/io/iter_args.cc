@@ -94,30 +94,59 @@ bool IterArgs::TakeBool(const std::string& name, bool fallback) {
   Bad(name, text, "True, False, 1 or 0");
 }
 
+namespace {
+
+// The items of a tuple argument: "(3, 28, 28)", "[3,28,28]", "(2,)" or "2"; false when the text
+// is not one.
+bool SplitTuple(const std::string& text, std::vector<std::string>* items) {
+  size_t i = 0;
+  const bool bracketed = !text.empty() && (text[0] == '(' || text[0] == '[');
+  const size_t end = bracketed ? text.size() - 1 : text.size();
+  if (bracketed && (text.size() < 2 || (text[end] != ')' && text[end] != ']'))) return false;
+  if (bracketed) ++i;
+  while (i < end) {
+    while (i < end && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ',')) ++i;
+    size_t j = i;
+    while (j < end && text[j] != ',' && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+    if (j > i) items->push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return !items->empty();
+}
+
+}  // namespace
+
 TShape IterArgs::TakeShape(const std::string& name, const TShape& fallback) {
   std::string text;
   if (!Find(name, &text)) return fallback;
-  // "(3, 28, 28)", "[3,28,28]", "(2,)" or "2".
+  std::vector<std::string> items;
+  if (!SplitTuple(text, &items)) Bad(name, text, "a shape such as (3, 28, 28)");
   std::vector<int64_t> dims;
-  size_t i = 0;
-  auto skip = [&] {
-    while (i < text.size() && (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == ','))
-      ++i;
-  };
-  const bool bracketed = !text.empty() && (text[0] == '(' || text[0] == '[');
-  if (bracketed) ++i;
-  for (skip(); i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); skip()) {
+  for (const std::string& item : items) {
     char* end = nullptr;
-    const long long dim = std::strtoll(text.c_str() + i, &end, 10);
-    if (dim < 1 || dim > (1LL << 40))
+    const long long dim = std::strtoll(item.c_str(), &end, 10);
+    if (*end != '\0' || dim < 1 || dim > (1LL << 40))
       Bad(name, text, "a shape of positive sizes such as (3, 28, 28)");
     dims.push_back(dim);
-    i = static_cast<size_t>(end - text.c_str());
   }
-  const bool closed =
-      bracketed ? (i + 1 == text.size() && (text[i] == ')' || text[i] == ']')) : i == text.size();
-  if (dims.empty() || !closed) Bad(name, text, "a shape such as (3, 28, 28)");
   return TShape(std::move(dims));
+}
+
+std::vector<float> IterArgs::TakeFloats(const std::string& name,
+                                        const std::vector<float>& fallback) {
+  std::string text;
+  if (!Find(name, &text)) return fallback;
+  std::vector<std::string> items;
+  if (!SplitTuple(text, &items)) Bad(name, text, "a tuple of numbers such as (0.1, 0.3)");
+  std::vector<float> values;
+  for (const std::string& item : items) {
+    char* end = nullptr;
+    const float value = std::strtof(item.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(value))
+      Bad(name, text, "a tuple of numbers such as (0.1, 0.3)");
+    values.push_back(value);
+  }
+  return values;
 }
 
 void IterArgs::Ignore(const std::vector<std::string>& names) {

@@ -33,6 +33,8 @@ class IterArgs {
   std::optional<float> TakeOptionalFloat(const std::string& name);
   bool TakeBool(const std::string& name, bool fallback);
   TShape TakeShape(const std::string& name, const TShape& fallback);
+  /*! \brief A tuple of numbers ("(0.1, 0.3)", "[0.5]" or "0.5"). */
+  std::vector<float> TakeFloats(const std::string& name, const std::vector<float>& fallback);
   /*! \brief Takes and ignores arguments MXNet has that change nothing here (e.g. `silent`). */
   void Ignore(const std::vector<std::string>& names);
   /*! \brief Logs to stderr, once per iterator and argument in a process, each argument no Take*

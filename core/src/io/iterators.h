@@ -14,6 +14,7 @@ std::unique_ptr<DataIter> MakeCSVIter(IterArgs& args);
 // dtype (float32, uint8 or int8) defaults to default_dtype: MXNet's ImageRecordUInt8Iter is
 // ImageRecordIter with uint8.
 std::unique_ptr<DataIter> MakeImageRecordIter(IterArgs& args, int default_dtype);
+std::unique_ptr<DataIter> MakeImageDetRecordIter(IterArgs& args);
 
 }  // namespace mxplug::io
 

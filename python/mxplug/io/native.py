@@ -1,5 +1,5 @@
-"""The core's C++ iterators (MXNet's MXDataIter): MNISTIter, CSVIter and ImageRecordIter, made
-by background threads ahead of the caller. Keyword arguments are MXNet's; an unknown one is an
+"""The core's C++ iterators (MXNet's MXDataIter): MNISTIter, CSVIter, ImageRecordIter and
+ImageDetRecordIter, made by background threads ahead of the caller. Keyword arguments are MXNet's; an unknown one is an
 error."""
 import numpy as np
 

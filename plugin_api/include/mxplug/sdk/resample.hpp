@@ -29,7 +29,9 @@ struct ResampleAxis {
   Interpolation interp = Interpolation::kLinear;
   bool averaging = false;
 
-  MXPLUG_XINLINE double Scale() const { return static_cast<double>(source) / target; }
+  /*! \brief Source pixels per output pixel, as OpenCV computes it (the inverse of target /
+   * source, which can differ from source / target in the last bit and so move a nearest tap). */
+  MXPLUG_XINLINE double Scale() const { return 1.0 / (static_cast<double>(target) / source); }
   MXPLUG_XINLINE int Clamp(int s) const { return s < 0 ? 0 : (s >= source ? source - 1 : s); }
 
   /*! \brief The most taps an output pixel has. */
