@@ -1151,3 +1151,16 @@ def test_mxnet_0x_v1_layers_with_their_gradients():
         "batchnorm inference mean and var": bn % ("output_mean_var=True, eps=0.01", False),
         "batchnorm global stats": bn % ("use_global_stats=True, fix_gamma=False, output_mean_var=True", True),
     }, rtol=1e-4)
+
+
+def test_an_index_that_picks_one_element_gives_shape_one():
+    """MXNet 1.x has no 0-d arrays: a[i] of a vector and b[i, j] are shape (1,), views where the
+    index is on the first axis, and they broadcast as (1,)."""
+    a = "a = mx.nd.array([1, 2, 3]); b = mx.nd.array([[1, 2], [3, 4]])\n"
+    assert_parity({
+        "vector": a + "r = (a[1], a[-1], a[np.int64(2)], a[1:2])",
+        "matrix": a + "r = (b[1], b[1, 0], b[1][0], b[-1, -1], b[:, 1], b[1, None])",
+        "arithmetic": a + "r = (b[1, 0] + 1, a[1] * b, a[0].asscalar(), float(b[0, 1]))",
+        "a view": a + "v = a[1]\nv[:] = 7\nr = a",
+        "out of range": a + "r = a[3]",
+    }, messages={"out of range": "out of bounds"})

@@ -468,6 +468,9 @@ def _getitem(self, key):
     NumPy arrays and NDArrays. An int or a step-1 slice on the first axis alone is a view, as in
     MXNet."""
     shape = self.shape
+    if isinstance(key, numbers.Integral) and len(shape) == 1:
+        i = _normalize_index(key, shape[0], 0)  # MXNet 1.x has no 0-d arrays: a view of shape (1,)
+        return self._slice(i, i + 1)
     if isinstance(key, numbers.Integral) and shape:
         return self._at(_normalize_index(key, shape[0], 0))
     if isinstance(key, slice) and shape and key.step in (None, 1):
@@ -491,7 +494,7 @@ def _getitem(self, key):
     # A None placed after k key entries stands after the axes those entries leave in the result.
     for offset, pos in enumerate(new_axes):
         out_shape.insert(pos - sum(1 for a in drop if a < pos) + offset, 1)
-    return result.reshape(tuple(out_shape))
+    return result.reshape(tuple(out_shape) or (1,))  # an element is shape (1,), as in MXNet 1.x
 
 
 def _is_index_array(k):
