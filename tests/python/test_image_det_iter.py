@@ -168,3 +168,8 @@ def test_det_iter_errors_name_the_argument(mx, records):
                           ({"label_pad_width": 3}, "label_pad_width")]:
         with pytest.raises(mx.base.MXNetError, match=words):
             mx.io.ImageDetRecordIter(path_imgrec=str(records / "d.rec"), data_shape=(3, 8, 8), batch_size=2, **kwargs)
+    bad_list = records / "bad.lst"
+    bad_list.write_text("x1\t2\t5\t0\t0.1\t0.1\t0.4\t0.4\t0.png\n")
+    with pytest.raises(mx.base.MXNetError, match="line 1 of .*bad.lst.*a whole-number index first"):
+        mx.io.ImageDetRecordIter(path_imgrec=str(records / "d.rec"), path_imglist=str(bad_list), data_shape=(3, 8, 8),
+                                 batch_size=2)

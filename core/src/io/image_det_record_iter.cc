@@ -381,7 +381,10 @@ std::unordered_map<uint64_t, std::vector<float>> ReadImageList(const std::string
     }
     if (label_width > 0 && values.size() != static_cast<size_t>(label_width))
       throw bad(std::to_string(label_width) + " labels (label_width)");
-    labels[std::stoull(tokens[0])] = std::move(values);
+    char* end = nullptr;
+    const unsigned long long index = std::strtoull(tokens[0].c_str(), &end, 10);
+    if (*end != '\0' || tokens[0][0] == '-') throw bad("a whole-number index first");
+    labels[index] = std::move(values);
   }
   return labels;
 }
