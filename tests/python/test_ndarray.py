@@ -734,3 +734,20 @@ def test_cpu_pinned_memory_is_page_locked_by_cuda(mx):
     back = mx.nd.zeros(r.shape, ctx=mx.cpu_pinned(0))
     (pinned.copyto(mx.gpu(0)) * 2).copyto(back)
     np.testing.assert_array_equal(back.asnumpy(), r * 2)
+
+
+def test_large_elementwise_ops_split_across_threads_equal_numpy(mx):
+    """From 2^20 elements the same-shape binary ops run on an OpenMP team: every element is
+    still the NumPy value, in each dtype, odd lengths and out= included."""
+    rng = np.random.RandomState(5)
+    n = (1 << 21) + 3
+    for dtype in ("float32", "float64", "int32"):
+        a = rng.uniform(-50, 50, n).astype(dtype)
+        b = rng.uniform(1, 50, n).astype(dtype)
+        x, y = mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype)
+        np.testing.assert_array_equal((x + y).asnumpy(), a + b)
+        np.testing.assert_array_equal((x * y).asnumpy(), a * b)
+        out = mx.nd.zeros((n,), dtype=dtype)
+        mx.nd.elemwise_sub(x, y, out=out)
+        np.testing.assert_array_equal(out.asnumpy(), a - b)
+        np.testing.assert_array_equal(mx.nd.maximum(x, y).asnumpy(), np.maximum(a, b))
