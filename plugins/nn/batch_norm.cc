@@ -1,5 +1,6 @@
 // Registers BatchNorm (batch_norm.h) and its CPU kernel: oneDNN for float32 training with the
-// channels on axis 1 where the plugin has it, loops in double otherwise.
+// channels on axis 1 where the plugin has it and oneDNN has a generated kernel, the plugin's own
+// loops otherwise.
 #include "batch_norm.h"
 
 #include <cmath>
@@ -17,6 +18,39 @@ using mxplug::OpReqType;
 using mxplug::TBlob;
 using mxplug::TShape;
 using namespace mxplug_nn::batch_norm;  // NOLINT: the op's names (kData, Split, ...)
+
+// The CPU's loops go channel by channel, each channel on one thread of an OpenMP team when the
+// data is large: a channel's rows of `inner` contiguous elements are summed in the compute type
+// (vectorised) and the rows' sums in double, and a channel's elements are read two or three
+// times in a row, mostly from cache (one channel of a ResNet batch of 32 at 56x56 is 400 KB).
+// Faster than oneDNN's ncsp_bnorm loop, which it runs for the plain layout on machines without
+// AVX-512 (32x64x56x56 training forward: 10 ms against 25 ms on a 2-CPU AMD EPYC).
+constexpr int64_t kParallelElements = int64_t{1} << 16;
+
+bool Threaded(const Split& s) {
+  return s.channels > 1 && s.inner >= 16 && s.channels * s.count() >= kParallelElements;
+}
+
+// The sum over channel c's rows of row(first element of the row).
+template <class Row>
+double SumRows(const Split& s, int64_t c, Row&& row) {
+  double total = 0;
+  for (int64_t o = 0; o < s.outer; ++o) total += double(row((o * s.channels + c) * s.inner));
+  return total;
+}
+
+// out[i] = f(i) (or += with kAddTo) for every element i of channel c, a row at a time.
+template <class T, class F>
+void MapRows(const Split& s, int64_t c, OpReqType req, T* out, F&& f) {
+  for (int64_t o = 0; o < s.outer; ++o) {
+    const int64_t base = (o * s.channels + c) * s.inner;
+    if (req == mxplug::kAddTo)
+      for (int64_t i = base; i < base + s.inner; ++i)
+        out[i] = T(mxplug::ComputeType<T>(out[i]) + f(i));
+    else
+      for (int64_t i = base; i < base + s.inner; ++i) out[i] = T(f(i));
+  }
+}
 
 class BatchNormCpu : public mxplug::Operator {
  public:
@@ -36,27 +70,42 @@ class BatchNormCpu : public mxplug::Operator {
     mxplug::FloatTypeSwitch(in[kData].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       using P = ParamType<T>;
+      using C = mxplug::ComputeType<T>;
       const T* x = in[kData].dptr<T>();
       T* y = out[kOut].dptr<T>();
+      const double n = double(s.count());
+#pragma omp parallel for schedule(static) if (Threaded(s))
       for (int64_t c = 0; c < s.channels; ++c) {
         double mean, var;
         if (batch_stats) {
-          double sum = 0, sq = 0;
-          s.ForChannel(c, [&](int64_t i) { sum += double(x[i]); });
-          mean = sum / double(s.count());
-          s.ForChannel(c, [&](int64_t i) { sq += (double(x[i]) - mean) * (double(x[i]) - mean); });
-          var = sq / double(s.count());
+          // Each row's mean and squared deviations (its second pass reads from L1), merged
+          // row by row in double as Chan et al.'s pairwise update does.
+          double count = 0;
+          mean = var = 0;
+          for (int64_t o = 0; o < s.outer; ++o) {
+            const T* r = x + (o * s.channels + c) * s.inner;
+            C sum = 0;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t i = 0; i < s.inner; ++i) sum += C(r[i]);
+            const C row_mean = sum / C(s.inner);
+            C m2 = 0;
+#pragma omp simd reduction(+ : m2)
+            for (int64_t i = 0; i < s.inner; ++i) m2 += (C(r[i]) - row_mean) * (C(r[i]) - row_mean);
+            const double delta = double(row_mean) - mean, total = count + double(s.inner);
+            mean += delta * double(s.inner) / total;
+            var += double(m2) + delta * delta * count * double(s.inner) / total;
+            count = total;
+          }
+          var /= count;
         } else {
           mean = double(aux[kMovingMean].dptr<P>()[c]);
           var = double(aux[kMovingVar].dptr<P>()[c]);
         }
         const double invstd = InvStd(var, param_.eps);
-        const double scale = Gamma<P>(in, c) * invstd,
-                     shift = double(in[kBeta].dptr<P>()[c]) - mean * scale;
+        // (x - mean) * scale + beta: no cancellation where the mean is large against the spread.
+        const C scale = C(Gamma<P>(in, c) * invstd), beta = C(in[kBeta].dptr<P>()[c]), m = C(mean);
         if (req[kOut] != mxplug::kNullOp)
-          s.ForChannel(c, [&](int64_t i) {
-            mxplug::Assign(y[i], req[kOut], static_cast<T>(double(x[i]) * scale + shift));
-          });
+          MapRows(s, c, req[kOut], y, [&](int64_t i) { return (C(x[i]) - m) * scale + beta; });
         if (req[kMean] != mxplug::kNullOp)
           mxplug::Assign(out[kMean].dptr<P>()[c], req[kMean], static_cast<P>(mean));
         if (req[kInvStd] != mxplug::kNullOp)
@@ -86,8 +135,11 @@ class BatchNormCpu : public mxplug::Operator {
     mxplug::FloatTypeSwitch(in_data[kData].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       using P = ParamType<T>;
+      using C = mxplug::ComputeType<T>;
       const T* x = in_data[kData].dptr<T>();
       const T* dy = out_grad[kOut].dptr<T>();
+      T* dx = req[kData] != mxplug::kNullOp ? in_grad[kData].dptr<T>() : nullptr;
+#pragma omp parallel for schedule(static) if (Threaded(s))
       for (int64_t c = 0; c < s.channels; ++c) {
         double mean, invstd;
         if (batch_stats) {
@@ -97,19 +149,27 @@ class BatchNormCpu : public mxplug::Operator {
           mean = double(aux[kMovingMean].dptr<P>()[c]);
           invstd = InvStd(double(aux[kMovingVar].dptr<P>()[c]), param_.eps);
         }
-        double sum_dy = 0, sum_dy_xhat = 0;
-        s.ForChannel(c, [&](int64_t i) {
-          sum_dy += double(dy[i]);
-          sum_dy_xhat += double(dy[i]) * (double(x[i]) - mean) * invstd;
+        const C cm = C(mean);
+        const double sum_dy = SumRows(s, c, [&](int64_t base) {
+          C acc = 0;
+#pragma omp simd reduction(+ : acc)
+          for (int64_t i = 0; i < s.inner; ++i) acc += C(dy[base + i]);
+          return acc;
         });
-        const double gamma = Gamma<P>(in_data, c);
-        if (req[kData] != mxplug::kNullOp) {
-          T* dx = in_grad[kData].dptr<T>();
-          s.ForChannel(c, [&](int64_t i) {
-            const double g = DataGradient(double(dy[i]), (double(x[i]) - mean) * invstd, sum_dy,
-                                          sum_dy_xhat, m, batch_stats, gamma, invstd);
-            mxplug::Assign(dx[i], req[kData], static_cast<T>(g));
-          });
+        const double sum_dy_xhat = invstd * SumRows(s, c, [&](int64_t base) {
+                                     C acc = 0;
+#pragma omp simd reduction(+ : acc)
+                                     for (int64_t i = 0; i < s.inner; ++i)
+                                       acc += C(dy[base + i]) * (C(x[base + i]) - cm);
+                                     return acc;
+                                   });
+        if (dx) {
+          // DataGradient (batch_norm.h), per channel a * dy + b * (x - mean) + d.
+          const double k = Gamma<P>(in_data, c) * invstd;
+          const C a = C(k), b = C(batch_stats ? -k * sum_dy_xhat * invstd / m : 0.0),
+                  d = C(batch_stats ? -k * sum_dy / m : 0.0);
+          MapRows(s, c, req[kData], dx,
+                  [&](int64_t i) { return C(dy[i]) * a + (C(x[i]) - cm) * b + d; });
         }
         if (req[kGamma] != mxplug::kNullOp)
           mxplug::Assign(in_grad[kGamma].dptr<P>()[c], req[kGamma],

@@ -1,8 +1,10 @@
 """The oneDNN kernels (float32; Note [oneDNN]) and the plain loops they stand in for, against
 PyTorch. Each case runs forward and backward in a fresh process twice: as shipped, with oneDNN's
 verbose log on, which must show the case's primitive executing (or, for a configuration left to
-the loops, not executing); and with MXPLUG_ONEDNN=0, which must show no primitive at all. Both
-runs must match torch.autograd in float64 on the same float32 inputs."""
+the loops, not executing; pooling's forward and BatchNorm also leave to the plugin's loops a
+primitive that oneDNN made without generated code, as it does for the plain layout without
+AVX-512); and with MXPLUG_ONEDNN=0, which must show no primitive at all. Both runs must match
+torch.autograd in float64 on the same float32 inputs."""
 import json
 import re
 
@@ -108,18 +110,21 @@ def run_cases(env, tmp_path):
     (tmp_path / "cases.json").write_text(payload)
     p = run_python(SCRIPT, extra_env=dict(env, CASES=str(tmp_path / "cases.json")))
     assert p.returncode == 0, p.stderr
-    primitives, results, case = {}, {}, None
+    primitives, unvectorised, results, case = {}, {}, {}, None
     for line in p.stdout.splitlines():
         if line.startswith("CASE "):
             case = int(line.split()[1])
-            primitives[case] = set()
+            primitives[case], unvectorised[case] = set(), set()
         elif line.startswith("RESULT "):
             _, i, body = line.split(" ", 2)
             results[int(i)] = json.loads(body)
         elif m := re.match(r"(?:onednn|dnnl)_verbose,exec,cpu,(\w+?)(?:_v2)?,", line):
             if m.group(1) != "reorder":
                 primitives[case].add(m.group(1))
-    return data, primitives, results
+        elif m := re.match(r"(?:onednn|dnnl)_verbose,create:\w+,cpu,(\w+?)(?:_v2)?,([\w:]+),", line):
+            if "jit" not in m.group(2) and not m.group(2).startswith("brg"):  # as Primitive::IsJit
+                unvectorised[case].add(m.group(1))
+    return data, primitives, unvectorised, results
 
 
 def check(data, results):
@@ -140,16 +145,19 @@ def check(data, results):
 def test_onednn_kernels_run_where_expected_and_match_torch(tmp_path):
     if not built_with("onednn"):
         pytest.skip("built without oneDNN: CMake found no libdnnl-dev (tools/install-deps.sh installs it)")
-    data, primitives, results = run_cases({"DNNL_VERBOSE": "1", "ONEDNN_VERBOSE": "1"}, tmp_path)
+    data, primitives, unvectorised, results = run_cases({"DNNL_VERBOSE": "2", "ONEDNN_VERBOSE": "2"}, tmp_path)
     check(data, results)
     for i, case in enumerate(CASES):
         expected = set(case[4].split()) if case[4] else set()
-        assert primitives[i] == expected, "case %d (%s %s): oneDNN ran %s, expected %s" % (
-            i, case[0], case[1], sorted(primitives[i]), sorted(expected))
+        # Where oneDNN has only a C++ loop for the plain layout, the plugin's own loops run.
+        declinable = {"pooling", "batch_normalization"} & unvectorised[i]
+        assert primitives[i] <= expected and expected - primitives[i] <= declinable, (
+            "case %d (%s %s): oneDNN ran %s, expected %s (made without generated code: %s)" % (
+                i, case[0], case[1], sorted(primitives[i]), sorted(expected), sorted(unvectorised[i])))
 
 
 def test_plain_kernels_match_torch_with_onednn_off(tmp_path):
-    data, primitives, results = run_cases({"DNNL_VERBOSE": "1", "ONEDNN_VERBOSE": "1", "MXPLUG_ONEDNN": "0"},
-                                          tmp_path)
+    data, primitives, _, results = run_cases({"DNNL_VERBOSE": "1", "ONEDNN_VERBOSE": "1", "MXPLUG_ONEDNN": "0"},
+                                             tmp_path)
     check(data, results)
     assert all(not p for p in primitives.values()), primitives

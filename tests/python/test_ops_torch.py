@@ -145,6 +145,31 @@ def test_max_pooling_gradient_goes_to_the_first_maximum_of_a_window(mx, dtype, k
                                atol=1e-6 if dtype == "float32" else 0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs,fn", [
+    (dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1)), lambda x: F.max_pool2d(x, 3, 2, 1)),
+    (dict(kernel=(2, 3), stride=(1, 2), pad=(1, 1)), lambda x: F.max_pool2d(x, (2, 3), (1, 2), 1)),
+    (dict(kernel=(3, 3), stride=(2, 2), pooling_convention="full"), lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True)),
+    (dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg"), lambda x: F.avg_pool2d(x, 3, 2, 1)),
+    (dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1), pool_type="avg", count_include_pad=False),
+     lambda x: F.avg_pool2d(x, (3, 2), (2, 1), 1, count_include_pad=False)),
+    (dict(kernel=(3, 3), stride=(2, 2), pool_type="avg", pooling_convention="full"),
+     lambda x: F.avg_pool2d(x, 3, 2, ceil_mode=True, count_include_pad=False)),
+])
+def test_large_2d_pooling_matches_torch(mx, dtype, kwargs, fn):
+    # Planes enough for the CPU's OpenMP team (pooling.cc), odd sizes so that windows clip at
+    # both ends; the gradient of max pooling goes to the first maximum (few distinct values).
+    x = rng.integers(-40, 40, (3, 11, 45, 47)).astype(dtype) / 8
+    inputs = [mx.nd.array(x, dtype=dtype)]
+    outputs = mx._core.invoke_train("Pooling", inputs, kwargs)
+    og = rng.standard_normal(outputs[0].shape).astype(dtype)
+    grad = mx._core.invoke_backward("Pooling", kwargs, inputs, outputs, [mx.nd.array(og, dtype=dtype)])[0]
+    ref_out, (ref_grad,) = theirs(fn, [x.astype(np.float64)], og.astype(np.float64))
+    tol = 1e-6 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(outputs[0].asnumpy(), ref_out, rtol=tol, atol=tol)
+    np.testing.assert_allclose(grad.asnumpy(), ref_grad, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("kwargs,split", [
     (dict(num_outputs=3, axis=1), lambda x: torch.split(x, 2, 1)),
     (dict(num_outputs=4, axis=0, squeeze_axis=True), lambda x: [p.squeeze(0) for p in torch.split(x, 1, 0)]),
@@ -263,6 +288,38 @@ def test_batch_norm_training_matches_torch_and_finite_differences(mx, axis, fix_
     mom = float(np.float32(0.8))
     np.testing.assert_allclose(inputs[3].asnumpy(), mom * mean0 + (1 - mom) * batch_mean, rtol=1e-12)
     np.testing.assert_allclose(inputs[4].asnumpy(), mom * var0 + (1 - mom) * batch_var, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kw", [dict(fix_gamma=False), dict(fix_gamma=True, eps=1e-3)])
+def test_large_batch_norm_training_matches_torch(mx, dtype, kw):
+    # Channels enough for the CPU's OpenMP team (batch_norm.cc), and a mean 30x the spread, where
+    # a one-pass variance or x * scale + shift in float32 loses digits.
+    shape = (6, 8, 37, 41)
+    x = 3.0 + 0.1 * rng.standard_normal(shape)
+    gamma, beta = rng.standard_normal(8), rng.standard_normal(8)
+    arrays = [x, gamma, beta, np.zeros(8), np.ones(8)]
+    inputs = [mx.nd.array(a, dtype=dtype) for a in arrays]
+    out, mean, invstd = mx._core.invoke_train("BatchNorm", inputs, kw)
+    og = rng.standard_normal(shape)
+    grads = mx._core.invoke_backward("BatchNorm", kw, inputs, [out, mean, invstd], [mx.nd.array(og, dtype=dtype)])
+    xs = [a.asnumpy().astype(np.float64) for a in inputs[:3]]  # what the op saw
+    tx, tg, tb = (torch.tensor(a, requires_grad=True) for a in xs)
+    eps = kw.get("eps", 1e-3)
+    ty = F.batch_norm(tx, None, None, torch.ones(8, dtype=torch.float64) if kw["fix_gamma"] else tg, tb,
+                      training=True, eps=eps)
+    ty.backward(torch.tensor(og.astype(dtype).astype(np.float64)))
+    tol = dict(rtol=1e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(out.asnumpy(), ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(mean.asnumpy(), xs[0].mean(axis=(0, 2, 3)), rtol=1e-6 if dtype == "float32" else 1e-12)
+    np.testing.assert_allclose(invstd.asnumpy(), 1 / np.sqrt(xs[0].var(axis=(0, 2, 3)) + eps),
+                               rtol=1e-5 if dtype == "float32" else 1e-10)
+    np.testing.assert_allclose(grads[0].asnumpy(), tx.grad.numpy(), **tol)
+    # gamma's gradient sums dy * (x - mean) with the mean the forward saved, rounded to float32
+    # as MXNet's output is: 1e-7 of a mean of 3, times sum(dy), against a sum of about 200.
+    np.testing.assert_allclose(grads[1].asnumpy(), np.zeros(8) if kw["fix_gamma"] else tg.grad.numpy(),
+                               **(dict(rtol=1e-4, atol=2e-5) if dtype == "float32" else tol))
+    np.testing.assert_allclose(grads[2].asnumpy(), tb.grad.numpy(), rtol=1e-5 if dtype == "float32" else 1e-10)
 
 
 def test_batch_norm_prediction_and_global_stats_use_moving_statistics(mx):

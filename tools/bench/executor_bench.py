@@ -3,7 +3,7 @@ BatchNorm and Dropout, a ResNet-18 on 32x32 images) bound and trained step by st
 executor, MXNet 1.9.1's simple_bind executor and PyTorch CPU (the same layers as torch.nn), each
 system in its own process with the same thread count.
 
-    tools/bench/run.sh executor [--quick] [--threads=N]
+    tools/bench/run.sh executor [--quick] [--threads=N] [--rounds=N]
 
 Per network and batch size it prints
  - the executor's planned and naive bytes for training and for inference (mxplug; MXNet's
@@ -13,6 +13,8 @@ Per network and batch size it prints
    the same measure for all three systems;
  - the time of one training step (forward, backward, every gradient ready), the mean of the timed
    steps after two warm-up steps.
+Every system is measured in --rounds interleaved rounds; the tables give the medians (and the
+step time's range), and the ratios are of the medians.
 Each network and batch size runs in a fresh process, so that no allocator cache left by another
 lowers a peak. With --system=NAME --net=NAME --batch=N it measures one and prints {metric: value}
 as JSON (the driver's children).
@@ -25,7 +27,7 @@ import re
 import sys
 import time
 
-from peers import REPO, import_mxplug, run_child, setting_text
+from peers import REPO, import_mxplug, interleaved_rounds, median_cell, medians, run_child, setting_text
 
 sys.path.insert(0, str(REPO / "tests" / "python"))
 
@@ -187,12 +189,14 @@ def main():
     ap.add_argument("--batch", type=int)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", default=str(REPO / os.environ.get("MXPLUG_BUILD_DIR", "build") / "bench" / "executor.json"))
     args = ap.parse_args()
     if args.system:
         print(json.dumps(globals()["measure_" + args.system](args.net, args.batch, args.quick)))
         return
-    r = {name: run_system(name, args.quick, args.threads) for name in ["mxplug"] + PEERS}
+    runs = interleaved_rounds(["mxplug"] + PEERS, args.rounds, lambda name: run_system(name, args.quick, args.threads))
+    r = medians(runs)
     ours, mxnet, torch = r["mxplug"], r["mxnet"], r["torch"]
     rows = []
 
@@ -201,7 +205,8 @@ def main():
                          ratio=mine / theirs if theirs else None, better="lower", unit=unit))
 
     print(setting_text())
-    print("%d threads on each side%s\n" % (args.threads, ", --quick" if args.quick else ""))
+    print("%d threads on each side%s; medians of %d rounds\n" % (args.threads, ", --quick" if args.quick else "",
+                                                              args.rounds))
     print("| network | train planned / naive (MB) | ratio | MXNet's total | infer planned / naive (MB) | ratio |"
           " MXNet's total |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -213,18 +218,21 @@ def main():
             cells += ["%s / %s" % (mb(planned), mb(naive)), "%.1f%%" % (100.0 * planned / naive),
                       mb(mxnet[key + " %s planned" % what])]
         print("| %s | %s |" % (key, " | ".join(cells)))
-    print("\n| network | step peak MB: mxplug | PyTorch | MXNet 1.9.1 | step ms: mxplug | PyTorch | MXNet 1.9.1 |"
+    def step_ms(system, key):
+        return median_cell([1e3 * run[key + " step"] for run in runs[system]])
+
+    print("\n| network | step peak MB: mxplug | PyTorch | MXNet 1.9.1 | step ms: mxplug (range) | PyTorch | MXNet 1.9.1 |"
           " ours/PyTorch | ours/MXNet |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for _, _, key in CASES:
         for peer_name, peer in (("torch", torch), ("mxnet", mxnet)):
             row(key + " training step peak memory", "bytes", peer_name, ours[key + " peak"], peer[key + " peak"])
             row(key + " training step", "ms", peer_name, 1e3 * ours[key + " step"], 1e3 * peer[key + " step"])
-        print("| %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %.2f | %.2f |" % (
             key, mb(ours[key + " peak"]), mb(torch[key + " peak"]), mb(mxnet[key + " peak"]),
-            1e3 * ours[key + " step"], 1e3 * torch[key + " step"], 1e3 * mxnet[key + " step"],
+            step_ms("mxplug", key), step_ms("torch", key), step_ms("mxnet", key),
             ours[key + " step"] / torch[key + " step"], ours[key + " step"] / mxnet[key + " step"]))
-    print("\nratios are ours/peer: below 1 is better")
+    print("\nratios are ours/peer of the medians: below 1 is better")
     pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import pathlib
-import statistics
 import subprocess
 import sys
 import time
@@ -49,7 +48,7 @@ import time
 import numpy as np
 
 import resnet
-from peers import REPO, import_mxplug, torch_training_loop
+from peers import REPO, import_mxplug, interleaved_rounds, median_cell, medians, torch_training_loop
 
 BUILD = REPO / os.environ.get("MXPLUG_BUILD_DIR", "build")
 MIB = 1 << 20
@@ -323,14 +322,10 @@ def main():
         if not cuda or cuda[0]["count"] == 0:
             sys.exit("no CUDA device for mxplug here (%s); --device=testdev rehearses the benchmark without one"
                      % (cuda[0]["reason"] if cuda else "built without the CUDA plugin"))
-    systems = ("mxplug", "torch")
-    runs = {system: [] for system in systems}
-    for r in range(args.rounds):
-        for system in systems:
-            print("round %d/%d: measuring %s ..." % (r + 1, args.rounds, system), file=sys.stderr, flush=True)
-            runs[system].append(run_child(system, args.device, args.quick))
+    runs = interleaved_rounds(("mxplug", "torch"), args.rounds,
+                              lambda system: run_child(system, args.device, args.quick))
     metrics = [m for m in runs["mxplug"][0] if all(m in run for run in runs["torch"])]
-    median = {s: {m: statistics.median(run[m] for run in runs[s]) for m in metrics} for s in systems}
+    median = medians(runs, metrics)
     lower_is_better = {"op overhead", "peak memory"} | {m for m in metrics if m.endswith("first step")}
     units = {"op overhead": "us", "peak memory": "MiB"}
     goals = {"op overhead": "<= 1.5", "peak memory": ""}
@@ -352,10 +347,7 @@ def main():
         ratio = ours / peer if peer else float("nan")
 
         def cell(system):
-            values = [run[m] for run in runs[system]]
-            fmt = "%.3g" if max(values) < 100 else "%.0f"
-            text = fmt % statistics.median(values)
-            return text if len(values) == 1 else "%s (%s-%s)" % (text, fmt % min(values), fmt % max(values))
+            return median_cell([run[m] for run in runs[system]])
         print("| %s | %s | %s | %s | %.2f | %s |" % (m, unit, cell("mxplug"), cell("torch"), ratio, goal))
         rows.append(dict(metric=m, ours=ours, peer=peer, peer_name="torch", ratio=ratio,
                          better="lower" if m in lower_is_better else "higher", unit=unit))

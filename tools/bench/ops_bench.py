@@ -1,11 +1,13 @@
 """Operator benchmark: mxplug against PyTorch CPU and MXNet 1.9.1 (and NumPy / OpenBLAS for
 GEMM), each system in its own process with the same thread count, on the same shapes.
 
-    tools/bench/run.sh ops [--quick] [--threads=N]
+    tools/bench/run.sh ops [--quick] [--threads=N] [--rounds=N]
 
-Without --system this is the driver: it runs every system, prints the table and writes the JSON
-rows of ../shared/DESIGN.md "Benchmarks". With --system=NAME it measures one system and prints
-{metric: value} as JSON (the driver's children).
+Without --system this is the driver: it runs every system in --rounds interleaved rounds (each
+system in a fresh process per round), prints each system's median with its range and the ratios
+of the medians, and writes the JSON rows of ../shared/DESIGN.md "Benchmarks". Within a round each
+row is the median of its repetitions after a warm-up. With --system=NAME it measures one system
+and prints {metric: value} as JSON (the driver's children).
 """
 import argparse
 import ctypes
@@ -14,9 +16,10 @@ import json
 import os
 import pathlib
 import sys
+import statistics
 import time
 
-from peers import REPO, import_mxplug, run_child, setting_text
+from peers import REPO, import_mxplug, interleaved_rounds, median_cell, medians, run_child, setting_text
 
 # (metric, unit, better): time rows are milliseconds per call, lower is better.
 ROWS = [
@@ -50,15 +53,16 @@ EXTRA = ["numpy", "openblas", "memcpy"]  # GEMM floors and a one-thread copy, wh
 
 
 def timed(fn, reps, warmup=1):
-    """Best wall time of fn() in seconds (fn must return only when its result is ready)."""
+    """Median wall time of fn() in seconds over reps calls (fn must return only when its result
+    is ready)."""
     for _ in range(warmup):
         fn()
-    best = float("inf")
+    times = []
     for _ in range(reps):
         t = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
 
 
 def gemm_rows(matmul, make, quick):
@@ -271,38 +275,39 @@ def main():
     ap.add_argument("--system")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", default=str(REPO / os.environ.get("MXPLUG_BUILD_DIR", "build") / "bench" / "ops.json"))
     args = ap.parse_args()
     if args.system:
         print(json.dumps(globals()["measure_" + args.system](args.quick)))
         return
-    results = {}
-    for name in ["mxplug"] + PEERS + EXTRA:
-        print("measuring %s ..." % name, file=sys.stderr, flush=True)
-        results[name] = run_system(name, args.quick, args.threads)
+    systems = ["mxplug"] + PEERS + EXTRA
+    runs = interleaved_rounds(systems, args.rounds, lambda name: run_system(name, args.quick, args.threads))
+    results = medians(runs)
     rows = []
-    header = "| metric | unit | mxplug | PyTorch | MXNet 1.9.1 | reference | ours/PyTorch | ours/MXNet |"
     print(setting_text())
-    print("%d threads on each side%s\n" % (args.threads, ", --quick" if args.quick else ""))
-    print(header)
+    print("%d threads on each side%s; median (range) of %d rounds\n" % (
+        args.threads, ", --quick" if args.quick else "", args.rounds))
+    print("| metric | unit | mxplug | PyTorch | MXNet 1.9.1 | reference | ours/PyTorch | ours/MXNet |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for metric, unit, better in ROWS:
         ours = results["mxplug"][metric]
-        cells, reference = [], ""
+        reference = ""
         for peer in PEERS:
             theirs = results[peer][metric]
             rows.append(dict(metric=metric, ours=ours, peer=theirs, peer_name=peer, ratio=ours / theirs,
                              better=better, unit=unit))
-            cells.append(theirs)
         for extra in EXTRA:
             if metric in results[extra]:
                 theirs = results[extra][metric]
                 rows.append(dict(metric=metric, ours=ours, peer=theirs, peer_name=extra, ratio=ours / theirs,
                                  better=better, unit=unit))
                 reference += "%s %.3g " % (extra, theirs)
-        print("| %s | %s | %.3g | %.3g | %.3g | %s| %.2f | %.2f |" % (
-            metric, unit, ours, cells[0], cells[1], reference, ours / cells[0], ours / cells[1]))
-    print("\nratios are ours/peer: above 1 is better for GFLOP/s and GB/s, below 1 for ms and us/op")
+        cells = [median_cell([run[metric] for run in runs[name]]) for name in ["mxplug"] + PEERS]
+        print("| %s | %s | %s | %s| %.2f | %.2f |" % (
+            metric, unit, " | ".join(cells), reference, ours / results["torch"][metric],
+            ours / results["mxnet"][metric]))
+    print("\nratios are ours/peer of the medians: above 1 is better for GFLOP/s and GB/s, below 1 for ms and us/op")
     pathlib.Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -3,6 +3,7 @@ one system's measurements in a child process with a given thread count on every 
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 
@@ -130,3 +131,31 @@ def run_child(system, script, args, threads, engine_workers=1):
     values = json.loads(p.stdout.strip().splitlines()[-1])
     LOADED[system] = values.pop("_loaded")
     return values
+
+
+def interleaved_rounds(systems, rounds, measure):
+    """{system: [{metric: value}, one per round]}: `rounds` rounds, each calling measure(system)
+    for every system in turn, so that a slow spell of a shared host falls on all of them alike
+    rather than on whichever ran then."""
+    runs = {system: [] for system in systems}
+    for r in range(rounds):
+        for system in systems:
+            print("round %d/%d: measuring %s ..." % (r + 1, rounds, system), file=sys.stderr, flush=True)
+            runs[system].append(measure(system))
+    return runs
+
+
+def medians(runs, metrics=None):
+    """{system: {metric: median over the rounds}} of interleaved_rounds' result, for `metrics` or
+    (None) every metric each system measured."""
+    def median(values):
+        return None if None in values else statistics.median(values)
+    return {s: {m: median([run[m] for run in runs[s]]) for m in (metrics or runs[s][0])} for s in runs}
+
+
+def median_cell(values, fmt=None):
+    """A table cell: 'median (min-max)' of the rounds' values, or the value alone for one round;
+    fmt defaults to 3 significant digits below 100 and whole numbers above."""
+    fmt = fmt or ("%.3g" if max(values) < 100 else "%.0f")
+    text = fmt % statistics.median(values)
+    return text if len(values) == 1 else "%s (%s-%s)" % (text, fmt % min(values), fmt % max(values))

@@ -3,8 +3,8 @@
 # ${MXPLUG_BUILD_DIR:-build}/bench/NAME.json (rows: metric, ours, peer, peer_name, ratio, better,
 # unit). Not part of tools/test.sh's pass or fail.
 #   tools/bench/run.sh engine [--quick] [--workers=N]
-#   tools/bench/run.sh ops [--quick] [--threads=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
-#   tools/bench/run.sh executor [--quick] [--threads=N]   (networks against PyTorch, MXNet 1.9.1)
+#   tools/bench/run.sh ops [--quick] [--threads=N] [--rounds=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
+#   tools/bench/run.sh executor [--quick] [--threads=N] [--rounds=N]   (networks against PyTorch, MXNet 1.9.1)
 #   tools/bench/run.sh train [--quick] [--threads=N] [--rounds=N]   (Module.fit against PyTorch, MXNet 1.9.1)
 #   tools/bench/run.sh dist   (dist kvstores against MXNet 1.9.1 and a bare MPI_Allreduce; MLP with 1 and 2 workers)
 #   tools/bench/run.sh gpu [--quick] [--rounds=N] [--device=testdev]   (gpu(0) against PyTorch on the same GPU;

@@ -21,13 +21,13 @@ import json
 import os
 import pathlib
 import shutil
-import statistics
 import sys
 import time
 
 import numpy as np
 
-from peers import REPO, import_mxplug, run_child, setting_text, torch_training_loop
+from peers import (REPO, import_mxplug, interleaved_rounds, median_cell, medians, run_child, setting_text,
+                   torch_training_loop)
 
 sys.path.insert(0, str(REPO / "examples" / "train"))
 
@@ -171,23 +171,13 @@ def main():
     if args.system:
         print(json.dumps(globals()["measure_" + args.system](files, args.quick)))
         return
-    systems = ("mxplug", "torch", "mxnet")
-    runs = {system: [] for system in systems}
-    for r in range(args.rounds):
-        for system in systems:
-            print("round %d/%d: measuring %s ..." % (r + 1, args.rounds, system), file=sys.stderr,
-                  flush=True)
-            # Each engine as users run it: its default number of CPU workers (1 in both).
-            runs[system].append(run_child(system, __file__, ["--quick"] if args.quick else [],
-                                          args.threads, engine_workers=None))
-    median = {s: {row: statistics.median(run[row] for run in runs[s]) for row, *_ in CASES}
-              for s in systems}
+    # Each engine as users run it: its default number of CPU workers (1 in both).
+    runs = interleaved_rounds(("mxplug", "torch", "mxnet"), args.rounds, lambda system: run_child(
+        system, __file__, ["--quick"] if args.quick else [], args.threads, engine_workers=None))
+    median = medians(runs, [row for row, *_ in CASES])
 
     def cell(system, row):
-        values = [run[row] for run in runs[system]]
-        if len(values) == 1:
-            return "%.0f" % values[0]
-        return "%.0f (%.0f-%.0f)" % (median[system][row], min(values), max(values))
+        return median_cell([run[row] for run in runs[system]], "%.0f")
 
     ours = median["mxplug"]
     rows = []

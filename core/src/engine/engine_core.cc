@@ -276,6 +276,7 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
   const Context ctx = opr->ctx;
   const bool on_stream = device && rctx.stream;
   bool recorded = false;
+  std::exception_ptr escaped;  // handed on after its catch block (Note [Last reference])
   try {
     std::exception_ptr error = AwaitDeviceWork(opr, rctx, on_stream ? device : nullptr);
     // A delete runs whatever the device reported: the memory is no longer in use either way, and
@@ -312,11 +313,11 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
     }
   } catch (...) {
     // An exception escaping an async function before its callback completes it.
-    if (!opr->completed.exchange(true, std::memory_order_acq_rel)) {
-      std::exception_ptr error = std::current_exception();
-      WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, error, ready); });
-    }
+    if (!opr->completed.exchange(true, std::memory_order_acq_rel))
+      escaped = std::current_exception();
   }
+  if (escaped)
+    WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, std::move(escaped), ready); });
   // An async function's span is its launch: from its start until it returns.
   if (profiling && !recorded) profiler.Record(name, ctx, start, profiler.Now());
   --tls_engine_function_depth;
@@ -387,6 +388,14 @@ void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
   WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, std::move(error), ready); });
 }
 
+// Note [Last reference]
+// An error is an exception shared by the variables and waiters it reaches, and freed by whichever
+// thread drops the last reference. That count lives in libstdc++, which ThreadSanitizer does not
+// see: when a worker drops its reference after a waiter has read the message, TSan reports the
+// worker's free against the waiter's read. So a worker holds no reference once the error can be
+// observed: Release drops its own before granting any variable (grants are what wake waiters),
+// and a function's escaped exception is handed on after its catch block, whose end drops the
+// in-flight reference.
 void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready) {
   if (error) {
     for (Var* v : opr->mutate_vars) {
@@ -401,6 +410,7 @@ void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* 
       std::lock_guard<std::mutex> lock(failures_mu_);
       failures_.push_back({nullptr, error});
     }
+    error = nullptr;  // before any grant (Note [Last reference])
   }
   std::vector<Opr*>& granted = ScratchList();
   size_t mark = granted.size();

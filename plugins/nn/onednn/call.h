@@ -3,9 +3,8 @@
 #ifndef MXPLUG_PLUGINS_NN_ONEDNN_CALL_H_
 #define MXPLUG_PLUGINS_NN_ONEDNN_CALL_H_
 
-#include <dnnl.hpp>
-
 #include <cstdint>
+#include <dnnl.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,7 +39,7 @@ memory::desc Any(const memory::dims& dims);    // float32, the layout the primit
 // the primitive is made and when it runs, and its key names it. Measured on 2 cores at batch
 // 128: FullyConnected 128 -> 64 and 64 -> 10 and relu on 128 x 128 take as long or longer on
 // two threads than on one; 784 -> 128 takes 190 us against 290.
-constexpr double kSerialFlops = 8e6;     // a matmul or inner product below this runs serially
+constexpr double kSerialFlops = 8e6;         // a matmul or inner product below this runs serially
 constexpr double kSerialElements = 1 << 16;  // an elementwise primitive below this runs serially
 
 // Sets the calling thread's OpenMP thread count to 1 for its lifetime when `serial`.
@@ -71,7 +70,8 @@ std::string Key(const char* kernel, const Lists&... lists) {
 
 // The primitives of one key, made once per process by make(). A configuration oneDNN refuses
 // (make throws dnnl::error) is remembered as nullptr, so the op's plain loops take it at once.
-std::shared_ptr<void> CachedErased(const std::string& key, const std::function<std::shared_ptr<void>()>& make);
+std::shared_ptr<void> CachedErased(const std::string& key,
+                                   const std::function<std::shared_ptr<void>()>& make);
 template <class Entry, class Make>
 std::shared_ptr<const Entry> Cached(const std::string& key, Make&& make) {
   return std::static_pointer_cast<const Entry>(
@@ -85,6 +85,14 @@ struct Primitive {
   typename P::primitive_desc pd;
   P primitive;
   explicit Primitive(typename P::primitive_desc d) : pd(std::move(d)), primitive(pd) {}
+  // Whether oneDNN runs code it generated for this CPU ("jit:avx2", "brg:avx512_core",
+  // "gemm:jit") rather than one of its plain C++ loops ("ref:any", "simple_nchw:any",
+  // "ncsp_bnorm:any"), which it falls back to for mxplug's plain layout on machines without
+  // AVX-512 and which the plugin's own vectorised loops beat (pooling.cc, batch_norm.cc).
+  bool IsJit() const {
+    const std::string name = pd.impl_info_str();
+    return name.find("jit") != std::string::npos || name.rfind("brg", 0) == 0;
+  }
 };
 
 // One kernel call: primitives run in order on the op's tensors, each given in mxplug's plain
@@ -131,10 +139,11 @@ class Call {
 // Runs one primitive from an input (DNNL_ARG_SRC) to an output (DNNL_ARG_DST), both in mxplug's
 // plain layout: the call of most forward kernels.
 template <class P>
-void RunSrcToDst(const mxplug::OpContext& ctx, const Primitive<P>& p, const memory::dims& src_dims, const void* src,
-                 const memory::dims& dst_dims, void* dst, mxplug::OpReqType req) {
+void RunSrcToDst(const mxplug::OpContext& ctx, const Primitive<P>& p, const memory::dims& src_dims,
+                 const void* src, const memory::dims& dst_dims, void* dst, mxplug::OpReqType req) {
   Call call(ctx);
-  call.Step(p, {{DNNL_ARG_SRC, call.Input(src_dims, src)}, {DNNL_ARG_DST, call.Output(dst_dims, dst, req)}});
+  call.Step(p, {{DNNL_ARG_SRC, call.Input(src_dims, src)},
+                {DNNL_ARG_DST, call.Output(dst_dims, dst, req)}});
   call.Run();
 }
 

@@ -55,7 +55,7 @@ bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs&
   const memory::dims dims = Dims(a.data->shape_);
   const memory::dims channels{dims[1]};
   auto p = GetBatchNormForward(dims, a.fix_gamma, a.eps);
-  if (!p) return false;
+  if (!p || !p->IsJit()) return false;
   Call call(ctx);
   std::vector<std::pair<int, Call::Handle>> args = {
       {DNNL_ARG_SRC, call.Input(dims, a.data->dptr<float>())},
@@ -85,7 +85,7 @@ bool BatchNormTrainingBackward(const mxplug::OpContext& ctx, const BatchNormGrad
          Engine(),
          f->pd});
   });
-  if (!b) return false;
+  if (!b || !b->IsJit()) return false;
   // oneDNN reads the variance; the forward kept MXNet's 1 / sqrt(var + eps).
   std::vector<float> var(static_cast<size_t>(dims[1]));
   const float* invstd = a.invstd->dptr<float>();

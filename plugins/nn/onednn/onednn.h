@@ -72,11 +72,16 @@ bool InnerProductForward(const mxplug::OpContext& ctx, const InnerProductShape& 
 bool InnerProductBackward(const mxplug::OpContext& ctx, const InnerProductShape& s,
                           const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
                           const mxplug::TBlob& weight, const LayerGrads& grads);
+// jit_only: return false where oneDNN has no generated kernel for the call (it runs its
+// simple_nchw loop on machines without AVX-512), because the caller has a faster loop.
 bool PoolingForward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind,
-                    const mxplug::TBlob& data, const mxplug::TBlob& out, mxplug::OpReqType req);
+                    const mxplug::TBlob& data, const mxplug::TBlob& out, mxplug::OpReqType req,
+                    bool jit_only);
 bool PoolingBackward(const mxplug::OpContext& ctx, const Window& w, PoolKind kind,
                      const mxplug::TBlob& out_grad, const mxplug::TBlob& data,
                      const mxplug::TBlob& data_grad, mxplug::OpReqType req);
+// BatchNorm's training passes return false where oneDNN has no generated kernel (its ncsp_bnorm
+// loop for the plain layout without AVX-512): batch_norm.cc's own loops are faster.
 bool BatchNormTrainingForward(const mxplug::OpContext& ctx, const BatchNormArgs& a);
 bool BatchNormTrainingBackward(const mxplug::OpContext& ctx, const BatchNormGradArgs& a);
 bool SoftmaxForward(const mxplug::OpContext& ctx, const mxplug::TBlob& data, int axis, bool log,
@@ -123,7 +128,7 @@ inline bool InnerProductBackward(const mxplug::OpContext&, const InnerProductSha
   return false;
 }
 inline bool PoolingForward(const mxplug::OpContext&, const Window&, PoolKind, const mxplug::TBlob&,
-                           const mxplug::TBlob&, mxplug::OpReqType) {
+                           const mxplug::TBlob&, mxplug::OpReqType, bool) {
   return false;
 }
 inline bool PoolingBackward(const mxplug::OpContext&, const Window&, PoolKind, const mxplug::TBlob&,
