@@ -13,6 +13,8 @@ packages=(
   libturbojpeg0-dev libpng-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # the per-op instruction budget (tests/python/test_op_cost.py: callgrind)
+  valgrind
   # Python package (Debian's /usr/bin/python3 is the project's interpreter)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-venv python3-torch
   # mx.viz.plot_network: the graphviz Python package and the dot program that renders

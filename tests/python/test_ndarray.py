@@ -751,3 +751,25 @@ def test_large_elementwise_ops_split_across_threads_equal_numpy(mx):
         mx.nd.elemwise_sub(x, y, out=out)
         np.testing.assert_array_equal(out.asnumpy(), a - b)
         np.testing.assert_array_equal(mx.nd.maximum(x, y).asnumpy(), np.maximum(a, b))
+
+
+def test_an_op_called_over_many_signatures_infers_each(mx):
+    # Note [Inference cache]: inference results are kept for a few signatures per op; twelve
+    # shapes and two dtypes in turn, twice over, each give their own result, and a given output
+    # of the wrong shape is refused before and after its shape's call succeeded.
+    import numpy as np
+    for _ in range(2):
+        for n in range(1, 13):
+            for dtype in ("float32", "float64"):
+                x = np.arange(2 * n, dtype=dtype).reshape(n, 2)
+                y = mx.nd.elemwise_add(mx.nd.array(x, dtype=dtype), mx.nd.array(x, dtype=dtype))
+                assert y.shape == (n, 2) and y.dtype == np.dtype(dtype)
+                np.testing.assert_array_equal(y.asnumpy(), 2 * x)
+    a = mx.nd.ones((3, 2))
+    for _ in range(2):
+        with pytest.raises(mx.MXNetError,
+                           match=r"elemwise_add: lhs and rhs have shape \(3, 2\) but the output has shape \(2, 2\)"):
+            mx.nd.elemwise_add(a, a, out=mx.nd.zeros((2, 2)))
+        out = mx.nd.zeros((3, 2))
+        mx.nd.elemwise_add(a, a, out=out)
+        np.testing.assert_array_equal(out.asnumpy(), 2 * np.ones((3, 2)))

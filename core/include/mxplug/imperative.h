@@ -138,6 +138,17 @@ class ImperativeOp {
   void CheckAuxWritable(const std::vector<NDArray>& inputs) const;
   /*! \brief Fills the call's resources, kernel, engine read/write sets and kernel views. */
   void Finish(Call* call, uint32_t resources) const;
+  /*! \brief What inference gave for one signature of a forward call (Note [Inference cache]). */
+  struct Inferred {
+    std::vector<TShape> in_shapes, out_shapes;  // every input's; every output's
+    std::vector<int> in_types, out_types;
+    std::vector<bool> given_out;  // which outputs the call was given (theirs match out_*)
+    uint32_t resources = 0;
+    bool Matches(const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) const;
+  };
+  /*! \brief The outputs' shapes and dtypes and the resources of a forward call, checked. */
+  std::shared_ptr<const Inferred> Infer(const std::vector<NDArray>& inputs,
+                                        const std::vector<NDArray>& outputs) const;
 
   OpProperty property_;
   KwArgs kwargs_;
@@ -146,6 +157,7 @@ class ImperativeOp {
   std::vector<MXPInplacePair> forward_inplace_;
   mutable std::mutex kernels_mu_;
   mutable std::vector<std::pair<Context, std::shared_ptr<const Kernel>>> kernels_;
+  mutable std::vector<std::shared_ptr<const Inferred>> inferred_;  // under kernels_mu_, oldest first
 };
 
 }  // namespace mxplug

@@ -85,7 +85,8 @@ class OpProperty {
 
  private:
   std::vector<std::string> List(int32_t kind) const;
-  std::string Where() const { return op_->name; }
+  size_t Count(int32_t kind) const;  // of List(kind), without copying the names
+  const std::string& Where() const { return op_->name; }
 
   std::shared_ptr<const OpEntry> op_;
   KwArgs kwargs_;

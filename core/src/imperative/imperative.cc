@@ -172,6 +172,80 @@ std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareForward(
   return Prepare(inputs, &given, is_train, req, ctx, nullptr);
 }
 
+// Note [Inference cache]
+// A call's output shapes, dtypes and resource requests follow from its inputs' shapes and dtypes
+// and the shapes and dtypes of the outputs it was given, for an op of fixed kwargs. The last few
+// signatures' results are kept, so that a loop calling one op on arrays of one shape asks the
+// plugin (InferShape, InferType, the resource requests: calls across the ABI that list names
+// and convert shapes) once. A signature that fails inference throws and is not kept.
+bool ImperativeOp::Inferred::Matches(const std::vector<NDArray>& inputs,
+                                     const std::vector<NDArray>& outputs) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].dtype() != in_types[i] || inputs[i].shape() != in_shapes[i]) return false;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j].is_none() != !given_out[j]) return false;
+    if (!outputs[j].is_none() &&
+        (outputs[j].dtype() != out_types[j] || outputs[j].shape() != out_shapes[j]))
+      return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const ImperativeOp::Inferred> ImperativeOp::Infer(
+    const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs) const {
+  constexpr size_t kKept = 8;
+  {
+    std::lock_guard<std::mutex> lock(kernels_mu_);
+    for (const auto& entry : inferred_)
+      if (entry->Matches(inputs, outputs)) return entry;
+  }
+  const size_t nin = input_names_.size(), nout = output_names_.size();
+  // Shapes and dtypes: inputs fixed, outputs from the given arrays where there are any.
+  std::vector<TShape> in_s(num_arguments_), out_s(nout), aux_s(nin - num_arguments_);
+  std::vector<int> in_t(num_arguments_), out_t(nout, kMXPUnknownDType), aux_t(nin - num_arguments_);
+  for (size_t i = 0; i < nin; ++i) {
+    (i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_]) = inputs[i].shape();
+    (i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_]) = inputs[i].dtype();
+  }
+  for (size_t i = 0; i < nout; ++i)
+    if (!outputs[i].is_none()) out_s[i] = outputs[i].shape(), out_t[i] = outputs[i].dtype();
+  const std::vector<TShape> given_in = in_s;
+  auto entry = std::make_shared<Inferred>();
+  std::lock_guard<std::mutex> lock(kernels_mu_);
+  // The plugin's property instance remembers the last shapes (for its resource requests).
+  bool complete = property_.InferShape(&in_s, &out_s, &aux_s);
+  for (const TShape& s : out_s) complete = complete && s.IsKnown();
+  if (!complete)
+    throw Error(
+        name() + ": cannot infer output shapes from input shapes " + detail::ShapeList(given_in),
+        kMXPInvalidArgument);
+  if (!property_.InferType(&in_t, &out_t, &aux_t))
+    throw Error(name() + ": cannot infer output dtypes", kMXPInvalidArgument);
+  entry->resources = property_.Resources(kMXPPhaseForward);
+  for (size_t j = 0; j < nout; ++j)
+    CheckSizeFits(out_s[j], out_t[j], name() + ": output '" + output_names_[j] + "'");
+  for (size_t i = 0; i < nin; ++i) {
+    const TShape& inferred = i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_];
+    const int dtype = i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_];
+    if (inferred != inputs[i].shape())
+      throw Error(name() + ": input '" + input_names_[i] + "' has shape " +
+                      inputs[i].shape().ToString() + ", expected " + inferred.ToString(),
+                  kMXPInvalidArgument);
+    if (dtype != inputs[i].dtype())
+      throw Error(name() + ": input '" + input_names_[i] + "' has dtype " +
+                      DTypeName(inputs[i].dtype()) + ", expected " + DTypeName(dtype),
+                  kMXPInvalidArgument);
+    entry->in_shapes.push_back(inputs[i].shape());
+    entry->in_types.push_back(dtype);
+  }
+  for (size_t j = 0; j < nout; ++j) entry->given_out.push_back(!outputs[j].is_none());
+  entry->out_shapes = std::move(out_s);
+  entry->out_types = std::move(out_t);
+  if (inferred_.size() >= kKept) inferred_.erase(inferred_.begin());
+  inferred_.push_back(entry);
+  return entry;
+}
+
 std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs, bool is_train,
     const std::vector<OpReqType>& req, const Context* no_input_ctx,
@@ -203,45 +277,10 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     ctx = (*outputs)[0].ctx();
   if (nin == 0) Runtime::Get().CheckContext(ctx);
 
-  // Shapes and dtypes: inputs fixed, outputs from the given arrays where there are any.
-  std::vector<TShape> in_s(num_arguments_), out_s(nout), aux_s(nin - num_arguments_);
-  std::vector<int> in_t(num_arguments_), out_t(nout, kMXPUnknownDType), aux_t(nin - num_arguments_);
-  for (size_t i = 0; i < nin; ++i) {
-    (i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_]) = inputs[i].shape();
-    (i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_]) = inputs[i].dtype();
-  }
-  for (size_t i = 0; i < nout; ++i)
-    if (!(*outputs)[i].is_none())
-      out_s[i] = (*outputs)[i].shape(), out_t[i] = (*outputs)[i].dtype();
-  const std::vector<TShape> given_in = in_s;
-  uint32_t resources = 0;
-  {
-    // The plugin's property instance remembers the last shapes (for its resource requests).
-    std::lock_guard<std::mutex> lock(kernels_mu_);
-    bool complete = property_.InferShape(&in_s, &out_s, &aux_s);
-    for (const TShape& s : out_s) complete = complete && s.IsKnown();
-    if (!complete)
-      throw Error(
-          name() + ": cannot infer output shapes from input shapes " + detail::ShapeList(given_in),
-          kMXPInvalidArgument);
-    if (!property_.InferType(&in_t, &out_t, &aux_t))
-      throw Error(name() + ": cannot infer output dtypes", kMXPInvalidArgument);
-    resources = property_.Resources(kMXPPhaseForward);
-  }
-  for (size_t j = 0; j < nout; ++j)
-    CheckSizeFits(out_s[j], out_t[j], name() + ": output '" + output_names_[j] + "'");
-  for (size_t i = 0; i < nin; ++i) {
-    const TShape& inferred = i < num_arguments_ ? in_s[i] : aux_s[i - num_arguments_];
-    const int dtype = i < num_arguments_ ? in_t[i] : aux_t[i - num_arguments_];
-    if (inferred != inputs[i].shape())
-      throw Error(name() + ": input '" + input_names_[i] + "' has shape " +
-                      inputs[i].shape().ToString() + ", expected " + inferred.ToString(),
-                  kMXPInvalidArgument);
-    if (dtype != inputs[i].dtype())
-      throw Error(name() + ": input '" + input_names_[i] + "' has dtype " +
-                      DTypeName(inputs[i].dtype()) + ", expected " + DTypeName(dtype),
-                  kMXPInvalidArgument);
-  }
+  const std::shared_ptr<const Inferred> inferred = Infer(inputs, *outputs);
+  const std::vector<TShape>& out_s = inferred->out_shapes;
+  const std::vector<int>& out_t = inferred->out_types;
+  const uint32_t resources = inferred->resources;
 
   auto call = std::make_shared<Call>();
   call->ctx = ctx.Compute();  // outputs of an op without inputs may live in pinned host memory

@@ -9,7 +9,8 @@ namespace mxplug {
 std::string ParamInfo::Summary() const {
   std::string s = type_text.empty() ? "string" : type_text;
   if (lower_bound && upper_bound)
-    s += " in [" + FieldInfo::FormatBound(*lower_bound) + ", " + FieldInfo::FormatBound(*upper_bound) + "]";
+    s += " in [" + FieldInfo::FormatBound(*lower_bound) + ", " +
+         FieldInfo::FormatBound(*upper_bound) + "]";
   else if (lower_bound)
     s += " >= " + FieldInfo::FormatBound(*lower_bound);
   else if (upper_bound)
@@ -35,8 +36,9 @@ struct CKwArgs {
 OpProperty::OpProperty(std::shared_ptr<const OpEntry> op, const KwArgs& kwargs)
     : op_(std::move(op)), kwargs_(kwargs) {
   CKwArgs c(kwargs_);
-  ThrowIfError(op_->def.create(op_->def.user, c.keys.data(), c.values.data(), c.keys.size(), &prop_),
-               Where());
+  ThrowIfError(
+      op_->def.create(op_->def.user, c.keys.data(), c.values.data(), c.keys.size(), &prop_),
+      Where());
 }
 
 OpProperty::~OpProperty() {
@@ -53,27 +55,35 @@ std::vector<std::string> OpProperty::List(int32_t kind) const {
 }
 
 size_t OpProperty::NumVisibleOutputs() const {
-  if (!op_->def.num_visible_outputs) return ListOutputs().size();
+  if (!op_->def.num_visible_outputs) return Count(kMXPListOutputs);
   size_t count = 0;
   ThrowIfError(op_->def.num_visible_outputs(prop_, &count), Where());
   return count;
 }
 
+size_t OpProperty::Count(int32_t kind) const {
+  size_t count = 0;
+  const char* const* names = nullptr;
+  ThrowIfError(op_->def.list(prop_, kind, &count, &names), Where());
+  return count;
+}
+
 bool OpProperty::InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
                             std::vector<TShape>* aux) const {
-  in->resize(ListArguments().size());
-  out->resize(ListOutputs().size());
-  aux->resize(ListAuxiliaryStates().size());
+  in->resize(Count(kMXPListArguments));
+  out->resize(Count(kMXPListOutputs));
+  aux->resize(Count(kMXPListAuxiliaryStates));
   MXPShapeSlots in_slots{in}, out_slots{out}, aux_slots{aux};
   int32_t complete = 0;
   ThrowIfError(op_->def.infer_shape(prop_, &in_slots, &out_slots, &aux_slots, &complete), Where());
   return complete != 0;
 }
 
-bool OpProperty::InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>* aux) const {
-  in->resize(ListArguments().size(), kMXPUnknownDType);
-  out->resize(ListOutputs().size(), kMXPUnknownDType);
-  aux->resize(ListAuxiliaryStates().size(), kMXPUnknownDType);
+bool OpProperty::InferType(std::vector<int>* in, std::vector<int>* out,
+                           std::vector<int>* aux) const {
+  in->resize(Count(kMXPListArguments), kMXPUnknownDType);
+  out->resize(Count(kMXPListOutputs), kMXPUnknownDType);
+  aux->resize(Count(kMXPListAuxiliaryStates), kMXPUnknownDType);
   if (!op_->def.infer_type) {
     // MXNet's default: every input, output and auxiliary state has the first known type.
     int known = kMXPUnknownDType;
@@ -84,8 +94,9 @@ bool OpProperty::InferType(std::vector<int>* in, std::vector<int>* out, std::vec
     for (auto* list : {in, out, aux})
       for (int& t : *list) {
         if (t != kMXPUnknownDType && t != known)
-          throw Error(Where() + ": inconsistent dtypes " + DTypeName(t) + " and " + DTypeName(known),
-                      kMXPInvalidArgument);
+          throw Error(
+              Where() + ": inconsistent dtypes " + DTypeName(t) + " and " + DTypeName(known),
+              kMXPInvalidArgument);
         t = known;
       }
     return true;
