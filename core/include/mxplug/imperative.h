@@ -157,7 +157,8 @@ class ImperativeOp {
   std::vector<MXPInplacePair> forward_inplace_;
   mutable std::mutex kernels_mu_;
   mutable std::vector<std::pair<Context, std::shared_ptr<const Kernel>>> kernels_;
-  mutable std::vector<std::shared_ptr<const Inferred>> inferred_;  // under kernels_mu_, oldest first
+  // Under kernels_mu_, oldest first (Note [Inference cache]).
+  mutable std::vector<std::shared_ptr<const Inferred>> inferred_;
 };
 
 }  // namespace mxplug

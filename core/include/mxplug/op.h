@@ -74,8 +74,9 @@ class OpProperty {
   /*! \brief How many outputs (the first ones) an imperative call returns. */
   size_t NumVisibleOutputs() const;
 
-  /*! \brief Fills unknown shapes; false when not enough is known. Vectors are resized to the lists. */
-  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out, std::vector<TShape>* aux) const;
+  /*! \brief Fills unknown shapes; false when not enough is known. Resizes vectors to the lists. */
+  bool InferShape(std::vector<TShape>* in, std::vector<TShape>* out,
+                  std::vector<TShape>* aux) const;
   /*! \brief Same for dtypes (MXPDType, -1 unknown). */
   bool InferType(std::vector<int>* in, std::vector<int>* out, std::vector<int>* aux) const;
   BackwardDependency DeclareBackwardDependency() const;
