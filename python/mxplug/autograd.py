@@ -15,36 +15,31 @@ reshape). ``get_symbol`` gives the Symbol of a recorded graph. Not yet: indexing
 in-place arithmetic (a += b), which change or view arrays without a recorded op; higher-order
 gradients (create_graph=True).
 """
-import threading
 
 from . import _core
 from .base import MXNetError
 
-_state = threading.local()
-
+# Both flags are per thread, kept by the extension (Note [Autograd state] in
+# python/src/ndarray_bindings.cc), where the arithmetic operators read them.
 
 def is_recording():
     """Whether operator calls are being recorded."""
-    return getattr(_state, "recording", False)
+    return _core.is_recording()
 
 
 def is_training():
     """Whether ops run in training mode (Dropout drops, BatchNorm uses the batch's statistics)."""
-    return getattr(_state, "training", False)
+    return _core.is_training()
 
 
 def set_recording(is_recording):  # noqa: F811 (MXNet's argument name)
     """Sets recording on or off; returns the previous state."""
-    previous = getattr(_state, "recording", False)
-    _state.recording = bool(is_recording)
-    return previous
+    return _core.set_recording(bool(is_recording))
 
 
 def set_training(train_mode):
     """Sets training mode on or off; returns the previous state."""
-    previous = getattr(_state, "training", False)
-    _state.training = bool(train_mode)
-    return previous
+    return _core.set_training(bool(train_mode))
 
 
 class _Scope(object):
@@ -108,8 +103,8 @@ def _attach(node):
 def invoke(name, arrays, kwargs, out=None, ctx=None):
     """Runs an operator (what mx.nd's functions and methods call), in training mode inside
     train_mode/record, and records it inside record()."""
-    training = getattr(_state, "training", False)
-    if not getattr(_state, "recording", False):
+    training = _core.is_training()
+    if not _core.is_recording():
         return _core.invoke(name, arrays, kwargs, out, ctx, training)
     inputs, outputs, visible = _core.invoke(name, arrays, kwargs, out, ctx, training, True)
     if out is not None:  # the caller's arrays stand for the visible outputs

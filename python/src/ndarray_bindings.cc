@@ -164,6 +164,22 @@ py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py:
   return Visible(*op, std::move(outputs));
 }
 
+// Note [Autograd state]
+// autograd.record()'s flags are per thread, as MXNet's are, and live here rather than in Python
+// so that the arithmetic operators below read them without a Python call: a 1-element `a + b`
+// outside record() costs a few thousand instructions, and a Python wrapper around it as many
+// again. Inside record(), an operator calls the Python function autograd records instead
+// (mx.nd.add for __add__), which the package hands over with _set_recorded_arithmetic.
+thread_local bool tls_recording = false;
+thread_local bool tls_training = false;
+
+// dunder name ("__add__", "__radd__") -> the Python function to call inside record(); never
+// destroyed, as it may outlive the interpreter's finalisation of this module.
+py::dict& RecordedArithmetic() {
+  static auto* functions = new py::dict();
+  return *functions;
+}
+
 // a <op> b for arrays and scalars, as MXNet's _ufunc_helper: array-array uses the
 // same-shape op when shapes match and the broadcasting op otherwise; a scalar on either side
 // uses the scalar op (or its reversed form).
@@ -173,6 +189,20 @@ struct BinaryOps {
   const char* scalar;
   const char* rscalar;  // scalar <op> array
 };
+
+// Inside record(): what the function autograd records gives, or null when there is none for
+// this operator (comparisons and in-place forms are not recorded, as before).
+py::object Recorded(const char* dunder, const py::handle& self, const py::handle& other,
+                    bool reflected) {
+  if (!tls_recording) return py::object();
+  py::dict& functions = RecordedArithmetic();
+  if (!functions.contains(dunder)) return py::object();
+  static auto* number = new py::object(py::module_::import("numbers").attr("Number"));
+  if (!py::isinstance<NDArray>(other) && !py::isinstance(other, *number))
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  py::object fn = functions[dunder];
+  return reflected ? fn(other, self) : fn(self, other);
+}
 
 py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rhs, bool reflected,
                   const NDArray* out) {
@@ -184,7 +214,9 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
     const NDArray& r = rhs.cast<const NDArray&>();
     const bool same = lhs.shape() == r.shape();
     op = ImperativeOp::Get(same ? ops.same_shape : ops.broadcast, {});
-    inputs = reflected ? std::vector<NDArray>{r, lhs} : std::vector<NDArray>{lhs, r};
+    inputs.reserve(2);  // not a braced list: it would copy each array twice
+    inputs.push_back(reflected ? r : lhs);
+    inputs.push_back(reflected ? lhs : r);
   } else if (py::isinstance<py::int_>(rhs) || py::isinstance<py::float_>(rhs) ||
              py::hasattr(rhs, "__float__")) {
     const bool is_int = py::isinstance<py::int_>(rhs) && !py::isinstance<py::bool_>(rhs);
@@ -207,14 +239,20 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
 
 void DefineBinary(py::class_<NDArray>& cls, const char* name, BinaryOps ops) {
   const std::string n = name;
-  cls.def(("__" + n + "__").c_str(),
-          [ops](const NDArray& a, py::handle b) { return Binary(ops, a, b, false, nullptr); },
-          py::is_operator());
-  if (ops.rscalar) {
-    cls.def(("__r" + n + "__").c_str(),
-            [ops](const NDArray& a, py::handle b) { return Binary(ops, a, b, true, nullptr); },
-            py::is_operator());
-  }
+  // a.__add__(b), or with `reflected` a.__radd__(b): recorded inside autograd.record().
+  auto define = [&](const std::string& method_name, bool reflected) {
+    // The name lives as long as the method (its closure), for Recorded.
+    auto dunder = std::make_shared<const std::string>(method_name);
+    cls.def(
+        dunder->c_str(),
+        [ops, dunder, reflected](py::handle self, py::handle b) {
+          if (py::object r = Recorded(dunder->c_str(), self, b, reflected)) return r;
+          return Binary(ops, self.cast<const NDArray&>(), b, reflected, nullptr);
+        },
+        py::is_operator());
+  };
+  define("__" + n + "__", false);
+  if (ops.rscalar) define("__r" + n + "__", true);
   cls.def(("__i" + n + "__").c_str(),
           [ops](NDArray& a, py::handle b) { return Binary(ops, a, b, false, &a); },
           py::is_operator());
@@ -338,6 +376,14 @@ void DefineNDArray(py::module_& m) {
       .def("_data_address", [](const NDArray& a) { return reinterpret_cast<uintptr_t>(a.data()); });
   DefineDLPack(m, cls);
 
+  m.def("is_recording", [] { return tls_recording; });
+  m.def("is_training", [] { return tls_training; });
+  m.def("set_recording", [](bool on) { return std::exchange(tls_recording, on); });
+  m.def("set_training", [](bool on) { return std::exchange(tls_training, on); });
+  m.def(
+      "_set_recorded_arithmetic",
+      [](const py::dict& functions) { RecordedArithmetic() = functions; },
+      "dunder name -> the function an arithmetic operator calls inside autograd.record()");
   DefineBinary(cls, "add", {"elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"});
   DefineBinary(cls, "sub", {"elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"});
   DefineBinary(cls, "mul", {"elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"});

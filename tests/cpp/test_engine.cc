@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "mxplug/engine.h"
 #include "mxplug/runtime.h"
@@ -70,7 +71,10 @@ TEST_P(EngineTest, RandomProgramMatchesSerialOracleBitForBit) {
   for (const Op& op : ops) {
     std::vector<VarHandle> reads;
     for (int r : op.reads) reads.push_back(vars[r]);
-    engine_->PushSync([&, op](RunContext) { apply(op, parallel); }, cpu_, reads, {vars[op.write]});
+    // Every third one inline (Note [Inline functions]): run by whichever thread frees it.
+    const FnProperty prop = (&op - ops.data()) % 3 == 0 ? FnProperty::kInline : FnProperty::kNormal;
+    engine_->PushSync([&, op](RunContext) { apply(op, parallel); }, cpu_, reads, {vars[op.write]},
+                      prop);
   }
   engine_->WaitForAll();
   EXPECT_EQ(0, std::memcmp(serial.data(), parallel.data(), sizeof(double) * kVars));
@@ -191,6 +195,60 @@ TEST_P(EngineTest, PushDeleteRunsAfterEveryEarlierUser) {
   engine_->PushDelete([&](RunContext) { seen_at_delete = done.load(); }, cpu_, v);
   engine_->WaitForAll();
   EXPECT_EQ(seen_at_delete, 50);
+}
+
+// Note [Idle deletes]: the delete of a variable nothing waits for runs before PushDelete
+// returns, on the caller's thread; its error is kept for WaitForAll, as a pushed delete's.
+TEST_P(EngineTest, PushDeleteOfAnIdleVariableRunsAtOnceAndKeepsItsError) {
+  VarHandle v = engine_->NewVar();
+  engine_->PushSync([](RunContext) {}, cpu_, {}, {v});
+  engine_->WaitForVar(v);
+  std::thread::id ran_on;
+  engine_->PushDelete([&](RunContext) { ran_on = std::this_thread::get_id(); }, cpu_, v);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  VarHandle w = engine_->NewVar();
+  engine_->PushDelete([](RunContext) { throw std::runtime_error("free failed"); }, cpu_, w);
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "free failed");
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "no error");
+}
+
+// Note [Inline functions]: a kInline function whose variables are free runs on the pushing
+// thread before the push returns; one behind other work runs after it, where its last dependency
+// completes, and the push does not wait for it. Its error lands on what it writes.
+TEST_P(EngineTest, InlineFunctionsRunWhereTheyBecomeReadyInOrderAndKeepTheirErrors) {
+  VarHandle v = engine_->NewVar();
+  const std::thread::id pusher = std::this_thread::get_id();
+  std::thread::id first;
+  engine_->PushSync([&](RunContext) { first = std::this_thread::get_id(); }, cpu_, {}, {v},
+                    FnProperty::kInline);
+  EXPECT_EQ(first, pusher);
+  if (threaded()) {
+    std::atomic<bool> release{false};
+    std::vector<int> order;
+    engine_->PushSync(
+        [&](RunContext) {
+          while (!release.load()) std::this_thread::yield();
+          order.push_back(1);
+        },
+        cpu_, {}, {v});
+    std::thread::id second;
+    engine_->PushSync(
+        [&](RunContext) {
+          second = std::this_thread::get_id();
+          order.push_back(2);
+        },
+        cpu_, {v}, {v}, FnProperty::kInline);
+    EXPECT_TRUE(order.empty());  // the push returned while the write it follows still runs
+    release = true;
+    engine_->WaitForVar(v);
+    EXPECT_EQ(order, (std::vector<int>{1, 2}));
+    EXPECT_NE(second, pusher);
+  }
+  engine_->PushSync([](RunContext) { throw std::runtime_error("inline op failed"); }, cpu_, {}, {v},
+                    FnProperty::kInline);
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(v); }), "inline op failed");
+  engine_->PushDelete(nullptr, cpu_, v);
+  engine_->WaitForAll();
 }
 
 TEST_P(EngineTest, AsyncFunctionCompletedFromAnotherThread) {

@@ -115,3 +115,23 @@ def test_gradients_match_finite_differences(mx):
                 args = (mx.nd.array(moved, dtype="float64"), w) if array is x else (x, mx.nd.array(moved, dtype="float64"))
                 numeric.ravel()[i] += sign * f(*args).asscalar() / 2e-6
         np.testing.assert_allclose(got.asnumpy(), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_recording_and_training_are_per_thread_as_in_mxnet():
+    # The flags live in the extension (Note [Autograd state]), per thread as MXNet's are: a thread
+    # started inside record() neither records nor trains, and the recording thread still does.
+    import threading
+    import mxplug as mx
+    seen = {}
+
+    def probe():
+        seen["recording"], seen["training"] = mx.autograd.is_recording(), mx.autograd.is_training()
+        x = mx.nd.ones((2,))
+        seen["sum"] = (x + x).asnumpy().tolist()  # an operator outside record() in this thread
+    with mx.autograd.record():
+        t = threading.Thread(target=probe)
+        t.start()
+        t.join()
+        assert mx.autograd.is_recording() and mx.autograd.is_training()
+    assert not mx.autograd.is_recording()
+    assert seen == {"recording": False, "training": False, "sum": [2.0, 2.0]}

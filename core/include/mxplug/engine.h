@@ -34,6 +34,7 @@ using VarHandle = Var*;
 class VarList {
  public:
   VarList(const std::vector<VarHandle>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  VarList(const VarHandle* data, size_t size) : data_(data), size_(size) {}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"  // intended: see the class comment
@@ -59,6 +60,10 @@ enum class FnProperty {
   kCPUPrioritized,  // small, latency-sensitive CPU work (kvstore, optimizer): the priority pool
   kAsync,           // returns at once and completes later through its callback
   kDeleteVar,       // frees a variable (PushDelete)
+  // Small CPU work (an op on a few elements): runs on the thread where it becomes ready, the
+  // pusher's or the one that completed its last dependency, instead of a queue hop to a worker,
+  // which costs more than the work (Note [Inline functions]). Elsewhere than on the CPU: kNormal.
+  kInline,
 };
 
 namespace engine_detail {

@@ -40,6 +40,14 @@ class Error : public std::runtime_error {
  * \param context prefixed to the plugin's message, e.g. "FullyConnected forward on cpu(0)".
  */
 void ThrowIfError(MXPStatus* status, const std::string& context);
+/*!
+ * \brief ThrowIfError with the context made only on failure: `context()` returns the string.
+ * For calls on a hot path, where building the message every time would cost more than the call.
+ */
+template <typename MakeContext, typename = decltype(std::string(std::declval<MakeContext&>()()))>
+void ThrowIfError(MXPStatus* status, MakeContext&& context) {
+  if (status) ThrowIfError(status, std::string(context()));
+}
 
 }  // namespace mxplug
 

@@ -5,6 +5,7 @@
 #ifndef MXPLUG_KERNEL_H_
 #define MXPLUG_KERNEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -50,12 +51,28 @@ class Kernel {
    * asynchronous kernel ends with. */
   std::exception_ptr Failure(MXPStatus* status, bool backward) const;
 
+  /*!
+   * \brief Whether small calls of this kernel may run on the thread that pushes them (Note
+   * [Inline functions]): only once kQuickRunsToInline of them have run quickly on a worker, so
+   * that a kernel that hangs or takes long never blocks its caller, as MXNet's calls never do.
+   */
+  bool RunsInline() const {
+    return quick_runs_.load(std::memory_order_relaxed) >= kQuickRunsToInline;
+  }
+  /*! \brief Counts a small call that took `seconds` on a worker toward RunsInline. */
+  void NoteSmallRun(double seconds) const {
+    if (seconds <= kQuickRunSeconds) quick_runs_.fetch_add(1, std::memory_order_relaxed);
+  }
+
  private:
+  static constexpr int kQuickRunsToInline = 4;
+  static constexpr double kQuickRunSeconds = 50e-6;
   std::string Where(const char* phase) const;
 
   std::shared_ptr<const KernelEntry> entry_;
   Context ctx_;
   void* state_ = nullptr;
+  mutable std::atomic<int> quick_runs_{0};
 };
 
 }  // namespace mxplug

@@ -29,6 +29,14 @@ class Registry {
     return it == entries_.end() ? nullptr : it->second;
   }
   bool Contains(const std::string& name) const { return Find(name) != nullptr; }
+  /*! \brief The first entry, by name, for which pred(entry) holds, or nullptr; copies no list. */
+  template <typename Pred>
+  Ptr FindIf(Pred&& pred) const {
+    std::shared_lock lock(mu_);
+    for (const auto& kv : entries_)
+      if (pred(*kv.second)) return kv.second;
+    return nullptr;
+  }
   /*! \brief Every entry, sorted by name. */
   std::vector<Ptr> List() const {
     std::shared_lock lock(mu_);

@@ -96,8 +96,12 @@ class Runtime {
   std::vector<std::shared_ptr<const KernelEntry>> UnboundKernels() const;
   /*! \brief The backend of a device type. \throws Error when none is loaded. */
   std::shared_ptr<const DeviceEntry> GetDevice(int32_t device_type) const;
-  /*! \brief Checks that ctx names an existing device. \throws Error saying what exists. */
-  void CheckContext(const Context& ctx) const;
+  /*!
+   * \brief Checks that ctx names an existing device. \returns the backend that serves its memory
+   * (for pinned host memory, the accelerator that pins it, if any). \throws Error saying what
+   * exists.
+   */
+  std::shared_ptr<const DeviceEntry> CheckContext(const Context& ctx) const;
   /*!
    * \brief The accelerator backend whose host_allocate serves pinned host memory of this type
    * (kDLCUDAHost, kDLROCMHost), or nullptr: then ordinary CPU memory serves it, as in MXNet

@@ -22,8 +22,9 @@ std::string Named(const DeviceEntry& d, int32_t device_id) {
 void* NewHandle(const DeviceEntry& d, MXPStatus* (*make)(void*, int32_t, void**), int32_t device_id,
                 const char* kind) {
   void* handle = nullptr;
-  ThrowIfError(make(d.def.user, device_id, &handle),
-               Where(d, std::string("creating ") + kind + " on " + Named(d, device_id)));
+  ThrowIfError(make(d.def.user, device_id, &handle), [&] {
+    return Where(d, std::string("creating ") + kind + " on " + Named(d, device_id));
+  });
   return handle;
 }
 }  // namespace
@@ -31,22 +32,24 @@ void* NewHandle(const DeviceEntry& d, MXPStatus* (*make)(void*, int32_t, void**)
 int32_t DeviceEntry::Count(std::string* reason) const {
   int32_t count = 0;
   const char* why = nullptr;
-  ThrowIfError(def.device_count(def.user, &count, &why), Where(*this, "device_count"));
+  ThrowIfError(def.device_count(def.user, &count, &why),
+               [&] { return Where(*this, "device_count"); });
   if (reason) *reason = count == 0 ? detail::Str(why) : "";
   return count;
 }
 
 std::string DeviceEntry::Describe(int32_t device_id) const {
   const char* text = nullptr;
-  ThrowIfError(def.describe(def.user, device_id, &text), Where(*this, "describe"));
+  ThrowIfError(def.describe(def.user, device_id, &text), [&] { return Where(*this, "describe"); });
   return detail::Str(text);
 }
 
 void* DeviceEntry::Allocate(int32_t device_id, size_t bytes, size_t alignment) const {
   void* ptr = nullptr;
-  ThrowIfError(
-      def.allocate(def.user, device_id, bytes, alignment, &ptr),
-      Where(*this, "allocating " + std::to_string(bytes) + " bytes on " + Named(*this, device_id)));
+  ThrowIfError(def.allocate(def.user, device_id, bytes, alignment, &ptr), [&] {
+    return Where(*this,
+                 "allocating " + std::to_string(bytes) + " bytes on " + Named(*this, device_id));
+  });
   return ptr;
 }
 
@@ -56,13 +59,14 @@ void DeviceEntry::Free(int32_t device_id, void* ptr) const { def.free(def.user, 
 // the backend's own type or kDLCPU); CUDA's and HIP's copies tell pinned memory apart themselves.
 void DeviceEntry::Copy(Context dst_ctx, void* dst, Context src_ctx, const void* src, size_t bytes,
                        void* stream) const {
-  ThrowIfError(def.copy(def.user, dst_ctx.Compute().ToDLDevice(), dst,
-                        src_ctx.Compute().ToDLDevice(), src, bytes, stream),
-               Where(*this, "copying " + src_ctx.ToString() + " -> " + dst_ctx.ToString()));
+  ThrowIfError(
+      def.copy(def.user, dst_ctx.Compute().ToDLDevice(), dst, src_ctx.Compute().ToDLDevice(), src,
+               bytes, stream),
+      [&] { return Where(*this, "copying " + src_ctx.ToString() + " -> " + dst_ctx.ToString()); });
 }
 
 void DeviceEntry::Synchronize(int32_t device_id) const {
-  ThrowIfError(def.synchronize(def.user, device_id), Where(*this, "synchronize"));
+  ThrowIfError(def.synchronize(def.user, device_id), [&] { return Where(*this, "synchronize"); });
 }
 
 void* DeviceEntry::CreateStream(int32_t device_id) const {
@@ -74,8 +78,9 @@ void DeviceEntry::DestroyStream(int32_t device_id, void* stream) const {
 }
 
 void DeviceEntry::SynchronizeStream(int32_t device_id, void* stream) const {
-  ThrowIfError(def.stream_synchronize(def.user, device_id, stream),
-               Where(*this, "synchronizing a stream of " + Named(*this, device_id)));
+  ThrowIfError(def.stream_synchronize(def.user, device_id, stream), [&] {
+    return Where(*this, "synchronizing a stream of " + Named(*this, device_id));
+  });
 }
 
 void* DeviceEntry::CreateEvent(int32_t device_id) const {
@@ -88,18 +93,18 @@ void DeviceEntry::DestroyEvent(int32_t device_id, void* event) const {
 
 void DeviceEntry::RecordEvent(int32_t device_id, void* event, void* stream) const {
   ThrowIfError(def.event_record(def.user, device_id, event, stream),
-               Where(*this, "recording an event on " + Named(*this, device_id)));
+               [&] { return Where(*this, "recording an event on " + Named(*this, device_id)); });
 }
 
 void DeviceEntry::WaitEvent(int32_t device_id, void* stream, void* event) const {
-  ThrowIfError(
-      def.stream_wait_event(def.user, device_id, stream, event),
-      Where(*this, "making a stream of " + Named(*this, device_id) + " wait for an event"));
+  ThrowIfError(def.stream_wait_event(def.user, device_id, stream, event), [&] {
+    return Where(*this, "making a stream of " + Named(*this, device_id) + " wait for an event");
+  });
 }
 
 void DeviceEntry::SynchronizeEvent(int32_t device_id, void* event) const {
   ThrowIfError(def.event_synchronize(def.user, device_id, event),
-               Where(*this, "waiting for an event of " + Named(*this, device_id)));
+               [&] { return Where(*this, "waiting for an event of " + Named(*this, device_id)); });
 }
 
 // The 1.2 functions. A 1.1 backend's table was zero-filled past its struct_size when it was
@@ -110,7 +115,8 @@ void DeviceEntry::Memset(int32_t device_id, void* ptr, int value, size_t bytes,
   const std::string what =
       "setting " + std::to_string(bytes) + " bytes of " + Named(*this, device_id);
   if (def.memset) {
-    ThrowIfError(def.memset(def.user, device_id, ptr, value, bytes, stream), Where(*this, what));
+    ThrowIfError(def.memset(def.user, device_id, ptr, value, bytes, stream),
+                 [&] { return Where(*this, what); });
     return;
   }
   if (!bytes) return;
@@ -127,17 +133,19 @@ std::pair<uint64_t, uint64_t> DeviceEntry::MemoryInfo(int32_t device_id) const {
                                  std::string("does not implement memory_info)")),
                 kMXPUnimplemented);
   uint64_t free_bytes = 0, total_bytes = 0;
-  ThrowIfError(def.memory_info(def.user, device_id, &free_bytes, &total_bytes),
-               Where(*this, "reading the memory size of " + Named(*this, device_id)));
+  ThrowIfError(def.memory_info(def.user, device_id, &free_bytes, &total_bytes), [&] {
+    return Where(*this, "reading the memory size of " + Named(*this, device_id));
+  });
   return {free_bytes, total_bytes};
 }
 
 void* DeviceEntry::HostAllocate(int32_t device_id, size_t bytes) const {
   void* ptr = nullptr;
   if (def.host_allocate) {
-    ThrowIfError(def.host_allocate(def.user, device_id, bytes, &ptr),
-                 Where(*this, "allocating " + std::to_string(bytes) +
-                                  " bytes of pinned host memory for " + Named(*this, device_id)));
+    ThrowIfError(def.host_allocate(def.user, device_id, bytes, &ptr), [&] {
+      return Where(*this, "allocating " + std::to_string(bytes) +
+                              " bytes of pinned host memory for " + Named(*this, device_id));
+    });
     return ptr;
   }
   constexpr size_t kAlign = 64;
@@ -163,7 +171,7 @@ bool DeviceEntry::QueryEvent(int32_t device_id, void* event) const {
   }
   int32_t complete = 0;
   ThrowIfError(def.event_query(def.user, device_id, event, &complete),
-               Where(*this, "querying an event of " + Named(*this, device_id)));
+               [&] { return Where(*this, "querying an event of " + Named(*this, device_id)); });
   return complete != 0;
 }
 
@@ -171,8 +179,9 @@ MXPDeviceAttributes DeviceEntry::Attributes(int32_t device_id) const {
   MXPDeviceAttributes out{};
   out.struct_size = sizeof out;
   if (def.attributes)
-    ThrowIfError(def.attributes(def.user, device_id, &out),
-                 Where(*this, "reading the attributes of " + Named(*this, device_id)));
+    ThrowIfError(def.attributes(def.user, device_id, &out), [&] {
+      return Where(*this, "reading the attributes of " + Named(*this, device_id));
+    });
   out.struct_size = sizeof out;
   return out;
 }
@@ -180,7 +189,7 @@ MXPDeviceAttributes DeviceEntry::Attributes(int32_t device_id) const {
 void DeviceEntry::StartThread(int32_t device_id) const {
   if (def.thread_start)
     ThrowIfError(def.thread_start(def.user, device_id),
-                 Where(*this, "binding a thread to " + Named(*this, device_id)));
+                 [&] { return Where(*this, "binding a thread to " + Named(*this, device_id)); });
 }
 
 namespace {
@@ -243,7 +252,7 @@ void DeviceEntry::CollectiveReduce(const std::vector<const DLTensor*>& inputs, D
                 kMXPInvalidArgument);
   ThrowIfError(def.collective_reduce(def.user, static_cast<int32_t>(inputs.size()), inputs.data(),
                                      output, root),
-               Where(*this, what));
+               [&] { return Where(*this, what); });
 }
 
 void DeviceEntry::CollectiveBroadcast(const std::vector<DLTensor*>& buffers, int32_t root) const {
@@ -251,7 +260,10 @@ void DeviceEntry::CollectiveBroadcast(const std::vector<DLTensor*>& buffers, int
   CheckGroup(*this, what, buffers, root);
   ThrowIfError(def.collective_broadcast(def.user, static_cast<int32_t>(buffers.size()),
                                         buffers.data(), root),
-               Where(*this, what + " from " + Named(*this, buffers[root]->device.device_id)));
+               [&] {
+                 return Where(*this,
+                              what + " from " + Named(*this, buffers[root]->device.device_id));
+               });
 }
 
 }  // namespace mxplug

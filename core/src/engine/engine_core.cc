@@ -112,17 +112,40 @@ void EngineCore::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mu
   Push(opr);
 }
 
+// Note [Idle deletes]
+// Most arrays die idle: a temporary's last reader finished long ago (a script's `a + b` whose
+// result nobody keeps). Its variable then has nothing to order the delete after, so the delete
+// runs at once on the caller's thread, as the engine would have run it there anyway (delete
+// functions take no queue hop), without a function block or a trip through the variable's queue.
+// Its error and its profiler span are those of a pushed delete.
 void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
-  Opr* opr = oprs_.New();
-  opr->fn = [fn = std::move(fn)](RunContext rctx, CallbackOnComplete done) {
+  if (var->IsIdle()) {
+    Profiler& profiler = Profiler::Get();
+    const bool profiling = profiler.running();
+    const int64_t start = profiling ? profiler.Now() : 0;
     std::exception_ptr error;
-    try {
-      if (fn) fn(rctx);
-    } catch (...) {
-      error = std::current_exception();
+    if (fn) {
+      ++tls_engine_function_depth;
+      try {
+        fn(RunContext{ctx.Compute(), nullptr});
+      } catch (...) {
+        error = std::current_exception();
+      }
+      --tls_engine_function_depth;
     }
-    done(error);
-  };
+    if (profiling) profiler.Record("DeleteVariable", ctx.Compute(), start, profiler.Now());
+    var->Reset(/*holds_errors=*/true);
+    vars_.Delete(var);
+    if (error) {  // nobody can observe it through a variable: kept for WaitForAll
+      std::lock_guard<std::mutex> lock(failures_mu_);
+      failures_.push_back({nullptr, std::move(error)});
+    }
+    return;
+  }
+  Opr* opr = oprs_.New();
+  // Run as a sync function (its exception is its error); an empty one does nothing. A lambda
+  // without captures sits inside the std::function: no allocation.
+  opr->sync_fn = fn ? std::move(fn) : SyncFn([](RunContext) {});
   opr->ctx = ctx.Compute();
   opr->mutate_vars.push_back(var);
   opr->prop = FnProperty::kDeleteVar;

@@ -100,6 +100,19 @@ class TaskQueue {
 
 }  // namespace
 
+// Note [Inline functions]
+// A 1-element add costs its kernel well under a microsecond, and its trip through a worker more:
+// the queue's lock, the worker's wake or poll, and every cache line of the function, its call
+// and its arrays moving to the worker's core and back. A function pushed FnProperty::kInline
+// (the imperative path's small CPU calls, ImperativeOp::Push) is therefore run by whichever
+// thread makes it ready: the pusher, when its dependencies are met at the push (the common case
+// of a script's small ops), else the thread that completes its last dependency. It still takes
+// its variables through their queues first, so the order is the engine's as for any function,
+// and its error lands on what it writes. What it gives up is overlap with the pusher, which for
+// small work is less than the hop. The pusher must never wait long, as MXNet's never does (a
+// kernel that hangs must leave the script running and the exit able to say so), so the imperative
+// path pushes a kernel's small calls inline only after a few of them ran quickly on a worker
+// (Kernel::RunsInline).
 class ThreadedEngine : public EngineCore {
  public:
   explicit ThreadedEngine(const EngineOptions& options) : options_(options) {
@@ -175,9 +188,10 @@ class ThreadedEngine : public EngineCore {
 
  protected:
   void Execute(Opr* opr) override {
-    // Async and delete functions only start work or free memory: run them where they became
-    // ready instead of paying a queue hop.
-    if (opr->prop == FnProperty::kAsync || opr->prop == FnProperty::kDeleteVar) {
+    // Async and delete functions only start work or free memory, and inline ones are small: run
+    // them where they became ready instead of paying a queue hop (Note [Inline functions]).
+    if (opr->prop == FnProperty::kAsync || opr->prop == FnProperty::kDeleteVar ||
+        (opr->prop == FnProperty::kInline && opr->ctx.IsHost())) {
       Run(opr, RunContext{opr->ctx, nullptr});
       return;
     }

@@ -66,6 +66,14 @@ class Var {
     GrantLocked(granted);
   }
 
+  // True when nothing waits for, holds or has left anything on the variable: no function, no
+  // device event, no error. Then a delete has nothing to wait for (Note [Idle deletes]).
+  bool IsIdle() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return waiting_.empty() && reads_running_ == 0 && writes_pending_ == 0 && !write_running_ &&
+           !writer_event_ && reader_events_.empty() && !error_;
+  }
+
   bool IsReady() const {
     std::lock_guard<std::mutex> lock(mu_);
     return writes_pending_ == 0;

@@ -1,6 +1,7 @@
 #include "mxplug/imperative.h"
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 #include <utility>
 
@@ -13,7 +14,10 @@ namespace mxplug {
 
 namespace {
 
-void AddVars(std::vector<VarHandle>* vars, const std::vector<NDArray>& arrays) {
+using detail::CallList;
+
+template <typename Vars, typename Arrays>
+void AddVars(Vars* vars, const Arrays& arrays) {
   for (const NDArray& a : arrays)
     if (!a.is_none()) vars->push_back(a.var());
 }
@@ -29,11 +33,13 @@ struct ImperativeOp::Call {
   Context ctx;
   bool is_train = false, backward = false;
   const char* name = "";
-  std::vector<NDArray> in, out, aux, out_grad, in_grad;
-  std::vector<int32_t> req;
-  std::vector<const MXPResource*> requested;
-  std::vector<VarHandle> resource_vars, reads, writes;
+  CallList<NDArray> in, out, aux, out_grad, in_grad;
+  CallList<int32_t> req;
+  CallList<const MXPResource*> requested;
+  CallList<VarHandle> resource_vars, reads, writes;
   detail::KernelViews views;
+  // Pushed FnProperty::kInline: a CPU call on few elements (Note [Inline functions]).
+  bool small = false;
 
   // What it reads (the inputs; backward also the outputs and their gradients), and the kernel's
   // views of its arrays. Absent tensors (what backward does not read, gradients not asked for)
@@ -330,7 +336,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
       break;
     }
   }
-  call->out = *outputs;
+  call->out.assign(outputs->begin(), outputs->end());
   Finish(call.get(), resources);
   return call;
 }
@@ -397,9 +403,9 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
   }
   call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
   call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
-  call->out = outputs;
-  call->out_grad = out_grads;
-  call->in_grad = *in_grads;
+  call->out.assign(outputs.begin(), outputs.end());
+  call->out_grad.assign(out_grads.begin(), out_grads.end());
+  call->in_grad.assign(in_grads->begin(), in_grads->end());
   uint32_t resources;
   {
     std::lock_guard<std::mutex> lock(kernels_mu_);
@@ -426,6 +432,15 @@ void ImperativeOp::Finish(Call* call, uint32_t resources) const {
   AddVars(&call->writes, call->backward ? call->in_grad : call->out);
   call->writes.insert(call->writes.end(), call->resource_vars.begin(), call->resource_vars.end());
   call->SetReadsAndViews();
+  // Note [Inline functions] in the threaded engine: a CPU call on this few elements costs less
+  // than its hop to a worker (a 1-element add: its kernel well under 1 us, the hop several), once
+  // its kernel has shown that it is quick (Kernel::RunsInline).
+  constexpr int64_t kInlineElements = 4096;
+  int64_t elements = 0;
+  for (const auto* list : {&call->in, &call->out, &call->aux, &call->out_grad, &call->in_grad})
+    for (const NDArray& a : *list) elements += std::max<int64_t>(a.shape().Size(), 0);
+  call->small =
+      call->ctx.IsHost() && elements <= kInlineElements && !call->kernel->entry().asynchronous();
 }
 
 std::shared_ptr<const ImperativeOp::Call> ImperativeOp::WithInputs(
@@ -442,10 +457,17 @@ std::shared_ptr<const ImperativeOp::Call> ImperativeOp::WithInputs(
 namespace {
 void Run(const ImperativeOp::Call& call, const RunContext& rctx) {
   MXPKernelArgs args = call.views.Args(call.is_train, call.ctx, call.requested, rctx.stream);
+  // A small call of a kernel not yet known to be quick is timed (Note [Inline functions]).
+  const bool timed = call.small && !call.kernel->RunsInline();
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   if (call.backward)
     call.kernel->Backward(args);
   else
     call.kernel->Forward(args);
+  if (timed)
+    call.kernel->NoteSmallRun(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 }  // namespace
 
@@ -490,11 +512,16 @@ void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
   if (call->kernel->entry().asynchronous()) {
     Engine::Get()->PushAsync(
         [call](RunContext rctx, CallbackOnComplete done) { RunAsync(call, rctx, done); }, call->ctx,
-        call->reads, call->writes, FnProperty::kNormal, 0, call->name);
+        VarList(call->reads.data(), call->reads.size()),
+        VarList(call->writes.data(), call->writes.size()), FnProperty::kNormal, 0, call->name);
     return;
   }
-  Engine::Get()->PushSync([call](RunContext rctx) { Run(*call, rctx); }, call->ctx, call->reads,
-                          call->writes, FnProperty::kNormal, 0, call->name);
+  Engine::Get()->PushSync(
+      [call](RunContext rctx) { Run(*call, rctx); }, call->ctx,
+      VarList(call->reads.data(), call->reads.size()),
+      VarList(call->writes.data(), call->writes.size()),
+      call->small && call->kernel->RunsInline() ? FnProperty::kInline : FnProperty::kNormal, 0,
+      call->name);
 }
 
 // Note [Segments]

@@ -3,11 +3,12 @@
 #ifndef MXPLUG_CORE_OPERATOR_KERNEL_CALL_H_
 #define MXPLUG_CORE_OPERATOR_KERNEL_CALL_H_
 
+#include <dlpack/dlpack.h>
+
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <dlpack/dlpack.h>
 
 #include "mxplug/abi/op.h"
 #include "mxplug/sdk/context.hpp"
@@ -29,20 +30,29 @@ inline std::string ShapeList(const std::vector<TShape>& shapes) {
   return "[" + s + "]";
 }
 
-template <typename Array>
-std::vector<DLTensor> Views(const std::vector<Array>& arrays) {
-  std::vector<DLTensor> out;
+/*!
+ * \brief A list of one kernel call's tensors (or their requests, variables, resources): few for
+ * almost every op, so kept inside the call without a heap block of its own. A call allocated
+ * a dozen such lists, each a malloc and a free on every imperative call (issue 26).
+ */
+template <typename T>
+using CallList = boost::container::small_vector<T, 4>;
+
+template <typename Arrays>
+CallList<DLTensor> Views(const Arrays& arrays) {
+  CallList<DLTensor> out;
   out.reserve(arrays.size());
-  for (const Array& a : arrays) out.push_back(a.ToDLTensor());
+  for (const auto& a : arrays) out.push_back(a.ToDLTensor());
   return out;
 }
 
 // The tensor lists of one kernel call; they must outlive the MXPKernelArgs that point into them.
 struct KernelViews {
-  std::vector<DLTensor> in, out, aux, out_grad, in_grad;
-  std::vector<int32_t> req;
+  CallList<DLTensor> in, out, aux, out_grad, in_grad;
+  CallList<int32_t> req;
 
-  MXPKernelArgs Args(bool is_train, Context ctx, const std::vector<const MXPResource*>& requested,
+  template <typename Resources>
+  MXPKernelArgs Args(bool is_train, Context ctx, const Resources& requested,
                      void* stream = nullptr) const {
     MXPKernelArgs a{};
     a.struct_size = sizeof(a);

@@ -103,7 +103,7 @@ void OpRunner::ForwardInto(const std::vector<Tensor>& inputs, const std::vector<
   CheckDevice("output", outputs);
   CheckDevice("auxiliary state", aux);
   KernelViews v{Views(inputs), Views(outputs), Views(aux), {}, {},
-                 std::vector<int32_t>(req.begin(), req.end())};
+                 detail::CallList<int32_t>(req.begin(), req.end())};
   std::vector<const MXPResource*> requested = Requested(kMXPPhaseForward);
   kernel_->Forward(v.Args(is_train, ctx_, requested));
 }
@@ -130,7 +130,7 @@ void OpRunner::BackwardInto(const std::vector<Tensor>& out_grads, const std::vec
   CheckCount("auxiliary states", aux.size(), property_->ListAuxiliaryStates());
   for (const auto* list : {&out_grads, &inputs, &outputs, &in_grads, &aux}) CheckDevice("tensor", *list);
   KernelViews v{Views(inputs), Views(outputs), Views(aux), Views(out_grads), Views(in_grads),
-                 std::vector<int32_t>(req.begin(), req.end())};
+                 detail::CallList<int32_t>(req.begin(), req.end())};
   std::vector<const MXPResource*> requested = Requested(kMXPPhaseBackward);
   kernel_->Backward(v.Args(true, ctx_, requested));
 }

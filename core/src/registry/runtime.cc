@@ -466,24 +466,24 @@ std::vector<std::shared_ptr<const KernelEntry>> Runtime::UnboundKernels() const 
 }
 
 std::shared_ptr<const DeviceEntry> Runtime::GetDevice(int32_t device_type) const {
-  for (const auto& d : devices_.List())
-    if (d->device_type == device_type) return d;
+  if (auto d = devices_.FindIf([&](const DeviceEntry& e) { return e.device_type == device_type; }))
+    return d;
   throw Error("no device backend for " + DeviceTypeName(device_type) +
                   " is loaded (see `mxplug devices` and `mxplug plugins`)",
               kMXPNotFound);
 }
 
-void Runtime::CheckContext(const Context& ctx) const {
+std::shared_ptr<const DeviceEntry> Runtime::CheckContext(const Context& ctx) const {
   std::shared_ptr<const DeviceEntry> device;
   if (ctx.IsHostPinned()) device = PinnedMemoryBackend(ctx.dev_type);
   if (!device) device = GetDevice(ctx.Compute().dev_type);
-  std::string reason;
+  if (ctx.dev_id >= 0 && ctx.dev_id < device->Count()) return device;
+  std::string reason;  // asked again only for the message: it costs a string on every call
   int32_t count = device->Count(&reason);
-  if (ctx.dev_id < 0 || ctx.dev_id >= count)
-    throw Error("context " + ctx.ToString() + " does not exist: " + device->name + " has " +
-                    std::to_string(count) + " device(s)" +
-                    (reason.empty() ? "" : " (" + reason + ")"),
-                kMXPInvalidArgument);
+  throw Error("context " + ctx.ToString() + " does not exist: " + device->name + " has " +
+                  std::to_string(count) + " device(s)" +
+                  (reason.empty() ? "" : " (" + reason + ")"),
+              kMXPInvalidArgument);
 }
 
 // Note [Pinned host memory]

@@ -156,7 +156,7 @@ class BlockPool {
     if (idle + size > PoolLimitBytes()) return false;
     free_[Key{home, size}].push_back(ptr);
     if (!home.accelerator()) MXPLUG_POISON(ptr, size);
-    kept_.emplace(device.get(), device);  // the entry outlives the blocks it will free
+    kept_.try_emplace(device.get(), device);  // the entry outlives the blocks it will free
     idle += size;
     return true;
   }
@@ -225,14 +225,12 @@ void KeepReserve(const Home& home, size_t size) {
 
 std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
   Runtime& rt = Runtime::Get();
-  rt.CheckContext(ctx);
   // Copies and kernels of host memory go through the CPU backend; pinned blocks come from an
-  // accelerator's host_allocate where one serves them.
-  std::shared_ptr<const DeviceEntry> device = rt.GetDevice(ctx.Compute().dev_type);
-  std::shared_ptr<const DeviceEntry> allocator =
-      ctx.IsHostPinned() ? rt.PinnedMemoryBackend(ctx.dev_type) : nullptr;
-  const bool pinned = allocator != nullptr;
-  if (!allocator) allocator = device;
+  // accelerator's host_allocate where one serves them (what CheckContext returns then).
+  std::shared_ptr<const DeviceEntry> allocator = rt.CheckContext(ctx);
+  std::shared_ptr<const DeviceEntry> device = allocator;
+  const bool pinned = ctx.IsHostPinned() && allocator->device_type != ctx.Compute().dev_type;
+  if (pinned) device = rt.GetDevice(ctx.Compute().dev_type);
   const Home home{allocator.get(), ctx.dev_id, pinned};
   // A zero-byte tensor still gets a distinct, valid pointer, as NumPy's do.
   const size_t size = SizeClass(home, bytes);

@@ -5,6 +5,7 @@ background in dependency order. ``asnumpy``, ``asscalar``, ``wait_to_read`` and 
 and raise ``MXNetError`` for a failure of the work they waited for.
 """
 import numbers
+import types
 import warnings
 
 import numpy as np
@@ -686,7 +687,9 @@ def _unpickle(data, device_type, device_id):
 
 
 # The arithmetic operators are C++ (python/src/ndarray_bindings.cc); inside autograd.record() they
-# are the two-operand functions above instead (mx.nd.add...), whose calls autograd records.
+# are the two-operand functions above instead (mx.nd.add...), whose calls autograd records. The C++
+# ones call them themselves (Note [Autograd state]); the reflected forms defined in Python here
+# (__rpow__, __rmod__) are wrapped.
 _RECORDED_ARITHMETIC = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
                         "mod": "modulo", "pow": "power"}
 
@@ -706,11 +709,17 @@ def _recorded(name, function, reflected):
 
 
 def _record_arithmetic():
+    in_cpp = {}
     for name, function in _RECORDED_ARITHMETIC.items():
         for reflected in (False, True):
-            if ("__%s%s__" % ("r" if reflected else "", name)) in NDArray.__dict__:
-                setattr(NDArray, "__%s%s__" % ("r" if reflected else "", name),
-                        _recorded(name, globals()[function], reflected))
+            dunder = "__%s%s__" % ("r" if reflected else "", name)
+            if dunder not in NDArray.__dict__:
+                continue
+            if isinstance(NDArray.__dict__[dunder], types.FunctionType):
+                setattr(NDArray, dunder, _recorded(name, globals()[function], reflected))
+            else:
+                in_cpp[dunder] = globals()[function]
+    _core._set_recorded_arithmetic(in_cpp)
 
 
 def _extend():
