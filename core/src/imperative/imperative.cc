@@ -38,7 +38,8 @@ struct ImperativeOp::Call {
   CallList<const MXPResource*> requested;
   CallList<VarHandle> resource_vars, reads, writes;
   detail::KernelViews views;
-  // Pushed FnProperty::kInline: a CPU call on few elements (Note [Inline functions]).
+  // A CPU call on few elements: pushed FnProperty::kInline once its kernel RunsInline (Note
+  // [Inline functions]).
   bool small = false;
 
   // What it reads (the inputs; backward also the outputs and their gradients), and the kernel's

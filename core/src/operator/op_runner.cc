@@ -33,26 +33,32 @@ OpRunner::OpRunner(const std::string& op, const KwArgs& kwargs, Context ctx, Run
   std::shared_ptr<const KernelEntry> kernel = rt.FindKernel(op, ctx.dev_type);
   if (!kernel) {
     std::string have;
-    for (const auto& k : rt.KernelsOf(op)) have += (have.empty() ? "" : ", ") + DeviceTypeName(k->device_type);
-    throw Error(op + " has no kernel for " + DeviceTypeName(ctx.dev_type) + "; kernels exist for: " +
-                (have.empty() ? "no device" : have), kMXPNotFound);
+    for (const auto& k : rt.KernelsOf(op))
+      have += (have.empty() ? "" : ", ") + DeviceTypeName(k->device_type);
+    throw Error(op + " has no kernel for " + DeviceTypeName(ctx.dev_type) +
+                    "; kernels exist for: " + (have.empty() ? "no device" : have),
+                kMXPNotFound);
   }
   kernel_ = std::make_unique<Kernel>(kernel, kwargs, ctx);
 }
 
 OpRunner::~OpRunner() = default;
 
-void OpRunner::CheckCount(const char* what, size_t got, const std::vector<std::string>& names) const {
+void OpRunner::CheckCount(const char* what, size_t got,
+                          const std::vector<std::string>& names) const {
   if (got != names.size())
     throw Error(property_->op().name + ": expected " + std::to_string(names.size()) + " " + what +
-                " (" + detail::JoinNames(names) + "), got " + std::to_string(got), kMXPInvalidArgument);
+                    " (" + detail::JoinNames(names) + "), got " + std::to_string(got),
+                kMXPInvalidArgument);
 }
 
 std::vector<const MXPResource*> OpRunner::Requested(MXPPhase phase) const {
   uint32_t mask = property_->Resources(phase);
   if (mask & kMXPResourceRandom)
-    throw Error(property_->op().name + " requests a random-number resource; OpRunner provides "
-                "only temp space (random state is the engine's, per device)", kMXPUnimplemented);
+    throw Error(property_->op().name +
+                    " requests a random-number resource; OpRunner provides "
+                    "only temp space (random state is the engine's, per device)",
+                kMXPUnimplemented);
   std::vector<const MXPResource*> requested;
   if (mask & kMXPResourceTempSpace) requested.push_back(&temp_->resource);
   return requested;
@@ -65,7 +71,8 @@ void OpRunner::CheckDevice(const char* what, const std::vector<Tensor>& tensors)
                   kMXPInvalidArgument);
     if (tensors[i].ctx() != ctx_)
       throw Error(property_->op().name + ": " + what + " " + std::to_string(i) + " is on " +
-                  tensors[i].ctx().ToString() + ", expected " + ctx_.ToString(), kMXPInvalidArgument);
+                      tensors[i].ctx().ToString() + ", expected " + ctx_.ToString(),
+                  kMXPInvalidArgument);
   }
 }
 
@@ -87,14 +94,15 @@ std::vector<Tensor> OpRunner::Forward(const std::vector<Tensor>& inputs,
   if (!property_->InferType(&in_t, &out_t, &aux_t))
     throw Error(op + ": cannot infer output dtypes", kMXPInvalidArgument);
   std::vector<Tensor> outputs;
-  for (size_t i = 0; i < out_s.size(); ++i) outputs.push_back(Tensor::Empty(out_s[i], out_t[i], ctx_));
+  for (size_t i = 0; i < out_s.size(); ++i)
+    outputs.push_back(Tensor::Empty(out_s[i], out_t[i], ctx_));
   ForwardInto(inputs, outputs, std::vector<OpReqType>(outputs.size(), kWriteTo), aux, is_train);
   return outputs;
 }
 
 void OpRunner::ForwardInto(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-                       const std::vector<OpReqType>& req, const std::vector<Tensor>& aux,
-                       bool is_train) {
+                           const std::vector<OpReqType>& req, const std::vector<Tensor>& aux,
+                           bool is_train) {
   CheckCount("inputs", inputs.size(), property_->ListArguments());
   CheckCount("outputs", outputs.size(), property_->ListOutputs());
   CheckCount("requests (one per output)", req.size(), property_->ListOutputs());
@@ -102,8 +110,12 @@ void OpRunner::ForwardInto(const std::vector<Tensor>& inputs, const std::vector<
   CheckDevice("input", inputs);
   CheckDevice("output", outputs);
   CheckDevice("auxiliary state", aux);
-  KernelViews v{Views(inputs), Views(outputs), Views(aux), {}, {},
-                 detail::CallList<int32_t>(req.begin(), req.end())};
+  KernelViews v{Views(inputs),
+                Views(outputs),
+                Views(aux),
+                {},
+                {},
+                detail::CallList<int32_t>(req.begin(), req.end())};
   std::vector<const MXPResource*> requested = Requested(kMXPPhaseForward);
   kernel_->Forward(v.Args(is_train, ctx_, requested));
 }
@@ -121,16 +133,18 @@ std::vector<Tensor> OpRunner::Backward(const std::vector<Tensor>& out_grads,
 
 void OpRunner::BackwardInto(const std::vector<Tensor>& out_grads, const std::vector<Tensor>& inputs,
                             const std::vector<Tensor>& outputs, const std::vector<Tensor>& in_grads,
-                        const std::vector<OpReqType>& req, const std::vector<Tensor>& aux) {
+                            const std::vector<OpReqType>& req, const std::vector<Tensor>& aux) {
   CheckCount("output gradients", out_grads.size(), property_->ListOutputs());
   CheckCount("inputs", inputs.size(), property_->ListArguments());
   CheckCount("outputs", outputs.size(), property_->ListOutputs());
   CheckCount("input gradients", in_grads.size(), property_->ListArguments());
   CheckCount("requests (one per input gradient)", req.size(), property_->ListArguments());
   CheckCount("auxiliary states", aux.size(), property_->ListAuxiliaryStates());
-  for (const auto* list : {&out_grads, &inputs, &outputs, &in_grads, &aux}) CheckDevice("tensor", *list);
-  KernelViews v{Views(inputs), Views(outputs), Views(aux), Views(out_grads), Views(in_grads),
-                 detail::CallList<int32_t>(req.begin(), req.end())};
+  for (const auto* list : {&out_grads, &inputs, &outputs, &in_grads, &aux})
+    CheckDevice("tensor", *list);
+  KernelViews v{Views(inputs),   Views(outputs),
+                Views(aux),      Views(out_grads),
+                Views(in_grads), detail::CallList<int32_t>(req.begin(), req.end())};
   std::vector<const MXPResource*> requested = Requested(kMXPPhaseBackward);
   kernel_->Backward(v.Args(true, ctx_, requested));
 }
