@@ -22,6 +22,7 @@ from .base import MXNetError
 # Both flags are per thread, kept by the extension (Note [Autograd state] in
 # python/src/ndarray_bindings.cc), where the arithmetic operators read them.
 
+
 def is_recording():
     """Whether operator calls are being recorded."""
     return _core.is_recording()
