@@ -25,7 +25,10 @@ for kw in setups:
         epochs.append([[b.data[0].asnumpy()[:, 0, 0].tolist(), b.label[0].asnumpy().tolist(), b.pad]
                        for b in it])
         it.reset()
-    out.append([repr(it.provide_data), repr(it.provide_label), epochs])
+    # The arrays in the epoch's order (data and label reordered together when shuffled).
+    order = [it.data[0][1].asnumpy()[:, 0, 0].tolist(), it.label[0][1].asnumpy().tolist(),
+             [a.shape for a in it.data_list]]
+    out.append([repr(it.provide_data), repr(it.provide_label), epochs, order])
 d = {'b': np.arange(12).reshape(6, 2), 'a': np.arange(6)}
 it = mx.io.NDArrayIter(d, [np.zeros(6), np.ones(6)], batch_size=4, label_name='lab')
 out.append([[x.name for x in it.provide_data], [x.name for x in it.provide_label],

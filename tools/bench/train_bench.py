@@ -6,9 +6,10 @@ ones).
 
     tools/bench/run.sh train [--quick] [--threads=N] [--rounds=N]
 
-Rows, in samples per second (higher is better): the MLP trained at batch 128, the LeNet at batch
-64 (after a warm-up of a few batches, over a fixed number of batches read from the shuffled
-training set), and the MLP's inference over the test set at batch 128 (predict, outputs copied
+Rows, in samples per second (higher is better): the MLP trained at batch 128 (over MNISTIter, and
+over NDArrayIter holding the images as float32 arrays), the LeNet at batch 64 (after a warm-up of
+a few batches, over a fixed number of batches read from the shuffled training set), and the MLP's
+inference over the test set at batch 128 (predict, outputs copied
 out; INFER_PASSES passes after one warm-up). Single runs on a shared 2-core machine spread by 2x
 or more (docs/performance.md), so the systems are measured in --rounds interleaved rounds, each
 system in a fresh process per round, and the table shows each system's median with its range;
@@ -34,9 +35,11 @@ sys.path.insert(0, str(REPO / "examples" / "train"))
 FASHION = pathlib.Path("/usr/share/datasets/fashion-mnist")
 FILES = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
          "t10k-labels-idx1-ubyte"]
-# (row, network, batch size, what)
-CASES = [("mlp train b128", "mlp", 128, "train"), ("lenet train b64", "lenet", 64, "train"),
-         ("mlp inference b128", "mlp", 128, "infer")]
+# (row, network, batch size, what); "train-arrays" is fit over NDArrayIter on the images already
+# in memory as float32 (PyTorch's loop always batches such tensors).
+CASES = [("mlp train b128", "mlp", 128, "train"),
+         ("mlp train b128, NDArrayIter", "mlp", 128, "train-arrays"),
+         ("lenet train b64", "lenet", 64, "train"), ("mlp inference b128", "mlp", 128, "infer")]
 WARMUP = 5
 # Passes over the test set per inference measurement: a pass takes 10-20 ms, and single passes on
 # a shared 2-core machine vary by 2x (docs/performance.md), so a few would measure the luck.
@@ -69,9 +72,15 @@ def measure_symbolic(mx, files, quick):
     for row, net, batch, what in CASES:
         flat = net == "mlp"
         mod = mx.mod.Module(getattr(networks, net)(mx), context=mx.cpu())
-        if what == "train":
-            it = mx.io.MNISTIter(image=files[FILES[0]], label=files[FILES[1]], batch_size=batch,
-                                 shuffle=True, flat=flat, seed=1)
+        if what.startswith("train"):
+            if what == "train":
+                it = mx.io.MNISTIter(image=files[FILES[0]], label=files[FILES[1]],
+                                     batch_size=batch, shuffle=True, flat=flat, seed=1)
+            else:
+                images = read_idx(files[FILES[0]], True)
+                it = mx.io.NDArrayIter(images.reshape(images.shape[0], -1) if flat else images,
+                                       read_idx(files[FILES[1]], False).astype(np.float32),
+                                       batch_size=batch, shuffle=True, label_name="softmax_label")
             kw = dict(optimizer="sgd", optimizer_params={"learning_rate": 0.05, "momentum": 0.9},
                       initializer=mx.init.Xavier(), eval_metric="acc")
             mod.fit(mx.io.ResizeIter(it, WARMUP), num_epoch=1, **kw)
@@ -133,7 +142,7 @@ def measure_torch(files, quick):
     out = {}
     for row, net_name, batch, what in CASES:
         net = torch_net(net_name)
-        if what == "train":
+        if what.startswith("train"):  # the same loop over tensors in memory for both rows
             net.train()
             train = torch_training_loop(net, train_x, train_y, batch)
             train(0, WARMUP)
