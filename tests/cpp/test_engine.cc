@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -540,6 +541,55 @@ INSTANTIATE_TEST_SUITE_P(Engines, EngineTest,
                          [](const auto& info) {
                            return info.param == EngineType::kThreaded ? "Threaded" : "Naive";
                          });
+
+// Note [Next function]: what a worker's completion makes ready runs next on that worker, ahead
+// of what waits in the queue; what a running body pushes is left to the other workers, since the
+// body may wait for it.
+TEST(ThreadedEngine, WorkerRunsWhatItsCompletionMadeReadyButNotWhatItsBodyPushed) {
+  const Context cpu = Context::CPU();
+  {
+    EngineOptions options;
+    options.cpu_workers = 1;
+    auto engine = Engine::Create(EngineType::kThreaded, options);
+    VarHandle v = engine->NewVar(), w = engine->NewVar();
+    std::atomic<bool> release{false};
+    std::vector<std::string> order;  // written by the one worker
+    engine->PushSync(
+        [&](RunContext) {
+          while (!release.load()) std::this_thread::yield();
+        },
+        cpu, {}, {v});
+    // Queued while the worker holds the gate: X is ready at once, F waits for v.
+    engine->PushSync([&](RunContext) { order.push_back("X"); }, cpu, {}, {w});
+    engine->PushSync([&](RunContext) { order.push_back("F"); }, cpu, {}, {v});
+    release = true;
+    engine->WaitForAll();
+    EXPECT_EQ(order, (std::vector<std::string>{"F", "X"}));
+    engine->PushDelete(nullptr, cpu, v);
+    engine->PushDelete(nullptr, cpu, w);
+    engine->WaitForAll();
+  }
+  EngineOptions options;
+  options.cpu_workers = 2;
+  auto engine = Engine::Create(EngineType::kThreaded, options);
+  VarHandle v = engine->NewVar(), w = engine->NewVar();
+  std::atomic<bool> helper_ran{false};
+  bool body_saw_helper = false;
+  engine->PushSync(
+      [&](RunContext) {
+        engine->PushSync([&](RunContext) { helper_ran = true; }, cpu, {}, {w});
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!helper_ran.load() && std::chrono::steady_clock::now() < give_up)
+          std::this_thread::yield();
+        body_saw_helper = helper_ran.load();
+      },
+      cpu, {}, {v});
+  engine->WaitForAll();
+  EXPECT_TRUE(body_saw_helper) << "the function a body pushed waited for that body to return";
+  engine->PushDelete(nullptr, cpu, v);
+  engine->PushDelete(nullptr, cpu, w);
+  engine->WaitForAll();
+}
 
 TEST(EngineGlobal, ProcessWideEngineIsThreadedByDefault) {
   EXPECT_EQ(Engine::Get()->type(), EngineType::kThreaded);

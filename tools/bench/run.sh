@@ -2,7 +2,7 @@
 # Runs one benchmark against its peer in the same run, prints a table, and writes
 # ${MXPLUG_BUILD_DIR:-build}/bench/NAME.json (rows: metric, ours, peer, peer_name, ratio, better,
 # unit). Not part of tools/test.sh's pass or fail.
-#   tools/bench/run.sh engine [--quick] [--workers=N]
+#   tools/bench/run.sh engine [--quick] [--workers=N] [--rounds=N]   (against StarPU, eager and lws)
 #   tools/bench/run.sh ops [--quick] [--threads=N] [--rounds=N]   (against PyTorch, MXNet 1.9.1, NumPy, OpenBLAS)
 #   tools/bench/run.sh executor [--quick] [--threads=N] [--rounds=N]   (networks against PyTorch, MXNet 1.9.1)
 #   tools/bench/run.sh train [--quick] [--threads=N] [--rounds=N]   (Module.fit against PyTorch, MXNet 1.9.1)

@@ -11,6 +11,9 @@ namespace mxplug::engine_detail {
 namespace {
 
 thread_local int tls_engine_function_depth = 0;
+// True while this thread completes a synchronous function whose body has returned
+// (CompletingSyncFunction).
+thread_local bool tls_completing_sync = false;
 // The dispatch loop running on this thread, if any, and its engine (Note [Dispatch loop]).
 thread_local std::vector<Opr*>* tls_dispatch_ready = nullptr;
 thread_local const void* tls_dispatch_engine = nullptr;
@@ -63,6 +66,7 @@ EngineCore::EngineCore() = default;
 EngineCore::~EngineCore() = default;
 
 bool EngineCore::InEngineFunction() { return tls_engine_function_depth > 0; }
+bool EngineCore::CompletingSyncFunction() { return tls_completing_sync; }
 
 void EngineCore::CheckNotInEngineFunction(const char* what) const {
   if (InEngineFunction())
@@ -292,6 +296,11 @@ void EngineCore::DispatchLoop(std::vector<Opr*>* ready) {
 void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device) {
   opr->refs.fetch_add(1, std::memory_order_relaxed);  // the runner's reference
   ++tls_engine_function_depth;
+  // A function run inline from a completion is a body again; the completion resumes after it.
+  struct Completing {
+    bool outer = std::exchange(tls_completing_sync, false);
+    ~Completing() { tls_completing_sync = outer; }
+  } completing;
   Profiler& profiler = Profiler::Get();
   const bool profiling = profiler.running();
   const int64_t start = profiling ? profiler.Now() : 0;
@@ -328,7 +337,9 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
         profiler.Record(name, ctx, start, profiler.Now());
         recorded = true;
       }
+      tls_completing_sync = true;
       Complete(opr, std::move(error));
+      tls_completing_sync = false;
     } else if (error) {
       Complete(opr, std::move(error));
     } else {

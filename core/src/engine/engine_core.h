@@ -124,6 +124,10 @@ class EngineCore : public Engine {
   void UseEventCompletion() { event_completion_ = true; }
   // True while the calling thread runs an engine function.
   static bool InEngineFunction();
+  // True while the calling thread completes a synchronous function after its body returned:
+  // what Execute is handed then was made ready by that completion, not pushed by a body that
+  // may go on to wait for it (Note [Next function]).
+  static bool CompletingSyncFunction();
   // Sets up a worker thread's per-thread lists, so that its first completions do not allocate.
   static void PrepareThread();
 

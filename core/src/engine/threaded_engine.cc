@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "engine/engine_core.h"
 #include "engine/ring_queue.h"
@@ -97,6 +98,20 @@ class TaskQueue {
   int sleepers_ = 0;
   bool stop_ = false;
 };
+
+// Note [Next function]
+// When a worker completes a function and that makes another function of its own pool ready, the
+// worker keeps the first such function and runs it next, instead of a round trip through the
+// queue's lock, where another worker may take it and pull its variables to another core. A chain
+// of dependent functions so runs on one worker while it lasts; the other functions made ready at
+// the same time go to the queue for the other workers. Only normal priorities are kept (a
+// prioritized function waits in its lane), and only what a completion made ready: a function
+// pushed by a running body may be what that body goes on to wait for on another worker. With 2
+// workers on 2 cores the engine benchmark's chain of empty functions went from 1.51 to 2.07
+// million a second (1 worker: 1.75 to 2.04; medians of 6 interleaved rounds).
+// The pool this thread works for (null off the workers), and the function it will run next.
+thread_local const void* tls_pool = nullptr;
+thread_local Opr* tls_next = nullptr;
 
 }  // namespace
 
@@ -195,7 +210,12 @@ class ThreadedEngine : public EngineCore {
       Run(opr, RunContext{opr->ctx, nullptr});
       return;
     }
-    PoolFor(opr)->queue.Push(opr);
+    Pool* pool = PoolFor(opr);
+    if (tls_pool == pool && !tls_next && opr->priority <= 0 && CompletingSyncFunction()) {
+      tls_next = opr;
+      return;
+    }
+    pool->queue.Push(opr);
   }
 
  private:
@@ -262,8 +282,9 @@ class ThreadedEngine : public EngineCore {
       ++pool->started;
     }
     pool->started_cv.notify_all();
+    tls_pool = pool;
     Opr* opr = nullptr;
-    while (pool->queue.Pop(&opr)) {
+    while ((opr = std::exchange(tls_next, nullptr)) || pool->queue.Pop(&opr)) {
       running->store(opr->name ? opr->name : "", std::memory_order_relaxed);
       Run(opr, RunContext{opr->ctx, stream}, device);  // Note [Event completion]
       running->store(nullptr, std::memory_order_relaxed);
