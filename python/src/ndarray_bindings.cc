@@ -147,21 +147,40 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
   return outs;
 }
 
+// The arrays of a list or tuple of NDArrays (without pybind11's per-element type lookup, Note
+// [NDArray's Python type]).
+std::vector<NDArray> ArraysOf(const std::string& op, const py::handle& seq) {
+  if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
+    throw py::type_error(op + ": the inputs must be a list or tuple of NDArrays, got " +
+                         std::string(py::str(py::type::handle_of(seq).attr("__name__"))));
+  const py::sequence items = py::reinterpret_borrow<py::sequence>(seq);
+  std::vector<NDArray> arrays;
+  arrays.reserve(items.size());
+  for (const py::handle item : items) {
+    if (!IsNDArray(item))
+      throw py::type_error(op + ": input " + std::to_string(arrays.size()) + " is a " +
+                           std::string(py::str(py::type::handle_of(item).attr("__name__"))) +
+                           ", expected an NDArray");
+    arrays.push_back(AsNDArray(item));
+  }
+  return arrays;
+}
+
 // Runs one op: positional inputs, then keyword inputs by argument name; the rest are kwargs.
 // all_outputs: (the inputs in the op's order, every output with the internal ones, how many of them
 // are visible) instead of the visible outputs: what mx.autograd records.
-py::object Invoke(const std::string& name, const std::vector<NDArray>& args, py::dict kwargs,
+py::object Invoke(const std::string& name, const py::handle& args, py::dict kwargs,
                   const py::handle& out, const py::handle& ctx, bool is_train, bool all_outputs) {
   py::dict params;
   std::vector<std::pair<std::string, NDArray>> named;
   for (const auto& [k, v] : kwargs) {
-    if (py::isinstance<NDArray>(v))
-      named.emplace_back(k.cast<std::string>(), v.cast<NDArray>());
+    if (IsNDArray(v))
+      named.emplace_back(k.cast<std::string>(), AsNDArray(v));
     else if (!v.is_none() || k.cast<std::string>() != "name")
       params[k] = v;
   }
   std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(params));
-  std::vector<NDArray> inputs = args;
+  std::vector<NDArray> inputs = ArraysOf(name, args);
   if (!named.empty()) {
     const auto& names = op->input_names();
     if (inputs.size() < names.size()) inputs.resize(names.size());
