@@ -101,15 +101,21 @@ const py::detail::type_info* NDArrayType() {
 
 bool IsNDArray(py::handle h) { return PyObject_TypeCheck(h.ptr(), NDArrayType()->type) != 0; }
 
-// The array inside `h`; a TypeError when `h` is no NDArray.
-const NDArray& AsNDArray(py::handle h) {
-  if (!IsNDArray(h))
-    throw py::type_error("expected an NDArray, got " +
-                         std::string(py::str(py::type::handle_of(h).attr("__name__"))));
+std::string TypeName(py::handle h) {
+  return std::string(py::str(py::type::handle_of(h).attr("__name__")));
+}
+
+// The array inside `h`, which IsNDArray has checked.
+const NDArray& NDArrayIn(py::handle h) {
   auto* instance = reinterpret_cast<py::detail::instance*>(h.ptr());
   void* value = instance->get_value_and_holder(NDArrayType()).value_ptr();
-  if (!value) throw py::reference_cast_error();  // an instance whose __init__ never ran
+  if (!value) throw py::type_error("an NDArray whose __init__ never ran was passed to an op");
   return *static_cast<const NDArray*>(value);
+}
+
+// For a value that is no NDArray: a TypeError naming it (`what`: "__add__: self").
+[[noreturn]] void ThrowNotNDArray(py::handle h, const std::string& what) {
+  throw py::type_error(what + " is a " + TypeName(h) + ", expected an NDArray");
 }
 
 // A new Python NDArray holding `a`.
@@ -152,16 +158,13 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
 std::vector<NDArray> ArraysOf(const std::string& op, const py::handle& seq) {
   if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
     throw py::type_error(op + ": the inputs must be a list or tuple of NDArrays, got " +
-                         std::string(py::str(py::type::handle_of(seq).attr("__name__"))));
+                         TypeName(seq));
   const py::sequence items = py::reinterpret_borrow<py::sequence>(seq);
   std::vector<NDArray> arrays;
   arrays.reserve(items.size());
   for (const py::handle item : items) {
-    if (!IsNDArray(item))
-      throw py::type_error(op + ": input " + std::to_string(arrays.size()) + " is a " +
-                           std::string(py::str(py::type::handle_of(item).attr("__name__"))) +
-                           ", expected an NDArray");
-    arrays.push_back(AsNDArray(item));
+    if (!IsNDArray(item)) ThrowNotNDArray(item, op + ": input " + std::to_string(arrays.size()));
+    arrays.push_back(NDArrayIn(item));
   }
   return arrays;
 }
@@ -175,7 +178,7 @@ py::object Invoke(const std::string& name, const py::handle& args, py::dict kwar
   std::vector<std::pair<std::string, NDArray>> named;
   for (const auto& [k, v] : kwargs) {
     if (IsNDArray(v))
-      named.emplace_back(k.cast<std::string>(), AsNDArray(v));
+      named.emplace_back(k.cast<std::string>(), NDArrayIn(v));
     else if (!v.is_none() || k.cast<std::string>() != "name")
       params[k] = v;
   }
@@ -262,7 +265,7 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
   std::shared_ptr<const ImperativeOp> op;
   std::vector<NDArray> inputs;
   if (IsNDArray(rhs)) {
-    const NDArray& r = AsNDArray(rhs);
+    const NDArray& r = NDArrayIn(rhs);
     const bool same = lhs.shape() == r.shape();
     op = ImperativeOp::Get(same ? ops.same_shape : ops.broadcast, {});
     inputs.reserve(2);  // not a braced list: it would copy each array twice
@@ -298,7 +301,8 @@ void DefineBinary(py::class_<NDArray>& cls, const char* name, BinaryOps ops) {
         dunder->c_str(),
         [ops, dunder, reflected](py::handle self, py::handle b) {
           if (py::object r = Recorded(dunder->c_str(), self, b, reflected)) return r;
-          return Binary(ops, AsNDArray(self), b, reflected, nullptr);
+          if (!IsNDArray(self)) ThrowNotNDArray(self, *dunder + ": self");
+          return Binary(ops, NDArrayIn(self), b, reflected, nullptr);
         },
         py::is_operator());
   };

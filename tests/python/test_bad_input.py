@@ -159,3 +159,14 @@ def test_loaders_raise_mxnet_error_where_mxnet_does(mx, tmp_path):
         mx.sym.load(str(tmp_path))  # MXNet 1.9.1 itself raises UnicodeDecodeError here
     with pytest.raises(mx.MXNetError, match=r"the symbol file .*bad.json is not UTF-8 text \(byte 35\)"):
         mx.sym.load(str(tmp_path / "here" / "bad.json"))
+
+
+def test_a_value_that_is_not_an_array_where_an_op_takes_arrays_is_named(mx):
+    x = mx.nd.ones((2,))
+    with pytest.raises(TypeError, match=r"^concat: input 1 is a int, expected an NDArray$"):
+        mx.nd.concat([x, 3], dim=0)
+    with pytest.raises(TypeError, match=r"^__add__: self is a str, expected an NDArray$"):
+        type(x).__add__("a", x)
+    with pytest.raises(TypeError, match=r"^relu: the inputs must be a list or tuple of NDArrays, got int$"):
+        mx._core.invoke("relu", 7, {}, None, None, False)
+    np.testing.assert_array_equal((x + x).asnumpy(), [2, 2])  # the process and the arrays live on
