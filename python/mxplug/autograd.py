@@ -103,11 +103,14 @@ def _attach(node):
 
 def invoke(name, arrays, kwargs, out=None, ctx=None):
     """Runs an operator (what mx.nd's functions and methods call), in training mode inside
-    train_mode/record, and records it inside record()."""
-    training = _core.is_training()
-    if not _core.is_recording():
-        return _core.invoke(name, arrays, kwargs, out, ctx, training)
-    inputs, outputs, visible = _core.invoke(name, arrays, kwargs, out, ctx, training, True)
+    train_mode/record, and records it inside record(). The check is _core.run_op's (one call
+    from Python for an op outside record()); inside record() it calls _invoke_recorded."""
+    return _core.run_op(name, arrays, kwargs, out, ctx)
+
+
+def _invoke_recorded(name, arrays, kwargs, out, ctx):
+    inputs, outputs, visible = _core.invoke(name, arrays, kwargs, out, ctx, _core.is_training(),
+                                            True)
     if out is not None:  # the caller's arrays stand for the visible outputs
         given = [out] if not isinstance(out, (list, tuple)) else list(out)
         outputs[:len(given)] = given
@@ -123,6 +126,9 @@ def invoke(name, arrays, kwargs, out=None, ctx=None):
     if out is not None:
         return out
     return outputs[0] if visible == 1 else outputs[:visible]
+
+
+_core._set_recorded_invoke(_invoke_recorded)
 
 
 # ---- Variables --------------------------------------------------------------------------------

@@ -6,9 +6,12 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -118,13 +121,23 @@ const NDArray& NDArrayIn(py::handle h) {
   throw py::type_error(what + " is a " + TypeName(h) + ", expected an NDArray");
 }
 
-// A new Python NDArray holding `a`.
+// A new Python NDArray holding `a`: what pybind11's cast of a moved value does (a new instance,
+// registered, owning its value through the class's holder), less its search for a Python object
+// already wrapping the C++ one (there is none for a new array) and its type lookup.
 py::object Wrap(NDArray&& a) {
-  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
-      &a, py::return_value_policy::move, py::handle(), NDArrayType(), nullptr,
-      [](const void* from) -> void* {
-        return new NDArray(std::move(*const_cast<NDArray*>(static_cast<const NDArray*>(from))));
-      }));
+  using Holder = py::class_<NDArray>::holder_type;
+  static_assert(std::is_same_v<Holder, std::unique_ptr<NDArray>>);
+  const py::detail::type_info* type = NDArrayType();
+  auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(type->type));
+  auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+  py::detail::value_and_holder v = instance->get_value_and_holder(type);
+  v.value_ptr() = new NDArray(std::move(a));
+  instance->owned = true;
+  py::detail::register_instance(instance, v.value_ptr(), type);
+  v.set_instance_registered();
+  new (std::addressof(v.holder<Holder>())) Holder(v.value_ptr<NDArray>());
+  v.set_holder_constructed();
+  return object;
 }
 
 py::object Visible(const ImperativeOp& op, std::vector<NDArray>&& outputs) {
@@ -151,6 +164,20 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
     std::copy(list.begin(), list.end(), outs.begin());
   }
   return outs;
+}
+
+// Note [The GIL across a call]
+// Pushing an op's call never waits for the engine, and a compiled op's inference and kernels call
+// no Python, so the call keeps the GIL: releasing and taking it back cost a tenth of a 1-element
+// call. An op of the Python plugin (Custom) is called without it: its property calls Python while
+// it holds the op's lock, which another thread may hold while it waits for the GIL.
+void InvokeOp(const ImperativeOp& op, const std::vector<NDArray>& inputs,
+              std::vector<NDArray>* outputs, bool is_train = false,
+              const Context* no_input_ctx = nullptr) {
+  if (op.property().op().plugin != "python")
+    return op.Invoke(inputs, outputs, is_train, {}, no_input_ctx);
+  py::gil_scoped_release release;
+  op.Invoke(inputs, outputs, is_train, {}, no_input_ctx);
 }
 
 // The arrays of a list or tuple of NDArrays (without pybind11's per-element type lookup, Note
@@ -209,10 +236,7 @@ py::object Invoke(const std::string& name, const py::handle& args, py::dict kwar
   // `out`, else on the CPU (ImperativeOp::Invoke).
   const std::optional<Context> where =
       ctx.is_none() ? std::nullopt : std::optional<Context>(ToContext(ctx));
-  {
-    py::gil_scoped_release release;  // the call never blocks on the engine
-    op->Invoke(inputs, &outputs, is_train, {}, where ? &*where : nullptr);
-  }
+  InvokeOp(*op, inputs, &outputs, is_train, where ? &*where : nullptr);
   if (all_outputs) return py::make_tuple(inputs, outputs, op->num_visible_outputs());
   if (!out.is_none()) return py::reinterpret_borrow<py::object>(out);
   return Visible(*op, std::move(outputs));
@@ -246,6 +270,13 @@ struct BinaryOps {
 
 // Inside record(): what the function autograd records gives, or null when there is none for
 // this operator (comparisons and in-place forms are not recorded, as before).
+// What run_op calls inside record() (autograd._invoke_recorded); never destroyed, as
+// RecordedArithmetic.
+py::object& RecordedInvoke() {
+  static auto* function = new py::object();
+  return *function;
+}
+
 py::object Recorded(const char* dunder, const py::handle& self, const py::handle& other,
                     bool reflected) {
   if (!tls_recording) return py::object();
@@ -258,16 +289,25 @@ py::object Recorded(const char* dunder, const py::handle& self, const py::handle
   return reflected ? fn(other, self) : fn(self, other);
 }
 
+// The op of an operator between two arrays (no kwargs), looked up once: ops are never replaced once
+// registered. Under the GIL.
+const ImperativeOp& OpNamed(const char* name) {
+  static auto* ops = new std::unordered_map<const char*, std::shared_ptr<const ImperativeOp>>();
+  auto it = ops->find(name);
+  if (it == ops->end()) it = ops->emplace(name, ImperativeOp::Get(name, {})).first;
+  return *it->second;
+}
+
 py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rhs, bool reflected,
                   const NDArray* out) {
   std::vector<NDArray> outs;
   if (out) outs.push_back(*out);
-  std::shared_ptr<const ImperativeOp> op;
+  std::shared_ptr<const ImperativeOp> scalar_op;
+  const ImperativeOp* op;
   std::vector<NDArray> inputs;
   if (IsNDArray(rhs)) {
     const NDArray& r = NDArrayIn(rhs);
-    const bool same = lhs.shape() == r.shape();
-    op = ImperativeOp::Get(same ? ops.same_shape : ops.broadcast, {});
+    op = &OpNamed(lhs.shape() == r.shape() ? ops.same_shape : ops.broadcast);
     inputs.reserve(2);  // not a braced list: it would copy each array twice
     inputs.push_back(reflected ? r : lhs);
     inputs.push_back(reflected ? lhs : r);
@@ -277,40 +317,125 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
     std::string value =
         is_int ? std::string(py::str(rhs))
                : std::string(py::str(py::float_(py::reinterpret_borrow<py::object>(rhs))));
-    op = ImperativeOp::Get(reflected ? ops.rscalar : ops.scalar,
-                           {{"scalar", std::move(value)}, {"is_int", is_int ? "True" : "False"}});
+    scalar_op =
+        ImperativeOp::Get(reflected ? ops.rscalar : ops.scalar,
+                          {{"scalar", std::move(value)}, {"is_int", is_int ? "True" : "False"}});
+    op = scalar_op.get();
     inputs = {lhs};
   } else {
     return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   }
-  {
-    py::gil_scoped_release release;
-    op->Invoke(inputs, &outs);
-  }
+  InvokeOp(*op, inputs, &outs);
   if (out) return py::cast(*out);
   return Wrap(std::move(outs[0]));
 }
 
+// a.__add__(b), or with `reflected` b.__radd__(a) as self.__radd__(other): what autograd records
+// inside record(), else the op.
+py::object Arithmetic(const BinaryOps& ops, const char* dunder, py::handle self, py::handle other,
+                      bool reflected) {
+  if (py::object r = Recorded(dunder, self, other, reflected)) return r;
+  if (!IsNDArray(self)) ThrowNotNDArray(self, std::string(dunder) + ": self");
+  return Binary(ops, NDArrayIn(self), other, reflected, nullptr);
+}
+
+// Note [Arithmetic slots]
+// `a + b` reaches NDArray.__add__ through CPython's slot for +, which looks the method up by name
+// and calls it through pybind11's dispatcher (its argument lists and casts): together a tenth of
+// a 1-element add. The type's number slots call the operators directly instead; the methods stay,
+// for a.__add__(b). A C++ exception becomes the Python exception pybind11's translators make, as
+// it would in a method.
+struct ArithmeticSlot {
+  BinaryOps ops;
+  std::string dunder, rdunder;  // "__add__", "__radd__" (for Recorded, which keeps the pointer)
+};
+
+ArithmeticSlot& SlotOf(int k) {
+  static ArithmeticSlot slots[6];
+  return slots[k];
+}
+
+template <typename Body>
+PyObject* AsSlot(Body&& body) {
+  try {
+    return body().release().ptr();
+  } catch (...) {
+    if (py::detail::apply_exception_translators(
+            py::detail::get_local_internals().registered_exception_translators) ||
+        py::detail::apply_exception_translators(
+            py::detail::get_internals().registered_exception_translators))
+      return nullptr;
+    PyErr_SetString(PyExc_SystemError, "mxplug: an exception escaped the exception translators");
+    return nullptr;
+  }
+}
+
+// a <op> b where a, or else b, is an NDArray.
+template <int K>
+PyObject* BinarySlot(PyObject* a, PyObject* b) {
+  const ArithmeticSlot& s = SlotOf(K);
+  return AsSlot([&] {
+    if (IsNDArray(a)) return Arithmetic(s.ops, s.dunder.c_str(), a, b, false);
+    return Arithmetic(s.ops, s.rdunder.c_str(), b, a, true);
+  });
+}
+
+// a <op>= b: the op writes into a, which stays the result (MXNet's __iadd__ returns self).
+template <int K>
+PyObject* InPlaceSlot(PyObject* a, PyObject* b) {
+  if (!IsNDArray(a)) Py_RETURN_NOTIMPLEMENTED;
+  return AsSlot([&] {
+    const NDArray& self = NDArrayIn(a);
+    py::object r = Binary(SlotOf(K).ops, self, b, false, &self);
+    if (r.ptr() == Py_NotImplemented) return r;
+    return py::reinterpret_borrow<py::object>(a);
+  });
+}
+
+// ** takes a third operand (pow's modulus), which NDArray does not.
+template <PyObject* (*Slot)(PyObject*, PyObject*)>
+PyObject* PowerSlot(PyObject* a, PyObject* b, PyObject* modulus) {
+  if (modulus != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  return Slot(a, b);
+}
+
+template <int K>
 void DefineBinary(py::class_<NDArray>& cls, const char* name, BinaryOps ops) {
-  const std::string n = name;
-  // a.__add__(b), or with `reflected` a.__radd__(b): recorded inside autograd.record().
-  auto define = [&](const std::string& method_name, bool reflected) {
-    // The name lives as long as the method (its closure), for Recorded.
-    auto dunder = std::make_shared<const std::string>(method_name);
-    cls.def(
-        dunder->c_str(),
-        [ops, dunder, reflected](py::handle self, py::handle b) {
-          if (py::object r = Recorded(dunder->c_str(), self, b, reflected)) return r;
-          if (!IsNDArray(self)) ThrowNotNDArray(self, *dunder + ": self");
-          return Binary(ops, NDArrayIn(self), b, reflected, nullptr);
-        },
-        py::is_operator());
-  };
-  define("__" + n + "__", false);
-  if (ops.rscalar) define("__r" + n + "__", true);
-  cls.def(("__i" + n + "__").c_str(),
+  ArithmeticSlot& slot = SlotOf(K);
+  slot = {ops, "__" + std::string(name) + "__", "__r" + std::string(name) + "__"};
+  cls.def(
+      slot.dunder.c_str(),
+      [&slot](py::handle self, py::handle b) {
+        return Arithmetic(slot.ops, slot.dunder.c_str(), self, b, false);
+      },
+      py::is_operator());
+  cls.def(
+      slot.rdunder.c_str(),
+      [&slot](py::handle self, py::handle b) {
+        return Arithmetic(slot.ops, slot.rdunder.c_str(), self, b, true);
+      },
+      py::is_operator());
+  cls.def(("__i" + std::string(name) + "__").c_str(),
           [ops](NDArray& a, py::handle b) { return Binary(ops, a, b, false, &a); },
           py::is_operator());
+}
+
+// After the methods: defining a method resets its slot.
+void SetArithmeticSlots(py::class_<NDArray>& cls) {
+  PyNumberMethods* n = reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_as_number;
+  n->nb_add = &BinarySlot<0>;
+  n->nb_subtract = &BinarySlot<1>;
+  n->nb_multiply = &BinarySlot<2>;
+  n->nb_true_divide = &BinarySlot<3>;
+  n->nb_remainder = &BinarySlot<4>;
+  n->nb_power = &PowerSlot<&BinarySlot<5>>;
+  n->nb_inplace_add = &InPlaceSlot<0>;
+  n->nb_inplace_subtract = &InPlaceSlot<1>;
+  n->nb_inplace_multiply = &InPlaceSlot<2>;
+  n->nb_inplace_true_divide = &InPlaceSlot<3>;
+  n->nb_inplace_remainder = &InPlaceSlot<4>;
+  n->nb_inplace_power = &PowerSlot<&InPlaceSlot<5>>;
+  PyType_Modified(reinterpret_cast<PyTypeObject*>(cls.ptr()));
 }
 
 py::array AsNumPy(const NDArray& a) {
@@ -439,13 +564,14 @@ void DefineNDArray(py::module_& m) {
       "_set_recorded_arithmetic",
       [](const py::dict& functions) { RecordedArithmetic() = functions; },
       "dunder name -> the function an arithmetic operator calls inside autograd.record()");
-  DefineBinary(cls, "add", {"elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"});
-  DefineBinary(cls, "sub", {"elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"});
-  DefineBinary(cls, "mul", {"elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"});
-  DefineBinary(cls, "truediv", {"elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"});
-  DefineBinary(cls, "mod", {"broadcast_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"});
-  DefineBinary(cls, "pow",
-               {"broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"});
+  DefineBinary<0>(cls, "add", {"elemwise_add", "broadcast_add", "_plus_scalar", "_plus_scalar"});
+  DefineBinary<1>(cls, "sub", {"elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar"});
+  DefineBinary<2>(cls, "mul", {"elemwise_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"});
+  DefineBinary<3>(cls, "truediv", {"elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"});
+  DefineBinary<4>(cls, "mod", {"broadcast_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"});
+  DefineBinary<5>(cls, "pow",
+                  {"broadcast_power", "broadcast_power", "_power_scalar", "_rpower_scalar"});
+  SetArithmeticSlots(cls);
   // Comparisons: no reflected or in-place forms (Python swaps the operands itself).
   for (auto [name, bcast, scalar] :
        {std::tuple{"eq", "broadcast_equal", "_equal_scalar"},
@@ -471,6 +597,19 @@ void DefineNDArray(py::module_& m) {
         py::arg("all_outputs") = false,
         "Runs a registered op imperatively; returns its visible outputs (all_outputs: the inputs\n"
         "in the op's order and every output, internal ones too).");
+  m.def(
+      "run_op",
+      [](const std::string& name, const py::handle& args, py::dict kwargs, const py::handle& out,
+         const py::handle& ctx) -> py::object {
+        if (tls_recording && RecordedInvoke())
+          return RecordedInvoke()(name, args, kwargs, out, ctx);
+        return Invoke(name, args, std::move(kwargs), out, ctx, tls_training, false);
+      },
+      "What mx.nd's functions call: invoke in training mode inside train_mode() or record(), and\n"
+      "inside record() the function _set_recorded_invoke gave, which records the call too.");
+  m.def(
+      "_set_recorded_invoke", [](py::object fn) { RecordedInvoke() = std::move(fn); },
+      "run_op's function inside autograd.record(): (name, args, kwargs, out, ctx) -> outputs");
   m.def("op_inputs", [](const std::string& name, py::dict kwargs) {
     return ImperativeOp::Get(name, ToKwArgs(kwargs))->input_names();
   });

@@ -213,6 +213,38 @@ TEST_P(EngineTest, PushDeleteOfAnIdleVariableRunsAtOnceAndKeepsItsError) {
   EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "no error");
 }
 
+// DeleteIfIdle recycles a variable nothing uses, and leaves one that a pending function or a
+// stored error holds (its owner then pushes the delete).
+TEST_P(EngineTest, DeleteIfIdleRecyclesOnlyAVariableNothingHolds) {
+  VarHandle idle = engine_->NewVar();
+  engine_->PushSync([](RunContext) {}, cpu_, {}, {idle});
+  engine_->WaitForVar(idle);
+  EXPECT_TRUE(engine_->DeleteIfIdle(cpu_, idle));
+
+  VarHandle failed = engine_->NewVar();
+  engine_->PushSync([](RunContext) { throw std::runtime_error("write failed"); }, cpu_, {},
+                    {failed});
+  while (!engine_->IsReady(failed)) std::this_thread::yield();
+  EXPECT_FALSE(engine_->DeleteIfIdle(cpu_, failed));  // its error waits to be taken
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(failed); }), "write failed");
+  EXPECT_TRUE(engine_->DeleteIfIdle(cpu_, failed));
+
+  if (!threaded()) return;  // the naive engine runs a function before its push returns
+  VarHandle busy = engine_->NewVar();
+  std::atomic<bool> release{false};
+  engine_->PushSync(
+      [&](RunContext) {
+        while (!release.load()) std::this_thread::yield();
+      },
+      cpu_, {}, {busy});
+  EXPECT_FALSE(engine_->DeleteIfIdle(cpu_, busy));
+  std::atomic<bool> deleted{false};
+  engine_->PushDelete([&](RunContext) { deleted = release.load(); }, cpu_, busy);
+  release = true;
+  engine_->WaitForAll();
+  EXPECT_TRUE(deleted.load());
+}
+
 // Note [Inline functions]: a kInline function whose variables are free runs on the pushing
 // thread before the push returns; one behind other work runs after it, where its last dependency
 // completes, and the push does not wait for it. Its error lands on what it writes.

@@ -199,6 +199,31 @@ def test_inplace_operators_and_aliases_are_serialized(mx):
     assert x is y
 
 
+def test_operators_through_the_number_slots_match_numpy_and_raise_as_methods_do(mx):
+    # Note [Arithmetic slots]: `a + b` enters through the type's slot, not the method.
+    x = np.array([1.5, -2.0, 4.0], dtype=np.float32)
+    a = mx.nd.array(x)
+    close(2 - a, 2 - x)
+    close(3 / a, 3 / x, 1e-6)
+    close(2 ** a, 2 ** x, 1e-5)
+    close(a ** 2, x ** 2)
+    close(a % 1.25, np.mod(x, np.float32(1.25)), 1e-6)
+    with pytest.raises(TypeError):
+        pow(a, 2, 3)  # NDArray takes no modulus
+    with pytest.raises(TypeError):
+        a + "1"
+    with pytest.raises(TypeError):
+        "1" + a
+    with pytest.raises(mx.MXNetError, match="broadcast_add"):
+        a + mx.nd.ones((2,))
+    b = a
+    b **= 2
+    assert b is a
+    close(a, x ** 2)
+    with pytest.raises(TypeError):
+        b += "1"
+
+
 def test_comparisons_give_zero_one_arrays_of_the_input_dtype(mx):
     x = np.array([[1, 5, 3]], dtype=np.float32)
     a = mx.nd.array(x)

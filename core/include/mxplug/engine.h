@@ -136,6 +136,13 @@ class Engine {
   /*! \brief Runs `fn` after every function pushed earlier that uses `var`, then recycles `var`.
    * `fn` may be empty. `var` must not be used afterwards. */
   virtual void PushDelete(SyncFn fn, Context ctx, VarHandle var) = 0;
+  /*!
+   * \brief Recycles `var` at once when nothing could order a delete: no function that uses it is
+   * pending, and it holds no error and no device work (a PushDelete would then run its function
+   * on this thread straight away). The caller frees what the delete function would have freed.
+   * \returns false, changing nothing, otherwise: then PushDelete.
+   */
+  virtual bool DeleteIfIdle(Context ctx, VarHandle var) = 0;
 
   /*!
    * \brief Waits until every function pushed so far that mutates `var` has finished. Rethrows

@@ -33,8 +33,13 @@ class Storage {
   const DeviceEntry& device() const { return *device_; }
 
  private:
-  Storage(std::shared_ptr<const DeviceEntry> device, std::shared_ptr<const DeviceEntry> allocator,
-          bool pinned, Context ctx, void* data, size_t bytes)
+  // Only Alloc makes a Storage (the key), in one allocation with its count (make_shared).
+  struct Key {};
+
+ public:
+  Storage(Key, std::shared_ptr<const DeviceEntry> device,
+          std::shared_ptr<const DeviceEntry> allocator, bool pinned, Context ctx, void* data,
+          size_t bytes)
       : device_(std::move(device)),
         allocator_(std::move(allocator)),
         pinned_(pinned),
@@ -42,6 +47,7 @@ class Storage {
         data_(data),
         bytes_(bytes) {}
 
+ private:
   std::shared_ptr<const DeviceEntry> device_;
   std::shared_ptr<const DeviceEntry> allocator_;  // where the block goes back to
   bool pinned_;                                   // from allocator_'s host_allocate

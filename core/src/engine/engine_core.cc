@@ -77,11 +77,9 @@ void EngineCore::CheckNotInEngineFunction(const char* what) const {
                 kMXPFailedPrecondition);
 }
 
-VarHandle EngineCore::NewVar() {
-  Var* v = vars_.New();
-  v->Reset(/*holds_errors=*/true);
-  return v;
-}
+// A variable goes back to the pool reset (holding errors, as a new one does), so a new one is ready
+// as it comes.
+VarHandle EngineCore::NewVar() { return vars_.New(); }
 
 VarHandle EngineCore::NewResourceVar() {
   Var* v = vars_.New();
@@ -121,7 +119,8 @@ void EngineCore::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mu
 // result nobody keeps). Its variable then has nothing to order the delete after, so the delete
 // runs at once on the caller's thread, as the engine would have run it there anyway (delete
 // functions take no queue hop), without a function block or a trip through the variable's queue.
-// Its error and its profiler span are those of a pushed delete.
+// Its error and its profiler span are those of a pushed delete. An owner that has only memory to
+// free (an array's chunk) frees it itself after DeleteIfIdle, without a function to make.
 void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
   if (var->IsIdle()) {
     Profiler& profiler = Profiler::Get();
@@ -157,6 +156,18 @@ void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
   opr->always_run = true;
   opr->delete_var = var;
   Push(opr);
+}
+
+bool EngineCore::DeleteIfIdle(Context ctx, VarHandle var) {
+  if (!var->IsIdle()) return false;
+  Profiler& profiler = Profiler::Get();
+  if (profiler.running()) {
+    const int64_t now = profiler.Now();
+    profiler.Record("DeleteVariable", ctx.Compute(), now, now);
+  }
+  var->Reset(/*holds_errors=*/true);
+  vars_.Delete(var);
+  return true;
 }
 
 // Note [Wait counter]

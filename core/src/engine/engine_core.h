@@ -90,6 +90,7 @@ class EngineCore : public Engine {
   void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
                 int priority, const char* name) override;
   void PushDelete(SyncFn fn, Context ctx, VarHandle var) override;
+  bool DeleteIfIdle(Context ctx, VarHandle var) override;
   void WaitForVar(VarHandle var) override;
   void WaitForAll() override;
   bool IsReady(VarHandle var) const override { return var->IsReady(); }

@@ -161,9 +161,9 @@ class Var {
     if (replaced) replaced->Unref();
   }
 
-  // For the pool: a recycled variable starts fresh.
+  // For the pool: a recycled variable starts fresh. Called by the variable's only holder.
   void Reset(bool holds_errors) {
-    SetWriterEvent(nullptr);
+    if (has_events()) SetWriterEvent(nullptr);
     std::lock_guard<std::mutex> lock(mu_);
     holds_errors_ = holds_errors;
     waiting_.clear();

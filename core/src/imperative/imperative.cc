@@ -29,6 +29,10 @@ void AddVars(Vars* vars, const Arrays& arrays) {
 // it reads and writes, and the kernel's views of the arrays (made once: the arrays are fixed;
 // WithInputs makes a changed copy).
 struct ImperativeOp::Call {
+  // Written out so that make_shared's value-initialisation does not first zero the whole object
+  // (several kilobytes of inline lists) only for the members to be initialised again.
+  Call() {}  // NOLINT(modernize-use-equals-default)
+
   std::shared_ptr<const Kernel> kernel;
   Context ctx;
   bool is_train = false, backward = false;
@@ -52,8 +56,12 @@ struct ImperativeOp::Call {
       AddVars(&reads, out);
       AddVars(&reads, out_grad);
     }
-    views = detail::KernelViews{detail::Views(in),       detail::Views(out),     detail::Views(aux),
-                                detail::Views(out_grad), detail::Views(in_grad), req};
+    detail::SetViews(&views.in, in);
+    detail::SetViews(&views.out, out);
+    detail::SetViews(&views.aux, aux);
+    detail::SetViews(&views.out_grad, out_grad);
+    detail::SetViews(&views.in_grad, in_grad);
+    views.req = req;
   }
 
   // The resources a MXPResourceKind mask asks for, on this call's device.

@@ -17,8 +17,10 @@ struct NDArray::Chunk {
   Chunk(void* d, Context c, std::shared_ptr<void> o)
       : data(d), ctx(c), owner(std::move(o)), var(Engine::Get()->NewVar()) {}
   ~Chunk() {
-    Engine::Get()->PushDelete([owner = std::move(owner)](RunContext) mutable { owner.reset(); },
-                              ctx, var);
+    // Most arrays die idle: the memory goes back here, after the variable (Note [Idle deletes]).
+    Engine* engine = Engine::Get();
+    if (engine->DeleteIfIdle(ctx, var)) return;
+    engine->PushDelete([owner = std::move(owner)](RunContext) mutable { owner.reset(); }, ctx, var);
   }
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;

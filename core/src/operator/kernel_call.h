@@ -38,11 +38,17 @@ inline std::string ShapeList(const std::vector<TShape>& shapes) {
 template <typename T>
 using CallList = boost::container::small_vector<T, 4>;
 
+/*! \brief `*views` made the kernel's views of `arrays` (in place: a list of a call is refilled). */
+template <typename Arrays>
+void SetViews(CallList<DLTensor>* views, const Arrays& arrays) {
+  views->clear();
+  for (const auto& a : arrays) views->push_back(a.ToDLTensor());
+}
+
 template <typename Arrays>
 CallList<DLTensor> Views(const Arrays& arrays) {
   CallList<DLTensor> out;
-  out.reserve(arrays.size());
-  for (const auto& a : arrays) out.push_back(a.ToDLTensor());
+  SetViews(&out, arrays);
   return out;
 }
 

@@ -244,8 +244,8 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
       data = home.Allocate(size);
     }
   }
-  return std::shared_ptr<Storage>(
-      new Storage(std::move(device), std::move(allocator), pinned, ctx, data, bytes));
+  return std::make_shared<Storage>(Key{}, std::move(device), std::move(allocator), pinned, ctx,
+                                   data, bytes);
 }
 
 Storage::~Storage() {

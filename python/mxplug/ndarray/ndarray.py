@@ -36,7 +36,7 @@ def _ctx(ctx):
 
 
 def _invoke(op, inputs, out=None, ctx=None, **kwargs):
-    return autograd.invoke(op, inputs, kwargs, out, None if ctx is None else ctx._dl())
+    return _core.run_op(op, inputs, kwargs, out, None if ctx is None else ctx._dl())
 
 
 # ---- Creation ------------------------------------------------------------------------------

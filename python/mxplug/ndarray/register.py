@@ -7,7 +7,6 @@ import types
 import numpy as np
 
 from .. import _core
-from .. import autograd
 from ..context import Context
 from .ndarray import NDArray
 
@@ -140,7 +139,7 @@ def _make(name):
                 kwargs["dtype"] = np.dtype(dtype).name
         if var_args and "num_args" not in kwargs:
             kwargs["num_args"] = len(arrays)
-        return autograd.invoke(name, arrays, kwargs, out, None if ctx is None else ctx._dl())
+        return _core.run_op(name, arrays, kwargs, out, None if ctx is None else ctx._dl())
 
     return named(op_function, name, _doc(info))
 

@@ -18,6 +18,7 @@
 #define MXPLUG_SDK_REGISTRATION_HPP_
 
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -129,13 +130,6 @@ inline void WriteShapes(const std::vector<TShape>& shapes, MXPShapeSlots* slots,
     ThrowIfError(Host()->shape_set(slots, i, shapes[i].ndim(), shapes[i].data()));
 }
 
-inline std::vector<TBlob> ToBlobs(const DLTensor* tensors, size_t n) {
-  std::vector<TBlob> blobs;
-  blobs.reserve(n);
-  for (size_t i = 0; i < n; ++i) blobs.emplace_back(tensors[i]);
-  return blobs;
-}
-
 inline OpContext ToOpContext(const MXPKernelArgs* a) {
   OpContext ctx;
   ctx.is_train = a->is_train != 0;
@@ -184,24 +178,71 @@ struct KernelInstance {
   std::unique_ptr<Operator> op;
 };
 
+// Note [Kernel argument lists]
+// Operator::Forward and Backward take their tensors and requests in std::vectors, as MXNet's do.
+// Made afresh for each call they cost three to five heap allocations, a large share of a small
+// call's time. Each thread keeps a set of lists per nesting level instead (a kernel may run
+// another kernel on its thread) and refills them call after call; a TBlob is a view, so the
+// lists keep nothing alive between calls.
+class KernelArgLists {
+ public:
+  KernelArgLists() : stack_(Stack()) {
+    if (stack_.depth == stack_.levels.size()) stack_.levels.emplace_back();
+    level_ = &stack_.levels[stack_.depth++];
+  }
+  ~KernelArgLists() { --stack_.depth; }
+  KernelArgLists(const KernelArgLists&) = delete;
+  KernelArgLists& operator=(const KernelArgLists&) = delete;
+
+  // The `slot`th list (one per tensor list of a call) holding views of `tensors`.
+  const std::vector<TBlob>& Blobs(int slot, const DLTensor* tensors, size_t n) {
+    std::vector<TBlob>& blobs = level_->blobs[slot];
+    blobs.clear();
+    for (size_t i = 0; i < n; ++i) blobs.emplace_back(tensors[i]);
+    return blobs;
+  }
+  const std::vector<OpReqType>& Req(const int32_t* req, size_t n) {
+    level_->req.clear();
+    for (size_t i = 0; i < n; ++i) level_->req.push_back(static_cast<OpReqType>(req[i]));
+    return level_->req;
+  }
+
+ private:
+  struct Level {
+    std::vector<TBlob> blobs[5];
+    std::vector<OpReqType> req;
+  };
+  struct LevelStack {
+    std::deque<Level> levels;  // a deque: a level stays put while deeper ones are added
+    size_t depth = 0;
+  };
+  static LevelStack& Stack() {
+    thread_local LevelStack stack;
+    return stack;
+  }
+
+  LevelStack& stack_;
+  Level* level_;
+};
+
 inline MXPStatus* KernelForward(void* state, const MXPKernelArgs* a) {
   return Guard([&] {
     auto* k = static_cast<KernelInstance*>(state);
-    std::vector<OpReqType> req;
-    for (size_t i = 0; i < a->num_req; ++i) req.push_back(static_cast<OpReqType>(a->req[i]));
-    k->op->Forward(ToOpContext(a), ToBlobs(a->in_data, a->num_in_data), req,
-                   ToBlobs(a->out_data, a->num_out_data), ToBlobs(a->aux, a->num_aux));
+    KernelArgLists lists;
+    k->op->Forward(ToOpContext(a), lists.Blobs(0, a->in_data, a->num_in_data),
+                   lists.Req(a->req, a->num_req), lists.Blobs(1, a->out_data, a->num_out_data),
+                   lists.Blobs(2, a->aux, a->num_aux));
   });
 }
 
 inline MXPStatus* KernelBackward(void* state, const MXPKernelArgs* a) {
   return Guard([&] {
     auto* k = static_cast<KernelInstance*>(state);
-    std::vector<OpReqType> req;
-    for (size_t i = 0; i < a->num_req; ++i) req.push_back(static_cast<OpReqType>(a->req[i]));
-    k->op->Backward(ToOpContext(a), ToBlobs(a->out_grad, a->num_out_grad),
-                    ToBlobs(a->in_data, a->num_in_data), ToBlobs(a->out_data, a->num_out_data), req,
-                    ToBlobs(a->in_grad, a->num_in_grad), ToBlobs(a->aux, a->num_aux));
+    KernelArgLists lists;
+    k->op->Backward(ToOpContext(a), lists.Blobs(0, a->out_grad, a->num_out_grad),
+                    lists.Blobs(1, a->in_data, a->num_in_data),
+                    lists.Blobs(2, a->out_data, a->num_out_data), lists.Req(a->req, a->num_req),
+                    lists.Blobs(3, a->in_grad, a->num_in_grad), lists.Blobs(4, a->aux, a->num_aux));
   });
 }
 

@@ -14,22 +14,50 @@
 
 namespace mxplug {
 
+// Note [Inline dimensions]
+// Every array, view and kernel argument carries a shape, and an imperative call copies several
+// (its inputs into the call, the TBlobs a kernel receives): a shape that lived on the heap cost an
+// allocation per copy, about a quarter of the allocations of a 1-element call from Python. Up to
+// kInlineDims dimensions (every layer's tensors; MXNet's TShape keeps 4 on the stack) live in the
+// object; more go to the heap.
 class TShape {
  public:
+  static constexpr int kInlineDims = 6;
+
   /*! \brief An unknown shape. */
   TShape() = default;
-  TShape(std::initializer_list<int64_t> dims) : known_(true), dims_(dims) {}
-  explicit TShape(std::vector<int64_t> dims) : known_(true), dims_(std::move(dims)) {}
+  TShape(std::initializer_list<int64_t> dims) { Assign(dims.begin(), dims.end()); }
+  explicit TShape(const std::vector<int64_t>& dims) {
+    Assign(dims.data(), dims.data() + dims.size());
+  }
   /*! \brief A shape of `ndim` dimensions, each `fill` (-1: unknown). */
-  TShape(int ndim, int64_t fill) : known_(ndim >= 0), dims_(ndim > 0 ? ndim : 0, fill) {}
-  TShape(const int64_t* begin, const int64_t* end) : known_(true), dims_(begin, end) {}
+  TShape(int ndim, int64_t fill) {
+    if (ndim < 0) return;
+    Resize(ndim);
+    for (int i = 0; i < ndim; ++i) dims_[i] = fill;
+  }
+  TShape(const int64_t* begin, const int64_t* end) { Assign(begin, end); }
+  TShape(const TShape& o) { CopyFrom(o); }
+  TShape(TShape&& o) noexcept { MoveFrom(&o); }
+  TShape& operator=(const TShape& o) {
+    if (this != &o) CopyFrom(o);
+    return *this;
+  }
+  TShape& operator=(TShape&& o) noexcept {
+    if (this != &o) {
+      Release();
+      MoveFrom(&o);
+    }
+    return *this;
+  }
+  ~TShape() { Release(); }
 
   /*! \brief Number of dimensions, or -1 when unknown. */
-  int ndim() const { return known_ ? static_cast<int>(dims_.size()) : -1; }
+  int ndim() const { return ndim_; }
   /*! \brief True when ndim and every dimension are known. */
   bool IsKnown() const {
-    if (!known_) return false;
-    for (int64_t d : dims_)
+    if (ndim_ < 0) return false;
+    for (int64_t d : *this)
       if (d < 0) return false;
     return true;
   }
@@ -42,7 +70,7 @@ class TShape {
   int64_t Size() const {
     if (!IsKnown()) return -1;
     uint64_t n = 1;
-    for (int64_t d : dims_) n *= static_cast<uint64_t>(d);
+    for (int64_t d : *this) n *= static_cast<uint64_t>(d);
     return static_cast<int64_t>(n);
   }
   /*!
@@ -52,10 +80,10 @@ class TShape {
    */
   bool SizeFits(int64_t element_bytes = 1) const {
     if (!IsKnown()) return true;
-    for (int64_t d : dims_)
+    for (int64_t d : *this)
       if (d == 0) return true;
     int64_t n = element_bytes;
-    for (int64_t d : dims_)
+    for (int64_t d : *this)
       if (__builtin_mul_overflow(n, d, &n)) return false;
     return true;
   }
@@ -68,30 +96,68 @@ class TShape {
 
   int64_t operator[](int i) const { return dims_[i]; }
   int64_t& operator[](int i) { return dims_[i]; }
-  const int64_t* data() const { return dims_.data(); }
-  const std::vector<int64_t>& dims() const { return dims_; }
-  std::vector<int64_t>::const_iterator begin() const { return dims_.begin(); }
-  std::vector<int64_t>::const_iterator end() const { return dims_.end(); }
+  const int64_t* data() const { return dims_; }
+  /*! \brief The dimensions as a vector (empty when unknown). */
+  std::vector<int64_t> dims() const { return std::vector<int64_t>(begin(), end()); }
+  const int64_t* begin() const { return dims_; }
+  const int64_t* end() const { return dims_ + (ndim_ > 0 ? ndim_ : 0); }
 
-  bool operator==(const TShape& o) const { return known_ == o.known_ && dims_ == o.dims_; }
+  bool operator==(const TShape& o) const {
+    if (ndim_ != o.ndim_) return false;
+    for (int i = 0; i < ndim_; ++i)
+      if (dims_[i] != o.dims_[i]) return false;
+    return true;
+  }
   bool operator!=(const TShape& o) const { return !(*this == o); }
 
   /*! \brief Python tuple notation, as MXNet prints shapes: "(2, 3)", "(5,)", "()"; "None" when
    * unknown; an unknown dimension prints as -1. */
   std::string ToString() const {
-    if (!known_) return "None";
+    if (ndim_ < 0) return "None";
     std::string s = "(";
-    for (size_t i = 0; i < dims_.size(); ++i) {
+    for (int i = 0; i < ndim_; ++i) {
       if (i) s += ", ";
       s += std::to_string(dims_[i]);
     }
-    if (dims_.size() == 1) s += ",";
+    if (ndim_ == 1) s += ",";
     return s + ")";
   }
 
  private:
-  bool known_ = false;
-  std::vector<int64_t> dims_;
+  // Makes room for `ndim` dimensions (their values unset); the shape holds none before.
+  void Resize(int ndim) {
+    ndim_ = ndim;
+    dims_ = ndim > kInlineDims ? new int64_t[ndim] : inline_;
+  }
+  void Assign(const int64_t* begin, const int64_t* end) {
+    Resize(static_cast<int>(end - begin));
+    for (int i = 0; i < ndim_; ++i) dims_[i] = begin[i];
+  }
+  void CopyFrom(const TShape& o) {
+    Release();
+    if (o.ndim_ >= 0) Assign(o.begin(), o.end());
+  }
+  // Takes `o`'s dimensions, leaving it unknown.
+  void MoveFrom(TShape* o) {
+    ndim_ = o->ndim_;
+    if (o->dims_ != o->inline_) {
+      dims_ = o->dims_;
+    } else {
+      dims_ = inline_;
+      for (int i = 0; i < kInlineDims; ++i) inline_[i] = o->inline_[i];
+    }
+    o->ndim_ = -1;
+    o->dims_ = o->inline_;
+  }
+  void Release() {
+    if (dims_ != inline_) delete[] dims_;
+    dims_ = inline_;
+    ndim_ = -1;
+  }
+
+  int ndim_ = -1;  // -1: unknown
+  int64_t inline_[kInlineDims] = {};
+  int64_t* dims_ = inline_;  // inline_, or a heap array past kInlineDims dimensions
 };
 
 /*!
