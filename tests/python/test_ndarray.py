@@ -618,6 +618,64 @@ print(mx.nd.ones((2,)).asnumpy().sum())
         assert p.stdout.strip().endswith("2.0"), p.stdout
 
 
+# softmax_cross_entropy asks for (2n+1) doubles of temp space for n rows: three calls on views of
+# growing length, then the device's bytes held past the arrays (Note [Temp-space copies]).
+TEMP_SPACE = r"""
+import os, mxplug as mx
+mx.library.load(os.environ["TESTDEV"], verbose=False)
+def used():
+    free, total = mx.context.gpu_memory_info(0)
+    return total - free
+n = 1 << 18
+x, label = mx.nd.zeros((n, 2), ctx=mx.gpu(0)), mx.nd.zeros((n,), ctx=mx.gpu(0))
+mx.nd.waitall()
+before = used()
+for rows in (n // 4, n // 2, n):
+    mx.nd.softmax_cross_entropy(x[:rows], label[:rows]).wait_to_read()
+mx.nd.waitall()
+print(used() - before)
+"""
+
+
+def test_temp_space_keeps_one_block_per_copy_and_frees_what_it_outgrew():
+    """MXNET_GPU_TEMP_COPY (MXNet's, default 1): with one copy the temp space grows in place and
+    hands each outgrown block back to the device, so only the largest stays; with three, the calls
+    go round the copies and each keeps its own. Past the blocks: the 64-byte class of the results,
+    kept by the pool."""
+    def page(nbytes):
+        return (nbytes + 4095) // 4096 * 4096
+
+    def held(**env):
+        env = dict(env, MXPLUG_GPU_BACKEND="testdev",
+                   TESTDEV=str(TEST_PLUGINS / "devices" / "libtest_device.so"))
+        p = run_python(TEMP_SPACE, extra_env=env)
+        assert p.returncode == 0, p.stderr
+        return int(p.stdout.strip().splitlines()[-1])
+
+    n = 1 << 18
+    blocks = [page((2 * rows + 1) * 8) for rows in (n // 4, n // 2, n)]
+    assert held() == blocks[-1] + 64
+    assert held(MXNET_GPU_TEMP_COPY="3") == sum(blocks) + 64
+
+
+def test_a_bad_temp_copy_variable_is_a_clear_error_and_other_ops_work_on():
+    code = r"""
+import mxplug as mx
+x, label = mx.nd.ones((4, 3)), mx.nd.zeros((4,))
+for _ in range(2):
+    try:
+        mx.nd.softmax_cross_entropy(x, label).asnumpy()
+    except mx.MXNetError as e:
+        print("error:", e)
+print((x + x).asnumpy().sum())
+"""
+    p = run_python(code, extra_env={"MXNET_CPU_TEMP_COPY": "0"})
+    assert p.returncode == 0, p.stderr
+    message = "error: softmax_cross_entropy: MXNET_CPU_TEMP_COPY=0: expected an integer from 1 to 64"
+    assert p.stdout.count(message) == 2, p.stdout
+    assert p.stdout.strip().endswith("24.0"), p.stdout
+
+
 def test_compute_capability_is_what_the_gpu_backend_reports():
     # The test device says 9.0 (tests/plugins/test_device.cc); CUDA's is test_cuda.py's, against
     # PyTorch's.

@@ -161,6 +161,9 @@ class Engine {
 
   virtual EngineType type() const = 0;
   virtual std::string Describe() const = 0;
+  /*! \brief How many functions on ctx's device can run at once: its compute workers (the naive
+   * engine: 1). */
+  virtual int Workers(Context ctx) const = 0;
 
   /*! \brief A new engine of its own (tests, benchmarks). */
   static std::unique_ptr<Engine> Create(EngineType type, const EngineOptions& options = {});

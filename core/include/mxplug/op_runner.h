@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "mxplug/sdk/context.hpp"
 #include "mxplug/kernel.h"
 #include "mxplug/op.h"
+#include "mxplug/sdk/context.hpp"
 #include "mxplug/sdk/parameter.hpp"
 #include "mxplug/tensor.h"
 
@@ -39,8 +39,8 @@ class OpRunner {
                               const std::vector<Tensor>& aux = {}, bool is_train = false);
   /*! \brief Forward into given outputs with a req per output. */
   void ForwardInto(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-               const std::vector<OpReqType>& req, const std::vector<Tensor>& aux = {},
-               bool is_train = false);
+                   const std::vector<OpReqType>& req, const std::vector<Tensor>& aux = {},
+                   bool is_train = false);
   /*! \brief Allocates input gradients (kWriteTo) and runs backward. */
   std::vector<Tensor> Backward(const std::vector<Tensor>& out_grads,
                                const std::vector<Tensor>& inputs,
@@ -48,8 +48,11 @@ class OpRunner {
                                const std::vector<Tensor>& aux = {});
   /*! \brief Backward into given gradients with a req per input. */
   void BackwardInto(const std::vector<Tensor>& out_grads, const std::vector<Tensor>& inputs,
-                const std::vector<Tensor>& outputs, const std::vector<Tensor>& in_grads,
-                const std::vector<OpReqType>& req, const std::vector<Tensor>& aux = {});
+                    const std::vector<Tensor>& outputs, const std::vector<Tensor>& in_grads,
+                    const std::vector<OpReqType>& req, const std::vector<Tensor>& aux = {});
+
+  /*! \brief The most temp space one of this runner's calls asked for, in bytes (0: none yet). */
+  size_t temp_space_bytes() const;
 
  private:
   struct TempSpace;

@@ -31,6 +31,12 @@ class Storage {
   Context ctx() const { return ctx_; }
   /*! \brief The backend that copies this memory: the CPU's for any host memory. */
   const DeviceEntry& device() const { return *device_; }
+  /*!
+   * \brief Once the last holder lets go, the block goes straight back to its device instead of
+   * into the pool (MXNet's DirectFree): for a block of a size no later allocation is likely to
+   * ask for, such as a temp-space block that grew, which would otherwise sit idle in the pool.
+   */
+  void SkipPoolOnFree() { pooled_ = false; }
 
  private:
   // Only Alloc makes a Storage (the key), in one allocation with its count (make_shared).
@@ -51,6 +57,7 @@ class Storage {
   std::shared_ptr<const DeviceEntry> device_;
   std::shared_ptr<const DeviceEntry> allocator_;  // where the block goes back to
   bool pinned_;                                   // from allocator_'s host_allocate
+  bool pooled_ = true;                            // false: freed to the device (SkipPoolOnFree)
   Context ctx_;
   void* data_;
   size_t bytes_;

@@ -20,6 +20,7 @@ class NaiveEngine : public EngineCore {
   std::string Describe() const override {
     return "naive engine: functions run synchronously on the pushing thread";
   }
+  int Workers(Context) const override { return 1; }
 
  protected:
   void Execute(Opr* opr) override {

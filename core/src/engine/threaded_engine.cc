@@ -200,6 +200,9 @@ class ThreadedEngine : public EngineCore {
            std::to_string(options_.device_compute_workers) + " compute and " +
            std::to_string(options_.device_copy_workers) + " copy worker(s)";
   }
+  int Workers(Context ctx) const override {
+    return ctx.IsHost() ? options_.cpu_workers : options_.device_compute_workers;
+  }
 
  protected:
   void Execute(Opr* opr) override {

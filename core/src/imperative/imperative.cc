@@ -69,7 +69,12 @@ struct ImperativeOp::Call {
     for (auto [kind, get] : {std::pair{kMXPResourceTempSpace, &Resources::TempSpace},
                              std::pair{kMXPResourceRandom, &Resources::Random}}) {
       if (!(mask & kind)) continue;
-      ResourceHandle r = get(ctx);
+      ResourceHandle r;
+      try {
+        r = get(ctx);
+      } catch (const Error& e) {  // a resource setting it cannot read (MXNET_CPU_TEMP_COPY=0)
+        throw Error(std::string(name) + ": " + e.what(), e.code());
+      }
       requested.push_back(r.resource);
       resource_vars.push_back(r.var);
     }
@@ -433,9 +438,9 @@ void ImperativeOp::CheckAuxWritable(const std::vector<NDArray>& inputs) const {
 }
 
 void ImperativeOp::Finish(Call* call, uint32_t resources) const {
+  call->name = name().c_str();
   call->Grant(resources);
   call->kernel = KernelFor(call->ctx);
-  call->name = name().c_str();
   // Auxiliary states are updated in place (BatchNorm's moving statistics).
   AddVars(&call->writes, call->aux);
   AddVars(&call->writes, call->backward ? call->in_grad : call->out);

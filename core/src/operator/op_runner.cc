@@ -1,5 +1,7 @@
 #include "mxplug/op_runner.h"
 
+#include <algorithm>
+
 #include "mxplug/runtime.h"
 #include "operator/kernel_call.h"
 #include "registry/host_api.h"
@@ -18,10 +20,12 @@ struct OpRunner::TempSpace : detail::TempSpaceProvider {
   }
   void* Get(size_t bytes) override {
     if (!block || block->bytes() < bytes) block = Storage::Alloc(bytes, ctx);
+    most = std::max(most, bytes);
     return block->data();
   }
   Context ctx;
   std::shared_ptr<Storage> block;
+  size_t most = 0;
   MXPResource resource{};
 };
 
@@ -43,6 +47,8 @@ OpRunner::OpRunner(const std::string& op, const KwArgs& kwargs, Context ctx, Run
 }
 
 OpRunner::~OpRunner() = default;
+
+size_t OpRunner::temp_space_bytes() const { return temp_->most; }
 
 void OpRunner::CheckCount(const char* what, size_t got,
                           const std::vector<std::string>& names) const {

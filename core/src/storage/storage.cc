@@ -250,7 +250,7 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
 
 Storage::~Storage() {
   const Home home{allocator_.get(), ctx_.dev_id, pinned_};
-  if (!Pool().Give(allocator_, home, data_, SizeClass(home, bytes_))) home.Free(data_);
+  if (!pooled_ || !Pool().Give(allocator_, home, data_, SizeClass(home, bytes_))) home.Free(data_);
 }
 
 }  // namespace mxplug
