@@ -16,6 +16,29 @@ bool RnnActivateOnCpu(const mxplug::OpContext& ctx, bool tanh, float* x, int64_t
                                 blob, blob, mxplug::kWriteTo);
 }
 
+bool RnnLstmInferenceOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
+                           const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                           const std::vector<TBlob>& out) {
+  // The plain kernel's cases: sequence lengths (cuDNN's semantics) and state clipping.
+  if (s.mode != kLstm || in[0].type_flag_ != kMXPFloat32 || p.use_sequence_length ||
+      p.lstm_state_clip_min)
+    return false;
+  auto wanted = [&](size_t o) -> float* {
+    return p.state_outputs && req[o] != mxplug::kNullOp ? out[o].dptr<float>() : nullptr;
+  };
+  onednn::LstmTensors t{in[0].dptr<float>(),
+                        in[1].dptr<float>(),
+                        in[2].dptr<float>(),
+                        s.mode == kLstm ? in[3].dptr<float>() : nullptr,
+                        out[0].dptr<float>(),
+                        wanted(1),
+                        s.mode == kLstm ? wanted(2) : nullptr,
+                        req[0],
+                        p.state_outputs ? req[1] : mxplug::kNullOp,
+                        p.state_outputs && s.mode == kLstm ? req[2] : mxplug::kNullOp};
+  return onednn::LstmInference(ctx, s, t);
+}
+
 }  // namespace mxplug_nn
 
 namespace {

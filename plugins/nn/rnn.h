@@ -142,7 +142,10 @@ struct RnnLayout {
   int64_t PerLayer(int64_t l) const {
     return D * PerDirection() + (l + 1 < L ? (dropout ? 2 : 1) * T * N * D * H : 0);
   }
-  int64_t ReserveSize() const {
+  // Last, one element: 1 where the CPU's forward filled the trace, 0 where oneDNN's inference
+  // left it unfilled (Note [RNN on oneDNN]); a GPU leaves it alone.
+  int64_t ReserveSize() const { return TraceFlag() + 1; }
+  int64_t TraceFlag() const {
     int64_t n = 0;
     for (int64_t l = 0; l < L; ++l) n += PerLayer(l);
     return n;
@@ -250,6 +253,13 @@ class RNNProp : public mxplug::OperatorProperty {
 /*! \brief x = sigmoid(x) or tanh(x) in place on the CPU's vector kernels (oneDNN's eltwise, in
  * rnn.cc); false where the plugin has none (the element loop runs instead). */
 bool RnnActivateOnCpu(const mxplug::OpContext& ctx, bool tanh, float* x, int64_t n);
+
+/*! \brief A float32 LSTM forward outside training on oneDNN's primitive (Note [RNN on oneDNN],
+ * rnn.cc); false where it does not run (the kernel's own steps run instead). Writes the visible
+ * outputs only. */
+bool RnnLstmInferenceOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
+                           const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                           const std::vector<TBlob>& out);
 
 template <class C>
 MXPLUG_XINLINE C Sigmoid(C x) {
@@ -506,10 +516,44 @@ class RNNKernel : public mxplug::Operator {
  public:
   RNNKernel(const mxplug::KwArgs& kwargs, mxplug::Context) { p_.Init(kwargs); }
 
+  static constexpr bool kOnCpu = std::is_same_v<Loop, mxplug::CpuLoop>;
+
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
     const RnnLayout s(p_, in[0].shape_[0], in[0].shape_[1], in[0].shape_[2]);
+    if constexpr (kOnCpu) {
+      if (!ctx.is_train && RnnLstmInferenceOnCpu(ctx, s, p_, in, req, out)) {
+        SetTraceFlag(s, out.back(), false);
+        return;
+      }
+    }
+    RunSteps(ctx, s, in, req, out, ctx.is_train);
+    if constexpr (kOnCpu) SetTraceFlag(s, out.back(), true);
+  }
+
+ private:
+  // On the CPU: whether the reserve holds the trace of the forward (RnnLayout::TraceFlag).
+  static void SetTraceFlag(const RnnLayout& s, const TBlob& reserve, bool filled) {
+    mxplug::FloatTypeSwitch(reserve.type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      reserve.dptr<T>()[s.TraceFlag()] = T(filled ? 1 : 0);
+    });
+  }
+  static bool TraceFilled(const RnnLayout& s, const TBlob& reserve) {
+    bool filled = true;
+    mxplug::FloatTypeSwitch(reserve.type_flag_, "", [&](auto zero) {
+      using T = decltype(zero);
+      filled = static_cast<float>(reserve.dptr<T>()[s.TraceFlag()]) != 0.0f;
+    });
+    return filled;
+  }
+
+  // The forward's steps, filling the reserve's trace; `train` applies dropout between layers. A
+  // visible output whose request is kNullOp is computed into scratch (the backward's recompute).
+  void RunSteps(const mxplug::OpContext& ctx, const RnnLayout& s, const std::vector<TBlob>& in,
+                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                bool train) const {
     mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       const int64_t NH = s.N * s.H, GH = s.G * s.H, TN = s.T * s.N;
@@ -518,7 +562,8 @@ class RNNKernel : public mxplug::Operator {
       // the lengths.
       const size_t states = static_cast<size_t>(s.L * s.D * NH);
       const size_t lengths = p_.use_sequence_length ? static_cast<size_t>(s.N) : 0;
-      size_t count = static_cast<size_t>(TN * GH + s.N * GH + 4 * NH + 5 * NH) + 2 * states;
+      const size_t top = req[0] == mxplug::kNullOp ? static_cast<size_t>(TN * s.D * s.H) : 0;
+      size_t count = static_cast<size_t>(TN * GH + s.N * GH + 4 * NH + 5 * NH) + 2 * states + top;
       char* raw = static_cast<char*>(ctx.resource(mxplug::ResourceRequest::kTempSpace)
                                          .get_space(count * sizeof(T) + lengths * sizeof(double)));
       double* len = lengths ? reinterpret_cast<double*>(raw) : nullptr;
@@ -530,6 +575,7 @@ class RNNKernel : public mxplug::Operator {
       T* cy = hy + states;
       T* act = cy + states;  // the CPU's gate blocks (Note [RNN on the CPU]) and tanh(c)
       T* tc = act + 4 * NH;
+      T* y_top = top ? tc + NH : out[0].dptr<T>();
       size_t vis = 1;
       auto writes = [&](size_t o) {
         return req[o] == mxplug::kWriteTo || req[o] == mxplug::kWriteInplace;
@@ -541,9 +587,8 @@ class RNNKernel : public mxplug::Operator {
       }
       const T* w = in[1].dptr<T>();
       T* reserve = out.back().dptr<T>();
-      T* y_top = out[0].dptr<T>();
       mxplug::RandomStream random(0, 0, 0);
-      const bool drop = s.dropout && ctx.is_train;
+      const bool drop = s.dropout && train;
       for (int64_t l = 0; l < s.L; ++l) {
         const int64_t ni = s.InputSize(l);
         const T* x = l == 0 ? in[0].dptr<T>() : LayerOutput<T>(s, reserve, l - 1);
@@ -611,11 +656,21 @@ class RNNKernel : public mxplug::Operator {
     });
   }
 
+ public:
   void Backward(const mxplug::OpContext& ctx, const std::vector<TBlob>& og,
                 const std::vector<TBlob>& in, const std::vector<TBlob>& out,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
     const RnnLayout s(p_, in[0].shape_[0], in[0].shape_[1], in[0].shape_[2]);
+    if constexpr (kOnCpu) {
+      // A forward outside training on oneDNN left no trace (autograd's record(train_mode=False)
+      // then backward): recompute it, without dropout as that forward ran, before this call's
+      // scratch is taken from the same temp space.
+      if (!TraceFilled(s, out.back())) {
+        RunSteps(ctx, s, in, std::vector<OpReqType>(out.size(), mxplug::kNullOp), out, false);
+        SetTraceFlag(s, out.back(), true);
+      }
+    }
     mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
       using CT = mxplug::ComputeType<T>;

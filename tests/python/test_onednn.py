@@ -161,3 +161,76 @@ def test_plain_kernels_match_torch_with_onednn_off(tmp_path):
                                              tmp_path)
     check(data, results)
     assert all(not p for p in primitives.values()), primitives
+
+
+# An LSTM outside training (Note [RNN on oneDNN]): mx.nd.RNN in inference, then under
+# record(train_mode=False) with a backward, which must recompute the trace the primitive did not
+# keep. Markers tell the verbose lines of the two apart.
+LSTM_SCRIPT = r"""
+import json, os
+import numpy as np
+import mxplug as mx
+c = json.load(open(os.environ["LSTM"]))
+args = [mx.nd.array(np.array(a, dtype=np.float32)) for a in c["arrays"]]
+os.write(1, b"INFER\n")
+result = {"infer": [o.asnumpy().tolist() for o in mx.nd.RNN(*args, **c["kw"])]}
+os.write(1, b"RECORD\n")
+for a in args:
+    a.attach_grad()
+with mx.autograd.record(train_mode=False):
+    y = mx.nd.RNN(*args, **c["kw"])[0]
+y.backward(mx.nd.array(np.array(c["og"], dtype=np.float32)))
+result["grads"] = [a.grad.asnumpy().tolist() for a in args]
+os.write(1, ("RESULT " + json.dumps(result) + "\n").encode())
+"""
+
+
+@pytest.mark.parametrize("layers,bidirectional", [(1, False), (2, True)])
+def test_lstm_outside_training_runs_on_onednn_and_matches_torch(tmp_path, layers, bidirectional):
+    """The packed parameters are read as oneDNN's weights (MXNet's and PyTorch's gate order i, f,
+    g, o; the two biases summed), a layer's input is I wide for the first and D H after; outputs,
+    last states and the gradients after record(train_mode=False) match torch.nn.LSTM in float64."""
+    if not built_with("onednn"):
+        pytest.skip("built without oneDNN: CMake found no libdnnl-dev (tools/install-deps.sh installs it)")
+    T, N, I, H = 5, 3, 4, 6
+    D = 2 if bidirectional else 1
+    lstm = torch.nn.LSTM(I, H, num_layers=layers, bidirectional=bidirectional).double()
+    suffixes = [""] + (["_reverse"] if bidirectional else [])
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.copy_(torch.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32), dtype=torch.float64))
+    names = [n % (l, s) for l in range(layers) for s in suffixes for n in ("weight_ih_l%d%s", "weight_hh_l%d%s")]
+    names += [n % (l, s) for l in range(layers) for s in suffixes for n in ("bias_ih_l%d%s", "bias_hh_l%d%s")]
+    params = dict(lstm.named_parameters())
+    packed = torch.cat([params[n].reshape(-1) for n in names]).detach()
+    x = rng.standard_normal((T, N, I)).astype(np.float32)
+    h0, c0 = (rng.standard_normal((layers * D, N, H)).astype(np.float32) for _ in range(2))
+    og = rng.standard_normal((T, N, D * H)).astype(np.float32)
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x, h0, c0)]
+    y, (hn, cn) = lstm(ts[0], (ts[1], ts[2]))
+    y.backward(torch.tensor(og, dtype=torch.float64))
+    want_grads = [ts[0].grad, torch.cat([params[n].grad.reshape(-1) for n in names]), ts[1].grad, ts[2].grad]
+
+    kw = dict(state_size=H, num_layers=layers, mode="lstm", bidirectional=bidirectional, state_outputs=True)
+    (tmp_path / "lstm.json").write_text(json.dumps(
+        {"arrays": [x.tolist(), packed.numpy().astype(np.float32).tolist(), h0.tolist(), c0.tolist()],
+         "kw": kw, "og": og.tolist()}))
+    p = run_python(LSTM_SCRIPT, extra_env={"LSTM": str(tmp_path / "lstm.json"), "DNNL_VERBOSE": "1",
+                                           "ONEDNN_VERBOSE": "1"})
+    assert p.returncode == 0, p.stderr
+    phase, ran, result = None, {"INFER": set(), "RECORD": set()}, None
+    for line in p.stdout.splitlines():
+        if line in ("INFER", "RECORD"):
+            phase = line
+        elif line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT "):])
+        elif m := re.match(r"(?:onednn|dnnl)_verbose,exec,cpu,(\w+),[^,]*,(\w+),", line):
+            ran[phase].add((m.group(1), m.group(2)))
+    for phase in ("INFER", "RECORD"):
+        assert ("rnn", "forward_inference") in ran[phase], (phase, ran[phase])
+    for got, want in zip(result["infer"], (y, hn, cn)):
+        np.testing.assert_allclose(np.array(got), want.detach().numpy(), rtol=1e-4, atol=1e-5)
+    for j, (got, want) in enumerate(zip(result["grads"], want_grads)):
+        scale = max(1.0, want.abs().max().item())
+        np.testing.assert_allclose(np.array(got), want.numpy(), rtol=1e-4, atol=1e-4 * scale,
+                                   err_msg="gradient of input %d" % j)

@@ -13,6 +13,10 @@
 #include "../spatial.h"
 #include "mxplug/plugin.hpp"
 
+namespace mxplug_nn {
+struct RnnLayout;  // rnn.h
+}  // namespace mxplug_nn
+
 namespace mxplug_nn::onednn {
 
 using mxplug_nn::ConvShape;  // spatial.h
@@ -52,6 +56,14 @@ inline std::vector<mxplug::ResourceRequest> Resources() {
   if (MXPLUG_NN_ONEDNN) return {mxplug::ResourceRequest::kTempSpace};
   return {};
 }
+
+// An LSTM's float32 tensors in RNN's layout (rnn.h): data (T, N, I), the packed parameters, the
+// initial states (L D, N, H); the output (T, N, D H) and the last states (null: not wanted).
+struct LstmTensors {
+  const float *data, *params, *hx, *cx;
+  float *out, *hy, *cy;
+  mxplug::OpReqType out_req, hy_req, cy_req;
+};
 
 struct LrnParams {
   int64_t nsize;
@@ -99,7 +111,12 @@ bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug
 bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& out_grad,
                      const mxplug::TBlob& out, const mxplug::TBlob& data_grad,
                      mxplug::OpReqType req);
+// An LSTM's forward outside training (Note [RNN on oneDNN]); false for another mode.
+bool LstmInference(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTensors& t);
 #else
+inline bool LstmInference(const mxplug::OpContext&, const RnnLayout&, const LstmTensors&) {
+  return false;
+}
 inline bool EltwiseForward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&,
                            const mxplug::TBlob&, mxplug::OpReqType) {
   return false;
