@@ -1,5 +1,6 @@
 // The CPU kernels of the elementwise ops (definitions in unary.h and binary.h): BinaryCpu runs
-// the ops of two arrays; the maps (unary, scalar, clip) run on mxplug::CpuLoop.
+// the ops of two arrays; the maps (unary, scalar, clip) run on TeamLoop, CpuLoop's loop split
+// across an OpenMP team for large arrays.
 #include <omp.h>
 
 #include <vector>
@@ -23,6 +24,19 @@ void ForRange(int64_t n, const Body& body) {
     body(n * t / teams, n * (t + 1) / teams);
   }
 }
+
+// The maps' element loop (unary, scalar and clip ops, elementwise_kernels.h: element i reads
+// index i of its inputs and writes index i of its output, and nothing adds into one place):
+// mxplug::CpuLoop's, split across an OpenMP team from kParallelElements elements as the ops of
+// two arrays are.
+struct TeamLoop : mxplug::CpuLoop {
+  template <typename F>
+  static void Run(const mxplug::OpContext&, int64_t n, const F& f) {
+    ForRange(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) f(i);
+    });
+  }
+};
 
 using mxplug::Assign;
 using mxplug::ComputeType;
@@ -91,13 +105,14 @@ class BinaryCpu : public mxplug::Operator {
       T* gb = req[1] != mxplug::kNullOp ? in_grad[1].dptr<T>() : nullptr;
       const bool same = in_grad[0].shape_ == os && in_grad[1].shape_ == os;
       if (same) {
-        const int64_t n = out_grad[0].Size();
-        for (int64_t i = 0; i < n; ++i) {
-          const C g = C(og[i]);  // read first: ga may share og's memory
-          const C av = a ? C(a[i]) : C(0), bv = b ? C(b[i]) : C(0), yv = y ? C(y[i]) : C(0);
-          if (gb) Assign(gb[i], req[1], T(g * Op::DB(av, bv, yv)));
-          if (ga) Assign(ga[i], req[0], T(g * Op::DA(av, bv, yv)));
-        }
+        ForRange(out_grad[0].Size(), [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            const C g = C(og[i]);  // read first: ga may share og's memory
+            const C av = a ? C(a[i]) : C(0), bv = b ? C(b[i]) : C(0), yv = y ? C(y[i]) : C(0);
+            if (gb) Assign(gb[i], req[1], T(g * Op::DB(av, bv, yv)));
+            if (ga) Assign(ga[i], req[0], T(g * Op::DA(av, bv, yv)));
+          }
+        });
         return;
       }
       // Accumulate in the compute type, then write with the request.
@@ -118,7 +133,7 @@ class BinaryCpu : public mxplug::Operator {
 };
 
 [[maybe_unused]] const bool registered = [] {
-  mxplug_tensor::ElementwiseKernels<mxplug::CpuLoop, BinaryCpu>{kDLCPU}.RegisterAll();
+  mxplug_tensor::ElementwiseKernels<TeamLoop, BinaryCpu>{kDLCPU}.RegisterAll();
   return true;
 }();
 

@@ -39,6 +39,8 @@ ROWS = [
     # row times the addition alone, into an output allocated once.
     ("add 16M float32, new output", "GB/s", "higher"),
     ("add 16M float32, out=", "GB/s", "higher"),
+    # A unary map, into an output allocated once: exp is computed, not only moved.
+    ("exp 16M float32, out=", "ms", "lower"),
     ("tiny-op overhead (1-element add)", "us/op", "lower"),
 ]
 PEERS = ["torch", "mxnet"]
@@ -119,6 +121,7 @@ def measure_mxplug(quick):
     c = mx.nd.empty((16 << 20,))
     out["add 16M float32, out="] = 3 * 4 * (16 << 20) / timed(
         lambda: sync(mx.nd.elemwise_add(a, b, out=c)), 5) / 1e9
+    out["exp 16M float32, out="] = 1e3 * timed(lambda: sync(mx.nd.exp(a, out=c)), 5)
     out["tiny-op overhead (1-element add)"] = tiny_ops(lambda: mx.nd.ones((1,)), lambda p, q: p + q, mx.nd.waitall, quick)
     return out
 
@@ -177,6 +180,7 @@ def measure_torch(quick):
         out["add 16M float32, new output"] = 3 * 4 * (16 << 20) / timed(lambda: a + b, 5) / 1e9
         c = torch.empty(16 << 20)
         out["add 16M float32, out="] = 3 * 4 * (16 << 20) / timed(lambda: torch.add(a, b, out=c), 5) / 1e9
+        out["exp 16M float32, out="] = 1e3 * timed(lambda: torch.exp(a, out=c), 5)
         out["tiny-op overhead (1-element add)"] = tiny_ops(lambda: torch.ones(1), torch.add, lambda: None, quick)
     return out
 
@@ -228,6 +232,7 @@ def measure_mxnet(quick):
     c = mx.nd.empty((16 << 20,))
     out["add 16M float32, out="] = 3 * 4 * (16 << 20) / timed(
         lambda: mx.nd.elemwise_add(a, b, out=c).wait_to_read(), 5) / 1e9
+    out["exp 16M float32, out="] = 1e3 * timed(lambda: mx.nd.exp(a, out=c).wait_to_read(), 5)
     out["tiny-op overhead (1-element add)"] = tiny_ops(lambda: mx.nd.ones((1,)), lambda p, q: p + q, mx.nd.waitall, quick)
     return out
 
