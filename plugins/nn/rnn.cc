@@ -16,27 +16,74 @@ bool RnnActivateOnCpu(const mxplug::OpContext& ctx, bool tanh, float* x, int64_t
                                 blob, blob, mxplug::kWriteTo);
 }
 
-bool RnnLstmInferenceOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
-                           const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                           const std::vector<TBlob>& out) {
-  // The plain kernel's cases: sequence lengths (cuDNN's semantics) and state clipping.
-  if (s.mode != kLstm || in[0].type_flag_ != kMXPFloat32 || p.use_sequence_length ||
-      p.lstm_state_clip_min)
-    return false;
-  auto wanted = [&](size_t o) -> float* {
-    return p.state_outputs && req[o] != mxplug::kNullOp ? out[o].dptr<float>() : nullptr;
+namespace {
+
+// The cases the plain kernel keeps: another mode or dtype, sequence lengths (cuDNN's semantics)
+// and state clipping.
+bool OneDnnLstm(const RnnLayout& s, const RNNParam& p, const std::vector<TBlob>& in) {
+  return s.mode == kLstm && in[0].type_flag_ == kMXPFloat32 && !p.use_sequence_length &&
+         !p.lstm_state_clip_min;
+}
+
+// The forward's tensors; the last states where they are outputs and `wanted` says so.
+onednn::LstmTensors Tensors(const RNNParam& p, const std::vector<TBlob>& in,
+                            const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
+                            bool wanted) {
+  auto state = [&](size_t o) -> float* {
+    return p.state_outputs && wanted && req[o] != mxplug::kNullOp ? out[o].dptr<float>() : nullptr;
   };
-  onednn::LstmTensors t{in[0].dptr<float>(),
-                        in[1].dptr<float>(),
-                        in[2].dptr<float>(),
-                        s.mode == kLstm ? in[3].dptr<float>() : nullptr,
-                        out[0].dptr<float>(),
-                        wanted(1),
-                        s.mode == kLstm ? wanted(2) : nullptr,
-                        req[0],
-                        p.state_outputs ? req[1] : mxplug::kNullOp,
-                        p.state_outputs && s.mode == kLstm ? req[2] : mxplug::kNullOp};
-  return onednn::LstmInference(ctx, s, t);
+  return {in[0].dptr<float>(),
+          in[1].dptr<float>(),
+          in[2].dptr<float>(),
+          in[3].dptr<float>(),
+          out[0].dptr<float>(),
+          state(1),
+          state(2),
+          req[0],
+          p.state_outputs ? req[1] : mxplug::kNullOp,
+          p.state_outputs ? req[2] : mxplug::kNullOp};
+}
+
+}  // namespace
+
+int64_t RnnCpuWorkspaceFloats(const RnnLayout& s, const RNNParam& p, int64_t l) {
+  // Only where a training forward may run on oneDNN (RnnLstmForwardOnCpu): float32 is the
+  // kernel's to check; the definition sizes the reserve before it knows the dtype.
+  if (s.mode != kLstm || p.use_sequence_length || p.lstm_state_clip_min || s.dropout) return 0;
+  return onednn::LstmWorkspaceFloats(s, l, p.state_outputs);
+}
+
+bool RnnLstmForwardOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
+                         const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                         const std::vector<TBlob>& out, bool training) {
+  if (!OneDnnLstm(s, p, in)) return false;
+  if (!training) return onednn::LstmForward(ctx, s, Tensors(p, in, req, out, true), nullptr);
+  // Training: the backward's primitive must know the forward's, so the last states are written
+  // whenever they are outputs, and dropout between layers stays on the plain kernel.
+  if (s.dropout || (p.state_outputs && (req[1] == mxplug::kNullOp || req[2] == mxplug::kNullOp)))
+    return false;
+  return onednn::LstmForward(ctx, s, Tensors(p, in, req, out, true), out.back().dptr<float>());
+}
+
+bool RnnLstmBackwardOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
+                          const std::vector<TBlob>& og, const std::vector<TBlob>& in,
+                          const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
+                          const std::vector<TBlob>& ig) {
+  if (!OneDnnLstm(s, p, in)) return false;
+  const std::vector<OpReqType> written(out.size(), mxplug::kWriteTo);
+  const onednn::LstmGrads g{og[0].dptr<float>(),
+                            p.state_outputs ? og[1].dptr<float>() : nullptr,
+                            p.state_outputs ? og[2].dptr<float>() : nullptr,
+                            ig[0].dptr<float>(),
+                            ig[1].dptr<float>(),
+                            ig[2].dptr<float>(),
+                            ig[3].dptr<float>(),
+                            req[0],
+                            req[1],
+                            req[2],
+                            req[3]};
+  return onednn::LstmBackward(ctx, s, Tensors(p, in, written, out, true), g,
+                              out.back().dptr<float>());
 }
 
 }  // namespace mxplug_nn

@@ -26,6 +26,7 @@
 #ifndef MXPLUG_PLUGINS_NN_RNN_H_
 #define MXPLUG_PLUGINS_NN_RNN_H_
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -102,6 +103,9 @@ struct RnnLayout {
   int64_t T = 0, N = 0, I = 0, H = 0, L = 0, D = 1, G = 1;
   int mode = kLstm;
   bool dropout = false;  // whether the layers' outputs have masks (p > 0 and several layers)
+  // Per layer, on the CPU: the floats of oneDNN's training workspace, which the layer's part of
+  // the reserve must hold instead of the plain trace (ReserveCpuWorkspaces; empty: none).
+  std::vector<int64_t> workspace;
 
   RnnLayout(const RNNParam& p, int64_t steps, int64_t batch, int64_t input)
       : T(steps),
@@ -139,11 +143,18 @@ struct RnnLayout {
   int64_t PerDirection() const {
     return T * N * G * H + T * N * H + (mode == kLstm ? 2 : mode == kGru ? 1 : 0) * T * N * H;
   }
-  int64_t PerLayer(int64_t l) const {
-    return D * PerDirection() + (l + 1 < L ? (dropout ? 2 : 1) * T * N * D * H : 0);
+  // A layer's trace (or oneDNN's workspace), then, below the top, its output (and mask).
+  int64_t TraceRoom(int64_t l) const {
+    const int64_t trace = D * PerDirection();
+    return l < static_cast<int64_t>(workspace.size()) ? std::max(trace, workspace[l]) : trace;
   }
-  // Last, one element: 1 where the CPU's forward filled the trace, 0 where oneDNN's inference
-  // left it unfilled (Note [RNN on oneDNN]); a GPU leaves it alone.
+  int64_t PerLayer(int64_t l) const {
+    return TraceRoom(l) + (l + 1 < L ? (dropout ? 2 : 1) * T * N * D * H : 0);
+  }
+  int64_t LayerOutputOffset(int64_t l) const { return LayerOffset(l) + TraceRoom(l); }
+  inline void ReserveCpuWorkspaces(const RNNParam& p);
+  // Last, one element on the CPU: what the forward left in the reserve (RnnTraceKind; Note [RNN
+  // on oneDNN]). A GPU leaves it alone.
   int64_t ReserveSize() const { return TraceFlag() + 1; }
   int64_t TraceFlag() const {
     int64_t n = 0;
@@ -156,6 +167,17 @@ struct RnnLayout {
     return off;
   }
 };
+
+/*! \brief The floats of oneDNN's training workspace for layer l of an LSTM on the CPU in float32
+ * (Note [RNN on oneDNN], rnn.cc); 0 where oneDNN does not train it. */
+int64_t RnnCpuWorkspaceFloats(const RnnLayout& s, const RNNParam& p, int64_t l);
+
+// The op's reserve is sized with these, on every device (the definition does not know where it
+// runs); a GPU's kernel lays out its trace without them, in the front of a larger reserve.
+inline void RnnLayout::ReserveCpuWorkspaces(const RNNParam& p) {
+  workspace.clear();
+  for (int64_t l = 0; l < L; ++l) workspace.push_back(RnnCpuWorkspaceFloats(*this, p, l));
+}
 
 class RNNProp : public mxplug::OperatorProperty {
  public:
@@ -199,7 +221,8 @@ class RNNProp : public mxplug::OperatorProperty {
       throw std::invalid_argument("data has shape " + d.ToString() +
                                   ", expected 3 axes (sequence length, batch, input size)");
     if (!d.IsKnown()) return false;
-    const RnnLayout s(param_, d[0], d[1], d[2]);
+    RnnLayout s(param_, d[0], d[1], d[2]);
+    s.ReserveCpuWorkspaces(param_);
     const TShape state{s.L * s.D, s.N, s.H};
     mxplug::InferParameterShape(&(*in)[1], TShape{s.ParameterSize()}, "parameters", d);
     mxplug::InferParameterShape(&(*in)[2], state, "state", d);
@@ -254,12 +277,21 @@ class RNNProp : public mxplug::OperatorProperty {
  * rnn.cc); false where the plugin has none (the element loop runs instead). */
 bool RnnActivateOnCpu(const mxplug::OpContext& ctx, bool tanh, float* x, int64_t n);
 
-/*! \brief A float32 LSTM forward outside training on oneDNN's primitive (Note [RNN on oneDNN],
- * rnn.cc); false where it does not run (the kernel's own steps run instead). Writes the visible
- * outputs only. */
-bool RnnLstmInferenceOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
-                           const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
-                           const std::vector<TBlob>& out);
+/*! \brief What a CPU forward left in the reserve: nothing a backward can use (oneDNN's
+ * inference), the plain kernel's trace, or oneDNN's workspaces (Note [RNN on oneDNN]). */
+enum RnnTraceKind { kNoTrace = 0, kPlainTrace = 1, kOneDnnTrace = 2 };
+
+/*! \brief A float32 LSTM's forward on oneDNN's primitives (Note [RNN on oneDNN], rnn.cc); false
+ * where they do not run (the kernel's own steps run instead). Outside training it writes the
+ * visible outputs only; in training the reserve holds oneDNN's workspaces, for
+ * RnnLstmBackwardOnCpu. */
+bool RnnLstmForwardOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
+                         const std::vector<TBlob>& in, const std::vector<OpReqType>& req,
+                         const std::vector<TBlob>& out, bool training);
+bool RnnLstmBackwardOnCpu(const mxplug::OpContext& ctx, const RnnLayout& s, const RNNParam& p,
+                          const std::vector<TBlob>& og, const std::vector<TBlob>& in,
+                          const std::vector<TBlob>& out, const std::vector<OpReqType>& req,
+                          const std::vector<TBlob>& ig);
 
 template <class C>
 MXPLUG_XINLINE C Sigmoid(C x) {
@@ -518,35 +550,45 @@ class RNNKernel : public mxplug::Operator {
 
   static constexpr bool kOnCpu = std::is_same_v<Loop, mxplug::CpuLoop>;
 
+  // The call's layout: on the CPU in float32 with room for oneDNN's workspaces, as the
+  // definition sized the reserve.
+  RnnLayout Layout(const std::vector<TBlob>& in) const {
+    RnnLayout s(p_, in[0].shape_[0], in[0].shape_[1], in[0].shape_[2]);
+    if constexpr (kOnCpu) {
+      if (in[0].type_flag_ == kMXPFloat32) s.ReserveCpuWorkspaces(p_);
+    }
+    return s;
+  }
+
   void Forward(const mxplug::OpContext& ctx, const std::vector<TBlob>& in,
                const std::vector<OpReqType>& req, const std::vector<TBlob>& out,
                const std::vector<TBlob>&) override {
-    const RnnLayout s(p_, in[0].shape_[0], in[0].shape_[1], in[0].shape_[2]);
+    const RnnLayout s = Layout(in);
     if constexpr (kOnCpu) {
-      if (!ctx.is_train && RnnLstmInferenceOnCpu(ctx, s, p_, in, req, out)) {
-        SetTraceFlag(s, out.back(), false);
+      if (RnnLstmForwardOnCpu(ctx, s, p_, in, req, out, ctx.is_train)) {
+        SetTrace(s, out.back(), ctx.is_train ? kOneDnnTrace : kNoTrace);
         return;
       }
     }
     RunSteps(ctx, s, in, req, out, ctx.is_train);
-    if constexpr (kOnCpu) SetTraceFlag(s, out.back(), true);
+    if constexpr (kOnCpu) SetTrace(s, out.back(), kPlainTrace);
   }
 
  private:
-  // On the CPU: whether the reserve holds the trace of the forward (RnnLayout::TraceFlag).
-  static void SetTraceFlag(const RnnLayout& s, const TBlob& reserve, bool filled) {
+  // On the CPU: what the reserve holds (RnnLayout::TraceFlag).
+  static void SetTrace(const RnnLayout& s, const TBlob& reserve, RnnTraceKind kind) {
     mxplug::FloatTypeSwitch(reserve.type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      reserve.dptr<T>()[s.TraceFlag()] = T(filled ? 1 : 0);
+      reserve.dptr<T>()[s.TraceFlag()] = T(static_cast<int>(kind));
     });
   }
-  static bool TraceFilled(const RnnLayout& s, const TBlob& reserve) {
-    bool filled = true;
+  static RnnTraceKind TraceKind(const RnnLayout& s, const TBlob& reserve) {
+    int kind = kPlainTrace;
     mxplug::FloatTypeSwitch(reserve.type_flag_, "", [&](auto zero) {
       using T = decltype(zero);
-      filled = static_cast<float>(reserve.dptr<T>()[s.TraceFlag()]) != 0.0f;
+      kind = static_cast<int>(static_cast<float>(reserve.dptr<T>()[s.TraceFlag()]));
     });
-    return filled;
+    return static_cast<RnnTraceKind>(kind);
   }
 
   // The forward's steps, filling the reserve's trace; `train` applies dropout between layers. A
@@ -661,14 +703,17 @@ class RNNKernel : public mxplug::Operator {
                 const std::vector<TBlob>& in, const std::vector<TBlob>& out,
                 const std::vector<OpReqType>& req, const std::vector<TBlob>& ig,
                 const std::vector<TBlob>&) override {
-    const RnnLayout s(p_, in[0].shape_[0], in[0].shape_[1], in[0].shape_[2]);
+    const RnnLayout s = Layout(in);
     if constexpr (kOnCpu) {
+      const RnnTraceKind left = TraceKind(s, out.back());
+      if (left == kOneDnnTrace && RnnLstmBackwardOnCpu(ctx, s, p_, og, in, out, req, ig)) return;
       // A forward outside training on oneDNN left no trace (autograd's record(train_mode=False)
-      // then backward): recompute it, without dropout as that forward ran, before this call's
-      // scratch is taken from the same temp space.
-      if (!TraceFilled(s, out.back())) {
+      // then backward), and oneDNN's workspaces serve its backward alone: recompute the trace,
+      // without dropout as those forwards ran, before this call's scratch is taken from the same
+      // temp space.
+      if (left != kPlainTrace) {
         RunSteps(ctx, s, in, std::vector<OpReqType>(out.size(), mxplug::kNullOp), out, false);
-        SetTraceFlag(s, out.back(), true);
+        SetTrace(s, out.back(), kPlainTrace);
       }
     }
     mxplug::FloatTypeSwitch(in[0].type_flag_, "", [&](auto zero) {
@@ -779,7 +824,7 @@ class RNNKernel : public mxplug::Operator {
  private:
   template <class T>
   static T* LayerOutput(const RnnLayout& s, T* reserve, int64_t l) {
-    return reserve + s.LayerOffset(l) + s.D * s.PerDirection();
+    return reserve + s.LayerOutputOffset(l);
   }
   template <class T>
   static RnnTrace<T> Trace(const RnnLayout& s, T* reserve, int64_t l, int64_t d) {

@@ -163,9 +163,10 @@ def test_plain_kernels_match_torch_with_onednn_off(tmp_path):
     assert all(not p for p in primitives.values()), primitives
 
 
-# An LSTM outside training (Note [RNN on oneDNN]): mx.nd.RNN in inference, then under
-# record(train_mode=False) with a backward, which must recompute the trace the primitive did not
-# keep. Markers tell the verbose lines of the two apart.
+# An LSTM on oneDNN (Note [RNN on oneDNN]): mx.nd.RNN in inference; under
+# record(train_mode=False) with a backward, which must recompute the trace the inference primitive
+# did not keep; and in training, forward and backward on oneDNN's primitives. Markers tell the
+# verbose lines of the three apart.
 LSTM_SCRIPT = r"""
 import json, os
 import numpy as np
@@ -174,22 +175,24 @@ c = json.load(open(os.environ["LSTM"]))
 args = [mx.nd.array(np.array(a, dtype=np.float32)) for a in c["arrays"]]
 os.write(1, b"INFER\n")
 result = {"infer": [o.asnumpy().tolist() for o in mx.nd.RNN(*args, **c["kw"])]}
-os.write(1, b"RECORD\n")
 for a in args:
     a.attach_grad()
-with mx.autograd.record(train_mode=False):
-    y = mx.nd.RNN(*args, **c["kw"])[0]
-y.backward(mx.nd.array(np.array(c["og"], dtype=np.float32)))
-result["grads"] = [a.grad.asnumpy().tolist() for a in args]
+for phase, train_mode in ((b"RECORD", False), (b"TRAIN", True)):
+    os.write(1, phase + b"\n")
+    with mx.autograd.record(train_mode=train_mode):
+        y = mx.nd.RNN(*args, **c["kw"])[0]
+    y.backward(mx.nd.array(np.array(c["og"], dtype=np.float32)))
+    result[phase.decode()] = [a.grad.asnumpy().tolist() for a in args]
 os.write(1, ("RESULT " + json.dumps(result) + "\n").encode())
 """
 
 
 @pytest.mark.parametrize("layers,bidirectional", [(1, False), (2, True)])
-def test_lstm_outside_training_runs_on_onednn_and_matches_torch(tmp_path, layers, bidirectional):
+def test_lstm_runs_on_onednn_and_matches_torch(tmp_path, layers, bidirectional):
     """The packed parameters are read as oneDNN's weights (MXNet's and PyTorch's gate order i, f,
-    g, o; the two biases summed), a layer's input is I wide for the first and D H after; outputs,
-    last states and the gradients after record(train_mode=False) match torch.nn.LSTM in float64."""
+    g, o; the two biases summed) and its weight gradients written back into the packed gradient,
+    a layer's input is I wide for the first and D H after; outputs, last states and the gradients
+    after record(train_mode=False) and in training match torch.nn.LSTM in float64."""
     if not built_with("onednn"):
         pytest.skip("built without oneDNN: CMake found no libdnnl-dev (tools/install-deps.sh installs it)")
     T, N, I, H = 5, 3, 4, 6
@@ -218,9 +221,9 @@ def test_lstm_outside_training_runs_on_onednn_and_matches_torch(tmp_path, layers
     p = run_python(LSTM_SCRIPT, extra_env={"LSTM": str(tmp_path / "lstm.json"), "DNNL_VERBOSE": "1",
                                            "ONEDNN_VERBOSE": "1"})
     assert p.returncode == 0, p.stderr
-    phase, ran, result = None, {"INFER": set(), "RECORD": set()}, None
+    phase, ran, result = None, {"INFER": set(), "RECORD": set(), "TRAIN": set()}, None
     for line in p.stdout.splitlines():
-        if line in ("INFER", "RECORD"):
+        if line in ran:
             phase = line
         elif line.startswith("RESULT "):
             result = json.loads(line[len("RESULT "):])
@@ -228,9 +231,11 @@ def test_lstm_outside_training_runs_on_onednn_and_matches_torch(tmp_path, layers
             ran[phase].add((m.group(1), m.group(2)))
     for phase in ("INFER", "RECORD"):
         assert ("rnn", "forward_inference") in ran[phase], (phase, ran[phase])
+    assert {("rnn", "forward_training"), ("rnn", "backward")} <= ran["TRAIN"], ran["TRAIN"]
     for got, want in zip(result["infer"], (y, hn, cn)):
         np.testing.assert_allclose(np.array(got), want.detach().numpy(), rtol=1e-4, atol=1e-5)
-    for j, (got, want) in enumerate(zip(result["grads"], want_grads)):
-        scale = max(1.0, want.abs().max().item())
-        np.testing.assert_allclose(np.array(got), want.numpy(), rtol=1e-4, atol=1e-4 * scale,
-                                   err_msg="gradient of input %d" % j)
+    for phase in ("RECORD", "TRAIN"):
+        for j, (got, want) in enumerate(zip(result[phase], want_grads)):
+            scale = max(1.0, want.abs().max().item())
+            np.testing.assert_allclose(np.array(got), want.numpy(), rtol=1e-4, atol=1e-4 * scale,
+                                       err_msg="%s: gradient of input %d" % (phase, j))

@@ -65,6 +65,14 @@ struct LstmTensors {
   mxplug::OpReqType out_req, hy_req, cy_req;
 };
 
+// An LSTM's gradients: of the output and (with state outputs) of the last states, and what the
+// backward writes, each with its request (the packed parameters' gradient has one).
+struct LstmGrads {
+  const float *out_grad, *hy_grad, *cy_grad;
+  float *data_grad, *params_grad, *hx_grad, *cx_grad;
+  mxplug::OpReqType data_req, params_req, hx_req, cx_req;
+};
+
 struct LrnParams {
   int64_t nsize;
   float alpha, beta, knorm;
@@ -111,10 +119,22 @@ bool EltwiseForward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug
 bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplug::TBlob& out_grad,
                      const mxplug::TBlob& out, const mxplug::TBlob& data_grad,
                      mxplug::OpReqType req);
-// An LSTM's forward outside training (Note [RNN on oneDNN]); false for another mode.
-bool LstmInference(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTensors& t);
+// An LSTM's forward (Note [RNN on oneDNN]): outside training with `reserve` null; in training
+// with the op's reserve, which then holds oneDNN's workspaces and the lower layers' outputs for
+// LstmBackward. False for another mode, or where oneDNN refuses the call.
+bool LstmForward(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTensors& t,
+                 float* reserve);
+// The floats of layer l's training workspace (0 where oneDNN does not run it).
+int64_t LstmWorkspaceFloats(const RnnLayout& s, int64_t l, bool states_out);
+bool LstmBackward(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTensors& t,
+                  const LstmGrads& g, const float* reserve);
 #else
-inline bool LstmInference(const mxplug::OpContext&, const RnnLayout&, const LstmTensors&) {
+inline bool LstmForward(const mxplug::OpContext&, const RnnLayout&, const LstmTensors&, float*) {
+  return false;
+}
+inline int64_t LstmWorkspaceFloats(const RnnLayout&, int64_t, bool) { return 0; }
+inline bool LstmBackward(const mxplug::OpContext&, const RnnLayout&, const LstmTensors&,
+                         const LstmGrads&, const float*) {
   return false;
 }
 inline bool EltwiseForward(const mxplug::OpContext&, EltwiseKind, const mxplug::TBlob&,
