@@ -24,7 +24,7 @@ namespace {
 // CPU worker (one by default; MXNet's default is 4) and, on an accelerator, MXNet's one. A block
 // that grows hands its old memory straight back to the device (MXNet's DirectFree): left in the
 // storage pool, the outgrown blocks of a ResNet-18 step (16, 34, 34, 42 and 43 MB) sat idle and
-// raised its peak by 155 MB.
+// raised its peak by 147 MiB.
 int TempSpaceCopies(Context ctx) {
   if (ctx.IsHost())
     return static_cast<int>(EnvInteger("MXNET_CPU_TEMP_COPY", Engine::Get()->Workers(ctx), 1, 64));

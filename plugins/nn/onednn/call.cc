@@ -1,9 +1,9 @@
 // Note [oneDNN]
 // Convolution, FullyConnected (matmul forward, inner product backward), Pooling (max and avg; 2-d
 // max pooling's backward is a loop in ../pooling.cc), BatchNorm (training forward and backward),
-// softmax/log_softmax (forward), LRN and Activation (relu, sigmoid, tanh) run on oneDNN when the
-// plugin is built with it (Debian's libdnnl-dev; CMake's MXPLUG_WITH_ONEDNN) and the data is
-// float32. Everything else, float64 included, runs the plain loops beside each op, which are the
+// softmax/log_softmax (forward), LRN, Activation (relu, sigmoid, tanh) and LSTM (Note [RNN on
+// oneDNN]) run on oneDNN when the plugin is built with it (Debian's libdnnl-dev; CMake's
+// MXPLUG_WITH_ONEDNN) and the data is float32. Everything else, float64 included, runs the plain loops beside each op, which are the
 // reference the oneDNN path is tested against (tests run both; MXPLUG_ONEDNN=0 switches oneDNN off
 // for a process, as MXNET_MKLDNN_ENABLED=0 does in MXNet).
 //
