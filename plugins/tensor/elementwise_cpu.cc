@@ -36,7 +36,8 @@ void ForRange(int64_t n, const Body& body) {
 // 3 ulp of the exact ones (max relative error 2.2e-7 measured over [-87, 88]) and keep the special
 // values (inf, -inf, NaN, overflow to inf, underflow to 0); the tail and float64 stay scalar.
 #if defined(__x86_64__)
-extern "C" __m256 _ZGVdN8v_expf(__m256);  // NOLINT: libmvec's names, the x86-64 vector ABI's
+extern "C" __attribute__((target("avx2")))
+__m256 _ZGVdN8v_expf(__m256);             // NOLINT: libmvec's names, the x86-64 vector ABI's
 extern "C" __m128 _ZGVbN4v_expf(__m128);  // NOLINT
 
 __attribute__((target("avx2"))) int64_t ExpAvx2(const float* x, float* y, int64_t n, bool add) {
