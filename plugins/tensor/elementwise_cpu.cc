@@ -29,33 +29,22 @@ void ForRange(int64_t n, const Body& body) {
 }
 
 // Note [Vector exp]
-// exp in float32 is computed 8 (AVX2) or 4 (SSE) elements at a time by glibc's vector math
-// library (libmvec: _ZGVdN8v_expf, _ZGVbN4v_expf, which pick their implementation for the CPU
-// at load time), as PyTorch's is by SLEEF: the C library's scalar expf, one element at a time,
-// took 2.96x PyTorch's time on 16M floats (docs/performance.md). libmvec's results are within
-// 3 ulp of the exact ones (max relative error 2.2e-7 measured over [-87, 88]) and keep the special
-// values (inf, -inf, NaN, overflow to inf, underflow to 0); the tail and float64 stay scalar.
+// exp in float32 is computed 8 elements at a time by glibc's vector math library (libmvec's
+// AVX2 _ZGVdN8v_expf), as PyTorch's is by SLEEF: the C library's scalar expf, one element at a
+// time, took 2.96x PyTorch's time on 16M floats (docs/performance.md). Its results are within 3
+// ulp of the exact ones (max relative error 2.2e-7 measured over [-87, 88]) and keep the special
+// values (inf, -inf, NaN, overflow to inf, underflow to 0). Without AVX2 (none of the project's
+// machines), for the tail, and in float64 the scalar loop runs.
 #if defined(__x86_64__)
-extern "C" __attribute__((target("avx2")))
-__m256 _ZGVdN8v_expf(__m256);             // NOLINT: libmvec's names, the x86-64 vector ABI's
-extern "C" __m128 _ZGVbN4v_expf(__m128);  // NOLINT
+extern "C" __attribute__((target("avx2"))) __m256 _ZGVdN8v_expf(__m256);  // NOLINT: libmvec's
 
+// The elements of [0, n) it computed: whole vectors of 8.
 __attribute__((target("avx2"))) int64_t ExpAvx2(const float* x, float* y, int64_t n, bool add) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _ZGVdN8v_expf(_mm256_loadu_ps(x + i));
     if (add) v = _mm256_add_ps(v, _mm256_loadu_ps(y + i));
     _mm256_storeu_ps(y + i, v);
-  }
-  return i;
-}
-
-int64_t ExpSse(const float* x, float* y, int64_t n, bool add) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    __m128 v = _ZGVbN4v_expf(_mm_loadu_ps(x + i));
-    if (add) v = _mm_add_ps(v, _mm_loadu_ps(y + i));
-    _mm_storeu_ps(y + i, v);
   }
   return i;
 }
@@ -82,7 +71,7 @@ struct TeamLoop : mxplug::CpuLoop {
     static const bool avx2 = __builtin_cpu_supports("avx2");
     const bool add = f.req == mxplug::kAddTo;
     ForRange(n, [&](int64_t begin, int64_t end) {
-      const int64_t done = (avx2 ? ExpAvx2 : ExpSse)(f.x + begin, f.out + begin, end - begin, add);
+      const int64_t done = avx2 ? ExpAvx2(f.x + begin, f.out + begin, end - begin, add) : 0;
       for (int64_t i = begin + done; i < end; ++i) f(i);
     });
   }

@@ -3,9 +3,9 @@
 // max pooling's backward is a loop in ../pooling.cc), BatchNorm (training forward and backward),
 // softmax/log_softmax (forward), LRN, Activation (relu, sigmoid, tanh) and LSTM (Note [RNN on
 // oneDNN]) run on oneDNN when the plugin is built with it (Debian's libdnnl-dev; CMake's
-// MXPLUG_WITH_ONEDNN) and the data is float32. Everything else, float64 included, runs the plain loops beside each op, which are the
-// reference the oneDNN path is tested against (tests run both; MXPLUG_ONEDNN=0 switches oneDNN off
-// for a process, as MXNET_MKLDNN_ENABLED=0 does in MXNet).
+// MXPLUG_WITH_ONEDNN) and the data is float32. Everything else, float64 included, runs the plain
+// loops beside each op, which are the reference the oneDNN path is tested against (tests run both;
+// MXPLUG_ONEDNN=0 switches oneDNN off for a process, as MXNET_MKLDNN_ENABLED=0 does in MXNet).
 //
 // Tensors stay in mxplug's row-major layout between ops: a primitive is made for the layout it
 // runs fastest in (format "any"), and Call reorders inputs into it and outputs back, within the
@@ -120,6 +120,14 @@ Call::Handle Call::Temp() {
   return static_cast<Handle>(tensors_.size() - 1);
 }
 
+namespace {
+
+// Bytes of scratch needed from step `first` to step `last` of a call, and where they go.
+struct Span {
+  size_t bytes, first, last;
+  size_t offset = 0;
+};
+
 // Note [Scratch lifetimes]
 // A call's reorder copies and scratchpads are needed only from the first step that uses them to
 // the last, and the copy of an output only until it is reordered back after its step, so spans
@@ -151,6 +159,8 @@ size_t PlaceSpans(std::vector<Span*> spans) {
   }
   return total;
 }
+
+}  // namespace
 
 void Call::Run() {
   // Plan: where each (tensor, layout) a step needs lives. A tensor in the layout the primitive

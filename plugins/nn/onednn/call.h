@@ -95,15 +95,6 @@ struct Primitive {
   }
 };
 
-// Bytes of scratch needed from step `first` to step `last` of a call, and where they go.
-struct Span {
-  size_t bytes, first, last;
-  size_t offset = 0;
-};
-// Places spans so that those sharing a step do not overlap; returns the bytes needed in all
-// (Note [Scratch lifetimes]).
-size_t PlaceSpans(std::vector<Span*> spans);
-
 // One kernel call: primitives run in order on the op's tensors, each given in mxplug's plain
 // layout. Where a primitive wants another layout, Run reorders the input into scratch and the
 // output back (adding for kAddTo); scratch, scratchpads and Temp buffers are carved from one

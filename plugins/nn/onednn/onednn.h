@@ -120,11 +120,11 @@ bool EltwiseBackward(const mxplug::OpContext& ctx, EltwiseKind kind, const mxplu
                      const mxplug::TBlob& out, const mxplug::TBlob& data_grad,
                      mxplug::OpReqType req);
 // An LSTM's forward (Note [RNN on oneDNN]): outside training with `reserve` null; in training
-// with the op's reserve, which then holds oneDNN's workspaces and the lower layers' outputs for
-// LstmBackward. False for another mode, or where oneDNN refuses the call.
+// with the op's reserve, which then holds what LstmBackward reads (each layer's workspace, last
+// states and output). False for another mode, or where oneDNN refuses the call.
 bool LstmForward(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTensors& t,
                  float* reserve);
-// The floats of layer l's training workspace (0 where oneDNN does not run it).
+// The floats a training forward keeps in the reserve for layer l (0 where oneDNN does not run it).
 int64_t LstmWorkspaceFloats(const RnnLayout& s, int64_t l, bool states_out);
 bool LstmBackward(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTensors& t,
                   const LstmGrads& g, const float* reserve);

@@ -160,14 +160,9 @@ int64_t KeptFloats(const RnnLayout& s, const Lstm& p, int64_t l, bool states_out
          (l + 1 == s.L ? s.T * s.N * s.D * s.H : 0);
 }
 
-// to[i] = from[i], or += for kAddTo.
+// to[i] = from[i] as `req` says (mxplug::Assign).
 void CopyWithRequest(const float* from, float* to, int64_t n, mxplug::OpReqType req) {
-  if (req == mxplug::kNullOp) return;
-  if (req == mxplug::kAddTo) {
-    for (int64_t i = 0; i < n; ++i) to[i] += from[i];
-  } else {
-    std::copy(from, from + n, to);
-  }
+  for (int64_t i = 0; i < n; ++i) mxplug::Assign(to[i], req, from[i]);
 }
 
 // Layer l's two biases of every direction summed, as oneDNN's one bias {1, D, 4, H}.
@@ -202,13 +197,6 @@ std::vector<std::pair<int, Call::Handle>> LayerArgs(Call& call, const RnnLayout&
           {DNNL_ARG_WEIGHTS_ITER, call.Input(Ldgoi(s, s.H), wh)},
           {DNNL_ARG_BIAS, call.Input(memory::dims{1, s.D, s.G, s.H}, p->bias.data())},
           {DNNL_ARG_DST_LAYER, y}};
-}
-
-void Store(float* to, mxplug::OpReqType req, float v) {
-  if (req == mxplug::kAddTo)
-    *to += v;
-  else
-    *to = v;
 }
 
 }  // namespace
@@ -352,14 +340,14 @@ bool LstmBackward(const mxplug::OpContext& ctx, const RnnLayout& s, const LstmTe
       float* wh = wi + GH * in;
       for (int64_t i = 0; i < in; ++i)
         for (int64_t j = 0; j < GH; ++j)
-          Store(wi + j * in + i, g.params_req, dwl[l][(d * in + i) * GH + j]);
+          mxplug::Assign(wi[j * in + i], g.params_req, dwl[l][(d * in + i) * GH + j]);
       for (int64_t i = 0; i < s.H; ++i)
         for (int64_t j = 0; j < GH; ++j)
-          Store(wh + j * s.H + i, g.params_req, dwi[l][(d * s.H + i) * GH + j]);
+          mxplug::Assign(wh[j * s.H + i], g.params_req, dwi[l][(d * s.H + i) * GH + j]);
       float* b = g.params_grad + s.BiasOffset(l, d);
       for (int64_t j = 0; j < GH; ++j) {
-        Store(b + j, g.params_req, db[l][d * GH + j]);
-        Store(b + GH + j, g.params_req, db[l][d * GH + j]);
+        mxplug::Assign(b[j], g.params_req, db[l][d * GH + j]);
+        mxplug::Assign(b[GH + j], g.params_req, db[l][d * GH + j]);
       }
     }
   }
