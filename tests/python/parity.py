@@ -53,23 +53,30 @@ print("PARITY " + json.dumps(out))
 """
 
 
+class _Crashed(AssertionError):
+    """The interpreter died from a signal (a segfault, or glibc's abort on a corrupted heap)."""
+
+
 def _run(python, package, cases, env):
     p = subprocess.run([str(python), "-c", RUNNER % package], input=json.dumps(cases), capture_output=True,
                        text=True, timeout=300, env=env)
     lines = [l for l in p.stdout.splitlines() if l.startswith("PARITY ")]
+    if p.returncode < 0:
+        raise _Crashed("%s died from signal %d: %s" % (package, -p.returncode, p.stderr[-3000:]))
     assert p.returncode == 0 and lines, "%s: %s" % (package, p.stderr[-3000:])
     return json.loads(lines[-1][len("PARITY "):])
 
 
 def _run_mxnet(cases, env=None, attempts=3):
-    """MXNet's side, run again when MXNet itself crashes: MXNet 1.9.1 segfaults now and then in
-    its iterators' threads (CSVIter, about one run in ten on a loaded machine), which says nothing
-    of mxplug. A case that fails for any other reason fails at once."""
+    """MXNet's side, run again when MXNet itself crashes: MXNet 1.9.1 dies now and then in its
+    iterators' threads (CSVIter: a segfault, or glibc's "corrupted double-linked list", about one
+    run in ten on a loaded machine), which says nothing of mxplug. A case that fails for any other
+    reason fails at once; mxplug's side is never run again."""
     for attempt in range(attempts):
         try:
             return _run(MXNET_PYTHON, "mxnet", cases, dict(os.environ, **(env or {})))
-        except AssertionError as e:
-            if "Segmentation fault" not in str(e) or attempt == attempts - 1:
+        except _Crashed:
+            if attempt == attempts - 1:
                 raise
 
 

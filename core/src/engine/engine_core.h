@@ -39,6 +39,7 @@ struct Opr {
   Var* delete_var = nullptr;
   // Set by an Execute that must block until the function has completed (the naive engine).
   struct Done* done = nullptr;
+  Opr* pool_next = nullptr;  // ObjectPool's list (Note [Returning to the pool])
 
   // Blocks are recycled for functions of any shape: room for a few variables from the start
   // keeps a reused block from allocating (more than 4 grows the vector once).

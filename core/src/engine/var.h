@@ -24,7 +24,12 @@ struct Opr;
 // once nothing holds it. A read pushed behind a waiting write waits too, so a write is never
 // overtaken by later reads ("readers between two writes run together"). Granting is done under
 // the variable's own mutex; the caller then decrements the granted functions' wait counters
-// outside it.
+// outside it. The count of running reads is atomic so that a read that completes while other
+// reads still run takes no lock (a weight read by every op of a step, the engine benchmark's 64
+// readers of one variable): only the read that brings it to zero locks, to grant what waits.
+// Every change of `waiting_` and every grant still happens under the mutex, and whoever reads
+// the count under it sees each decrement made before it locked, so a write is never granted
+// while a read runs and a count that reached zero is never missed.
 class Var {
  public:
   using Opr = engine_detail::Opr;
@@ -34,7 +39,7 @@ class Var {
   bool AppendRead(Opr* opr) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!write_running_ && waiting_.empty()) {
-      ++reads_running_;
+      reads_running_.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
     waiting_.push_back({opr, false});
@@ -44,7 +49,7 @@ class Var {
   bool AppendWrite(Opr* opr) {
     std::lock_guard<std::mutex> lock(mu_);
     ++writes_pending_;
-    if (!write_running_ && reads_running_ == 0 && waiting_.empty()) {
+    if (!write_running_ && ReadsRunning() == 0 && waiting_.empty()) {
       write_running_ = true;
       return true;
     }
@@ -54,8 +59,9 @@ class Var {
 
   // Appends the functions granted by this completion to `granted`.
   void CompleteRead(std::vector<Opr*>* granted) {
+    if (reads_running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::lock_guard<std::mutex> lock(mu_);
-    if (--reads_running_ == 0) GrantLocked(granted);
+    GrantLocked(granted);  // grants nothing if another completion granted the head meanwhile
   }
 
   void CompleteWrite(std::vector<Opr*>* granted) {
@@ -70,7 +76,7 @@ class Var {
   // device event, no error. Then a delete has nothing to wait for (Note [Idle deletes]).
   bool IsIdle() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return waiting_.empty() && reads_running_ == 0 && writes_pending_ == 0 && !write_running_ &&
+    return waiting_.empty() && ReadsRunning() == 0 && writes_pending_ == 0 && !write_running_ &&
            !writer_event_ && reader_events_.empty() && !error_;
   }
 
@@ -161,13 +167,15 @@ class Var {
     if (replaced) replaced->Unref();
   }
 
+  Var* pool_next = nullptr;  // ObjectPool's list (Note [Returning to the pool])
+
   // For the pool: a recycled variable starts fresh. Called by the variable's only holder.
   void Reset(bool holds_errors) {
     if (has_events()) SetWriterEvent(nullptr);
     std::lock_guard<std::mutex> lock(mu_);
     holds_errors_ = holds_errors;
     waiting_.clear();
-    reads_running_ = 0;
+    reads_running_.store(0, std::memory_order_relaxed);
     writes_pending_ = 0;
     write_running_ = false;
     version_.store(0, std::memory_order_relaxed);
@@ -185,7 +193,7 @@ class Var {
     while (!waiting_.empty()) {
       Waiting& head = waiting_.front();
       if (head.write) {
-        if (reads_running_ == 0 && !write_running_) {
+        if (ReadsRunning() == 0 && !write_running_) {
           write_running_ = true;
           granted->push_back(head.opr);
           waiting_.pop_front();
@@ -193,16 +201,18 @@ class Var {
         return;
       }
       if (write_running_) return;
-      ++reads_running_;
+      reads_running_.fetch_add(1, std::memory_order_relaxed);
       granted->push_back(head.opr);
       waiting_.pop_front();
     }
   }
 
+  int ReadsRunning() const { return reads_running_.load(std::memory_order_acquire); }
+
   mutable std::mutex mu_;
   engine_detail::RingQueue<Waiting> waiting_;
-  int reads_running_ = 0;
-  int writes_pending_ = 0;  // waiting or running
+  std::atomic<int> reads_running_{0};  // changed under mu_, but for CompleteRead's decrement
+  int writes_pending_ = 0;             // waiting or running
   bool write_running_ = false;
   std::atomic<uint64_t> version_{0};
   std::exception_ptr error_;
