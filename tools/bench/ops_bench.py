@@ -39,8 +39,12 @@ ROWS = [
     # row times the addition alone, into an output allocated once.
     ("add 16M float32, new output", "GB/s", "higher"),
     ("add 16M float32, out=", "GB/s", "higher"),
-    # A unary map, into an output allocated once: exp is computed, not only moved.
+    # Unary maps, into an output allocated once: exp and tanh are computed (a vector math
+    # library's work), abs is a loop the compiler vectorizes (random signs: a branch per element
+    # would be mispredicted half of the time).
     ("exp 16M float32, out=", "ms", "lower"),
+    ("tanh 16M float32, out=", "ms", "lower"),
+    ("abs 16M float32, out=", "ms", "lower"),
     ("tiny-op overhead (1-element add)", "us/op", "lower"),
 ]
 PEERS = ["torch", "mxnet"]
@@ -122,6 +126,8 @@ def measure_mxplug(quick):
     out["add 16M float32, out="] = 3 * 4 * (16 << 20) / timed(
         lambda: sync(mx.nd.elemwise_add(a, b, out=c)), 5) / 1e9
     out["exp 16M float32, out="] = 1e3 * timed(lambda: sync(mx.nd.exp(a, out=c)), 5)
+    out["tanh 16M float32, out="] = 1e3 * timed(lambda: sync(mx.nd.tanh(a, out=c)), 5)
+    out["abs 16M float32, out="] = 1e3 * timed(lambda: sync(mx.nd.abs(a, out=c)), 5)
     out["tiny-op overhead (1-element add)"] = tiny_ops(lambda: mx.nd.ones((1,)), lambda p, q: p + q, mx.nd.waitall, quick)
     return out
 
@@ -181,6 +187,8 @@ def measure_torch(quick):
         c = torch.empty(16 << 20)
         out["add 16M float32, out="] = 3 * 4 * (16 << 20) / timed(lambda: torch.add(a, b, out=c), 5) / 1e9
         out["exp 16M float32, out="] = 1e3 * timed(lambda: torch.exp(a, out=c), 5)
+        out["tanh 16M float32, out="] = 1e3 * timed(lambda: torch.tanh(a, out=c), 5)
+        out["abs 16M float32, out="] = 1e3 * timed(lambda: torch.abs(a, out=c), 5)
         out["tiny-op overhead (1-element add)"] = tiny_ops(lambda: torch.ones(1), torch.add, lambda: None, quick)
     return out
 
@@ -233,6 +241,8 @@ def measure_mxnet(quick):
     out["add 16M float32, out="] = 3 * 4 * (16 << 20) / timed(
         lambda: mx.nd.elemwise_add(a, b, out=c).wait_to_read(), 5) / 1e9
     out["exp 16M float32, out="] = 1e3 * timed(lambda: mx.nd.exp(a, out=c).wait_to_read(), 5)
+    out["tanh 16M float32, out="] = 1e3 * timed(lambda: mx.nd.tanh(a, out=c).wait_to_read(), 5)
+    out["abs 16M float32, out="] = 1e3 * timed(lambda: mx.nd.abs(a, out=c).wait_to_read(), 5)
     out["tiny-op overhead (1-element add)"] = tiny_ops(lambda: mx.nd.ones((1,)), lambda p, q: p + q, mx.nd.waitall, quick)
     return out
 
