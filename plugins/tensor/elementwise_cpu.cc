@@ -108,6 +108,36 @@ __attribute__((target("avx2"))) int64_t MapAvx2(VectorFn fn, const float* x, flo
 }
 #endif
 
+#if defined(__x86_64__)
+// floor, ceil, trunc and rint in float32 on SSE4.1's roundps, 4 elements at a time: exact, as
+// the C library's functions, which x86-64's baseline (SSE2) makes calls per element (floor of 16M
+// floats: 18.3 ms against PyTorch's 7.6). rint rounds in the current mode, as nearbyint.
+template <class Op>
+constexpr int kRoundMode = -1;
+template <>
+constexpr int kRoundMode<mxplug_tensor::Floor> = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+template <>
+constexpr int kRoundMode<mxplug_tensor::Ceil> = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+template <>
+constexpr int kRoundMode<mxplug_tensor::Trunc> = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+template <>
+constexpr int kRoundMode<mxplug_tensor::Rint> = _MM_FROUND_CUR_DIRECTION | _MM_FROUND_NO_EXC;
+
+// y = round(x) (or y += it) over whole vectors of 4 from the start of [0, n); returns how many
+// elements it computed.
+template <int kMode>
+__attribute__((target("sse4.1"))) int64_t RoundSse41(const float* x, float* y, int64_t n,
+                                                     bool add) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m128 v = _mm_round_ps(_mm_loadu_ps(x + i), kMode);
+    if (add) v = _mm_add_ps(v, _mm_loadu_ps(y + i));
+    _mm_storeu_ps(y + i, v);
+  }
+  return i;
+}
+#endif
+
 // The maps' element loop (unary, scalar and clip ops, elementwise_kernels.h: element i reads
 // index i of its inputs and writes index i of its output, and nothing adds into one place):
 // mxplug::CpuLoop's, split across an OpenMP team from kParallelElements elements as the ops of
@@ -147,11 +177,20 @@ struct TeamLoop : mxplug::CpuLoop {
     });
   }
 #if defined(__x86_64__)
-  // A unary op's float32 forward: on libmvec where it has the function (Note [Vector math]).
+  // A unary op's float32 forward: on libmvec where it has the function (Note [Vector math]),
+  // on SSE4.1's rounding for floor, ceil, trunc and rint.
   template <class Op, bool kNoGrad>
   static void Run(const mxplug::OpContext&, int64_t n,
                   const mxplug_tensor::MapForward<mxplug_tensor::UnaryMap<Op, kNoGrad>, float>& f) {
-    if constexpr (kLibmvecName<Op> == nullptr) {
+    if constexpr (kRoundMode<Op> >= 0) {
+      static const bool sse41 = __builtin_cpu_supports("sse4.1");
+      const bool add = f.req == mxplug::kAddTo;
+      ForRange(n, [&](int64_t begin, int64_t end) {
+        const int64_t done =
+            sse41 ? RoundSse41<kRoundMode<Op>>(f.x + begin, f.out + begin, end - begin, add) : 0;
+        Forward(f, begin + done, end);
+      });
+    } else if constexpr (kLibmvecName<Op> == nullptr) {
       Forward(f, 0, n);
     } else {
       static const VectorFn fn = LibmvecFunction(kLibmvecName<Op>);

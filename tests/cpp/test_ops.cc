@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <random>
 
 #include "mxplug/op_runner.h"
@@ -667,6 +668,21 @@ TEST_F(Ops, ConvolutionBackwardOnOneDnnReusesScratchBetweenItsSteps) {
       << "three blocked activations at once: the data gradient's scratch is not reused";
 }
 
+// The float32 map `op` over x into a copy of `base`, with kWriteTo and then kAddTo: calls
+// check(req, got) with each result.
+template <class Check>
+void ForwardWithEachRequest(const char* op_name, const std::vector<float>& x,
+                            const std::vector<float>& base, const Check& check) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  OpRunner op(op_name, {});
+  for (OpReqType req : {kWriteTo, kAddTo}) {
+    SCOPED_TRACE(req == kAddTo ? "kAddTo" : "kWriteTo");
+    std::vector<Tensor> out{Make(base, TShape{n})};
+    op.ForwardInto({Make(x, TShape{n})}, out, {req});
+    check(req, out[0].ToVector<float>());
+  }
+}
+
 // Note [Vector math]: the float32 maps on glibc's vector math library, over an OpenMP team for
 // this many elements, against the function in double: within 4 ulp of the exact value (rounded
 // once to float), the special values kept, kWriteTo and kAddTo, and the elements past the last
@@ -712,12 +728,7 @@ TEST_F(Ops, Float32VectorMathIsWithinFourUlpAndKeepsSpecialValues) {
                      (v - c.lo) / (c.hi - c.lo) * (std::log(c.hi) - std::log(c.lo)));
     std::vector<float> x = Convert<float>(xd);
     for (size_t k = 0; k < 8; ++k) x[static_cast<size_t>(n) - 1 - k] = specials[k];
-    OpRunner op(c.op, {});
-    for (OpReqType req : {kWriteTo, kAddTo}) {
-      SCOPED_TRACE(req == kAddTo ? "kAddTo" : "kWriteTo");
-      std::vector<Tensor> out{Make(base, TShape{n})};
-      op.ForwardInto({Make(x, TShape{n})}, out, {req});
-      const std::vector<float> got = out[0].ToVector<float>();
+    ForwardWithEachRequest(c.op, x, base, [&](OpReqType req, const std::vector<float>& got) {
       for (int64_t i = 0; i < n; ++i) {
         const float e = static_cast<float>(c.exact(double(x[i])));  // exact, rounded once
         const float want = req == kAddTo ? base[i] + e : e;
@@ -736,7 +747,43 @@ TEST_F(Ops, Float32VectorMathIsWithinFourUlpAndKeepsSpecialValues) {
         const float tol = 4 * ulp(e) + (req == kAddTo ? ulp(want) : 0.0f);
         ASSERT_NEAR(got[i], want, tol) << "at " << i << ", x " << x[i];
       }
-    }
+    });
+  }
+}
+
+// floor, ceil, trunc and rint in float32 on SSE4.1's rounding: exactly the C library's values,
+// halves, the signs of zeros, infinities and NaN included, with kWriteTo and kAddTo, past the
+// last whole vector of each range.
+TEST_F(Ops, Float32RoundingEqualsTheCLibrary) {
+  struct Case {
+    const char* op;
+    float (*exact)(float);
+  };
+  const Case cases[] = {{"floor", [](float x) { return std::floor(x); }},
+                        {"ceil", [](float x) { return std::ceil(x); }},
+                        {"trunc", [](float x) { return std::trunc(x); }},
+                        {"fix", [](float x) { return std::trunc(x); }},
+                        {"rint", [](float x) { return std::nearbyint(x); }}};
+  const int64_t n = (int64_t{1} << 20) + 7;
+  std::vector<float> x = Convert<float>(Random<double>(static_cast<size_t>(n), 61, -1e3, 1e3));
+  const float specials[] = {INFINITY, -INFINITY, NAN,   0.0f, -0.0f, 0.5f,   -0.5f,
+                            1.5f,     2.5f,      -2.5f, 3e9f, -3e9f, 1e-30f, -1e-30f};
+  for (size_t k = 0; k < std::size(specials); ++k) x[k * 3] = specials[k];  // inside whole vectors
+  for (size_t k = 0; k < 7; ++k) x[static_cast<size_t>(n) - 1 - k] = specials[k];  // the tail
+  const std::vector<float> base = Convert<float>(Random<double>(static_cast<size_t>(n), 62));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    ForwardWithEachRequest(c.op, x, base, [&](OpReqType req, const std::vector<float>& got) {
+      for (int64_t i = 0; i < n; ++i) {
+        const float want = req == kAddTo ? base[i] + c.exact(x[i]) : c.exact(x[i]);
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got[i])) << "at " << i << ", x " << x[i];
+          continue;
+        }
+        ASSERT_EQ(got[i], want) << "at " << i << ", x " << x[i];
+        ASSERT_EQ(std::signbit(got[i]), std::signbit(want)) << "at " << i << ", x " << x[i];
+      }
+    });
   }
 }
 
