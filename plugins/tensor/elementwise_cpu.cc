@@ -163,17 +163,10 @@ struct TeamLoop : mxplug::CpuLoop {
     if (f.req == mxplug::kNullOp) return;
     const bool add = f.req == mxplug::kAddTo;
     ForRange(n, [&](int64_t b, int64_t e) {
-      auto g = [&](int64_t i) {
+      Store<C>(grad, add, b, e, [&](int64_t i) {
         return map.Grad(static_cast<C>(og[i]), Map::kReadsX ? static_cast<C>(x[i]) : C(0),
                         Map::kReadsY ? static_cast<C>(y[i]) : C(0));
-      };
-      if (add) {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) grad[i] = static_cast<T>(static_cast<C>(grad[i]) + g(i));
-      } else {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) grad[i] = static_cast<T>(g(i));
-      }
+      });
     });
   }
 #if defined(__x86_64__)
@@ -184,24 +177,29 @@ struct TeamLoop : mxplug::CpuLoop {
                   const mxplug_tensor::MapForward<mxplug_tensor::UnaryMap<Op, kNoGrad>, float>& f) {
     if constexpr (kRoundMode<Op> >= 0) {
       static const bool sse41 = __builtin_cpu_supports("sse4.1");
-      const bool add = f.req == mxplug::kAddTo;
-      ForRange(n, [&](int64_t begin, int64_t end) {
-        const int64_t done =
-            sse41 ? RoundSse41<kRoundMode<Op>>(f.x + begin, f.out + begin, end - begin, add) : 0;
-        Forward(f, begin + done, end);
+      VectorsThenScalar(f, n, [](const float* x, float* y, int64_t m, bool add) {
+        return sse41 ? RoundSse41<kRoundMode<Op>>(x, y, m, add) : 0;
       });
     } else if constexpr (kLibmvecName<Op> == nullptr) {
       Forward(f, 0, n);
     } else {
       static const VectorFn fn = LibmvecFunction(kLibmvecName<Op>);
       constexpr bool kSigmoid = std::is_same_v<Op, mxplug_tensor::Sigmoid>;
-      const bool add = f.req == mxplug::kAddTo;
-      ForRange(n, [&](int64_t begin, int64_t end) {
-        const int64_t done =
-            fn ? MapAvx2<kSigmoid>(fn, f.x + begin, f.out + begin, end - begin, add) : 0;
-        Forward(f, begin + done, end);
+      VectorsThenScalar(f, n, [](const float* x, float* y, int64_t m, bool add) {
+        return fn ? MapAvx2<kSigmoid>(fn, x, y, m, add) : 0;
       });
     }
+  }
+
+  // f over [0, n), split over the team when large: vectors(x, y, count, add) computes the whole
+  // vectors at the start of each range and returns how many elements it did; the rest is scalar.
+  template <class Map, class Vectors>
+  static void VectorsThenScalar(const mxplug_tensor::MapForward<Map, float>& f, int64_t n,
+                                const Vectors& vectors) {
+    const bool add = f.req == mxplug::kAddTo;
+    ForRange(n, [&](int64_t begin, int64_t end) {
+      Forward(f, begin + vectors(f.x + begin, f.out + begin, end - begin, add), end);
+    });
   }
 #endif
 
@@ -218,16 +216,21 @@ struct TeamLoop : mxplug::CpuLoop {
     if (f.req == mxplug::kNullOp) return;
     const bool add = f.req == mxplug::kAddTo;
     ForRange(end - begin, [&](int64_t b, int64_t e) {
-      b += begin, e += begin;
-      if (add) {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i)
-          out[i] = static_cast<T>(static_cast<C>(out[i]) + map(static_cast<C>(x[i])));
-      } else {
-#pragma omp simd
-        for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(map(static_cast<C>(x[i])));
-      }
+      Store<C>(out, add, begin + b, begin + e,
+               [&](int64_t i) { return map(static_cast<C>(x[i])); });
     });
+  }
+
+  // out[i] = value(i) (add: out[i] += it, in C) over [b, e), vectorized where value allows.
+  template <class C, class T, class Value>
+  static void Store(T* out, bool add, int64_t b, int64_t e, const Value& value) {
+    if (add) {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(static_cast<C>(out[i]) + value(i));
+    } else {
+#pragma omp simd
+      for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(value(i));
+    }
   }
 
   template <typename F>
