@@ -33,6 +33,15 @@ class EngineTest : public ::testing::TestWithParam<EngineType> {
     engine_ = Engine::Create(GetParam(), options);
   }
   bool threaded() const { return GetParam() == EngineType::kThreaded; }
+  // Pushes a write of `v` that runs until `release` is set, then appends 1 to `order`.
+  void PushHeldWrite(VarHandle v, const std::atomic<bool>* release, std::vector<int>* order) {
+    engine_->PushSync(
+        [release, order](RunContext) {
+          while (!release->load()) std::this_thread::yield();
+          order->push_back(1);
+        },
+        cpu_, {}, {v});
+  }
   std::unique_ptr<Engine> engine_;
   const Context cpu_ = Context::CPU();
 };
@@ -72,10 +81,17 @@ TEST_P(EngineTest, RandomProgramMatchesSerialOracleBitForBit) {
   for (const Op& op : ops) {
     std::vector<VarHandle> reads;
     for (int r : op.reads) reads.push_back(vars[r]);
-    // Every third one inline (Note [Inline functions]): run by whichever thread frees it.
-    const FnProperty prop = (&op - ops.data()) % 3 == 0 ? FnProperty::kInline : FnProperty::kNormal;
-    engine_->PushSync([&, op](RunContext) { apply(op, parallel); }, cpu_, reads, {vars[op.write]},
-                      prop);
+    // Every third one inline (Note [Inline functions]): run by whichever thread frees it, or at
+    // once without a push when its variables are free (Note [Free variables]).
+    const size_t i = static_cast<size_t>(&op - ops.data());
+    const FnProperty prop = i % 3 == 0 ? FnProperty::kInline : FnProperty::kNormal;
+    auto run = [&, op](RunContext) { apply(op, parallel); };
+    if (i % 6 == 0 &&
+        engine_->RunInlineIfFree(
+            [](void* fn, RunContext rctx) { (*static_cast<decltype(run)*>(fn))(rctx); }, &run, cpu_,
+            reads, {vars[op.write]}, "inline"))
+      continue;
+    engine_->PushSync(run, cpu_, reads, {vars[op.write]}, prop);
   }
   engine_->WaitForAll();
   EXPECT_EQ(0, std::memcmp(serial.data(), parallel.data(), sizeof(double) * kVars));
@@ -258,12 +274,7 @@ TEST_P(EngineTest, InlineFunctionsRunWhereTheyBecomeReadyInOrderAndKeepTheirErro
   if (threaded()) {
     std::atomic<bool> release{false};
     std::vector<int> order;
-    engine_->PushSync(
-        [&](RunContext) {
-          while (!release.load()) std::this_thread::yield();
-          order.push_back(1);
-        },
-        cpu_, {}, {v});
+    PushHeldWrite(v, &release, &order);
     std::thread::id second;
     engine_->PushSync(
         [&](RunContext) {
@@ -281,6 +292,66 @@ TEST_P(EngineTest, InlineFunctionsRunWhereTheyBecomeReadyInOrderAndKeepTheirErro
                     FnProperty::kInline);
   EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(v); }), "inline op failed");
   engine_->PushDelete(nullptr, cpu_, v);
+  engine_->WaitForAll();
+}
+
+// Note [Free variables]: RunInlineIfFree runs at once on the caller only when nothing waits for,
+// holds or has left an error on its variables; otherwise it does nothing and says so.
+TEST_P(EngineTest, RunInlineIfFreeRunsOnlyWhenItsVariablesAreFree) {
+  VarHandle in = engine_->NewVar(), out = engine_->NewVar();
+  struct Probe {
+    int calls = 0;
+    std::thread::id thread;
+    bool fail = false;
+    static void Run(void* self, RunContext) {
+      auto* p = static_cast<Probe*>(self);
+      ++p->calls;
+      p->thread = std::this_thread::get_id();
+      if (p->fail) throw std::runtime_error("free op failed");
+    }
+  } probe;
+  auto try_run = [&](std::initializer_list<VarHandle> reads,
+                     std::initializer_list<VarHandle> writes) {
+    return engine_->RunInlineIfFree(&Probe::Run, &probe, cpu_, reads, writes, "probe");
+  };
+  ASSERT_TRUE(try_run({in, in}, {out}));  // a variable read twice is one read
+  EXPECT_EQ(probe.calls, 1);
+  EXPECT_EQ(probe.thread, std::this_thread::get_id());
+  EXPECT_EQ(engine_->Version(out), 1u);
+  EXPECT_EQ(engine_->Version(in), 0u);
+  EXPECT_FALSE(try_run({out}, {out}));  // read and written: taken for the read, so not free
+  EXPECT_EQ(probe.calls, 1);
+
+  if (threaded()) {  // held by a function still running: not run, nothing changed, order kept
+    std::atomic<bool> release{false};
+    std::vector<int> order;
+    PushHeldWrite(in, &release, &order);
+    EXPECT_FALSE(try_run({in}, {out}));
+    EXPECT_FALSE(try_run({}, {in}));
+    engine_->PushSync([&](RunContext) { order.push_back(2); }, cpu_, {in}, {out});
+    release = true;
+    engine_->WaitForAll();
+    EXPECT_EQ(order, (std::vector<int>{1, 2}));
+    EXPECT_EQ(probe.calls, 1);
+    EXPECT_EQ(engine_->Version(out), 2u);  // the refusals gave the write back unused
+  }
+
+  // Inside an engine function it would not run after the function, as a push would: refused.
+  VarHandle other = engine_->NewVar();
+  bool inside = true;
+  engine_->PushSync([&](RunContext) { inside = try_run({}, {other}); }, cpu_, {}, {in});
+  engine_->WaitForAll();
+  EXPECT_FALSE(inside);
+  EXPECT_TRUE(try_run({}, {other}));
+
+  // Its exception is the error of what it writes; a variable holding an error is not free.
+  probe.fail = true;
+  ASSERT_TRUE(try_run({in}, {out}));
+  EXPECT_FALSE(try_run({out}, {}));
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForVar(out); }), "free op failed");
+  EXPECT_TRUE(try_run({out}, {}));  // reported and cleared: free again (and failing again)
+  EXPECT_EQ(ErrorText([&] { engine_->WaitForAll(); }), "free op failed");  // nothing written
+  for (VarHandle v : {in, out, other}) engine_->PushDelete(nullptr, cpu_, v);
   engine_->WaitForAll();
 }
 
@@ -519,12 +590,23 @@ TEST_P(EngineTest, PushFromEightThreadsAtOnce) {
       for (int i = 0; i < 1000; ++i) {
         engine_->PushSync([&total](RunContext) { ++total; }, cpu_, {}, {shared});
         engine_->PushSync([&own, t](RunContext) { own[t] += 2; }, cpu_, {shared}, {own_vars[t]});
+        // And at once where free (Note [Free variables]), else as a push.
+        auto add = [&own, t](RunContext) { own[t] += 1; };
+        if (!engine_->RunInlineIfFree(
+                [](void* fn, RunContext rctx) { (*static_cast<decltype(add)*>(fn))(rctx); }, &add,
+                cpu_, {shared}, {own_vars[t]}, "add"))
+          engine_->PushSync(add, cpu_, {shared}, {own_vars[t]}, FnProperty::kInline);
+        auto count = [&total](RunContext) { ++total; };
+        if (!engine_->RunInlineIfFree(
+                [](void* fn, RunContext rctx) { (*static_cast<decltype(count)*>(fn))(rctx); },
+                &count, cpu_, {}, {shared}, "count"))
+          engine_->PushSync(count, cpu_, {}, {shared});
       }
     });
   for (auto& th : threads) th.join();
   engine_->WaitForAll();
-  EXPECT_EQ(total, 8000);
-  for (int64_t v : own) EXPECT_EQ(v, 2000);
+  EXPECT_EQ(total, 16000);
+  for (int64_t v : own) EXPECT_EQ(v, 3000);
 }
 
 TEST_P(EngineTest, AcceleratorFunctionsRunOnWorkersWithTheirOwnStreams) {

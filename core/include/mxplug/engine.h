@@ -133,6 +133,17 @@ class Engine {
                         FnProperty prop = FnProperty::kNormal, int priority = 0,
                         const char* name = nullptr) = 0;
 
+  /*!
+   * \brief Runs small CPU work on the calling thread now, as a FnProperty::kInline push whose
+   * variables are free would run, without making an engine function of it: when nothing waits
+   * for, holds, or has left device work or an error on any of its variables. `fn(arg, rctx)`'s
+   * exception becomes the error of what it mutates, as a pushed function's. Returns false, having
+   * done nothing, when a variable is not free, `ctx` is not the host, or the caller runs inside
+   * an engine function: then push it.
+   */
+  virtual bool RunInlineIfFree(void (*fn)(void* arg, RunContext rctx), void* arg, Context ctx,
+                               VarList const_vars, VarList mutate_vars, const char* name) = 0;
+
   /*! \brief Runs `fn` after every function pushed earlier that uses `var`, then recycles `var`.
    * `fn` may be empty. `var` must not be used afterwards. */
   virtual void PushDelete(SyncFn fn, Context ctx, VarHandle var) = 0;

@@ -10,14 +10,6 @@
 namespace mxplug::engine_detail {
 namespace {
 
-thread_local int tls_engine_function_depth = 0;
-// True while this thread completes a synchronous function whose body has returned
-// (CompletingSyncFunction).
-thread_local bool tls_completing_sync = false;
-// The dispatch loop running on this thread, if any, and its engine (Note [Dispatch loop]).
-thread_local std::vector<Opr*>* tls_dispatch_ready = nullptr;
-thread_local const void* tls_dispatch_engine = nullptr;
-
 // Removes duplicates, and reads of variables that are also written (they count as writes).
 void Dedup(std::vector<Var*>* const_vars, std::vector<Var*>* mutate_vars) {
   auto unique = [](std::vector<Var*>* v) {
@@ -35,29 +27,35 @@ void Dedup(std::vector<Var*>* const_vars, std::vector<Var*>* mutate_vars) {
                       const_vars->end());
 }
 
-// Per-thread lists of functions, with room for a batch of 1,024 so that typical grants never
-// allocate (the steady path allocates nothing; larger batches grow the list once).
-constexpr size_t kListReserve = 1024;
-
-std::vector<Opr*> ReservedList() {
-  std::vector<Opr*> list;
-  list.reserve(kListReserve);
+template <typename T>
+std::vector<T> Reserved(size_t n) {
+  std::vector<T> list;
+  list.reserve(n);
   return list;
 }
 
-// The events a function waits for (Note [Event completion]).
-std::vector<DeviceEvent*>& AwaitList() {
-  thread_local std::vector<DeviceEvent*> list = [] {
-    std::vector<DeviceEvent*> l;
-    l.reserve(16);
-    return l;
-  }();
-  return list;
-}
+// Note [Thread state]
+// What the engine keeps per thread, in one thread_local object: in a shared library every access
+// to a thread_local is a call into the dynamic linker (__tls_get_addr), and a small op's path
+// made two dozen of them. A function that needs the state looks it up once.
+struct ThreadState {
+  int function_depth = 0;  // engine functions running on this thread, nested
+  // True while this thread completes a synchronous function whose body has returned
+  // (CompletingSyncFunction).
+  bool completing_sync = false;
+  // The dispatch loop running on this thread, if any, and its engine (Note [Dispatch loop]).
+  std::vector<Opr*>* dispatch_ready = nullptr;
+  const void* dispatch_engine = nullptr;
+  // Lists of functions granted (scratch) and to run (outermost: the loop's list when no loop
+  // runs yet), with room for a batch of 1,024 so that typical grants never allocate (larger
+  // batches grow a list once); the events a function waits for (Note [Event completion]).
+  std::vector<Opr*> scratch = Reserved<Opr*>(1024), outermost = Reserved<Opr*>(1024);
+  std::vector<DeviceEvent*> await = Reserved<DeviceEvent*>(16);
+};
 
-std::vector<Opr*>& ScratchList() {
-  thread_local std::vector<Opr*> list = ReservedList();
-  return list;
+ThreadState& Tls() {
+  thread_local ThreadState state;
+  return state;
 }
 
 }  // namespace
@@ -65,8 +63,8 @@ std::vector<Opr*>& ScratchList() {
 EngineCore::EngineCore() = default;
 EngineCore::~EngineCore() = default;
 
-bool EngineCore::InEngineFunction() { return tls_engine_function_depth > 0; }
-bool EngineCore::CompletingSyncFunction() { return tls_completing_sync; }
+bool EngineCore::InEngineFunction() { return Tls().function_depth > 0; }
+bool EngineCore::CompletingSyncFunction() { return Tls().completing_sync; }
 
 void EngineCore::CheckNotInEngineFunction(const char* what) const {
   if (InEngineFunction())
@@ -114,6 +112,58 @@ void EngineCore::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mu
   Push(opr);
 }
 
+// Note [Free variables]
+// Most small ops of a script find their variables free: the inputs were written long ago and
+// nothing else is queued on them, the output is new. Such a FnProperty::kInline function would be
+// granted everything at its push and run at once on the pusher's thread, so the block, the
+// std::function, the queue entries and the dispatch loop around it are work without purpose (a
+// third of a 1-element add's instructions). RunInlineIfFree takes each variable directly, under
+// the same lock and by the same rule as a grant at the push, runs the function and hands the
+// variables on as Release does: the engine's order, errors, profiler spans and WaitForAll's
+// count are those of the push. A variable that is not free (something waits for it or holds it,
+// device work or an error stays on it) gives back what was taken, and the caller pushes; so does
+// a call from inside an engine function or a dispatch loop on this thread, where a push would run
+// after the current function.
+bool EngineCore::RunInlineIfFree(void (*fn)(void* arg, RunContext rctx), void* arg, Context ctx,
+                                 VarList const_vars, VarList mutate_vars, const char* name) {
+  ThreadState& t = Tls();
+  if (!ctx.IsHost() || t.function_depth > 0 || t.dispatch_engine != nullptr) return false;
+  pending_.fetch_add(1, std::memory_order_relaxed);  // WaitForAll from now on waits for it
+  size_t reads = 0, writes = 0;
+  while (reads < const_vars.size() && const_vars.begin()[reads]->TryTakeRead()) ++reads;
+  if (reads == const_vars.size())
+    while (writes < mutate_vars.size() && mutate_vars.begin()[writes]->TryTakeWrite()) ++writes;
+  if (reads != const_vars.size() || writes != mutate_vars.size()) {
+    // What another thread queued behind a taken variable meanwhile is granted here.
+    ReleaseVars(VarList(const_vars.begin(), reads), VarList(mutate_vars.begin(), writes), nullptr,
+                nullptr, /*wrote=*/false, &t.outermost);
+    if (!t.outermost.empty()) Dispatch(&t.outermost);  // no loop runs here (checked above)
+    EndPending();
+    return false;
+  }
+  Profiler& profiler = Profiler::Get();
+  const bool profiling = profiler.running();
+  const int64_t start = profiling ? profiler.Now() : 0;
+  std::exception_ptr error;
+  ++t.function_depth;
+  // As in a dispatch loop: what the function pushes and can run now runs after it.
+  t.dispatch_ready = &t.outermost;
+  t.dispatch_engine = this;
+  try {
+    fn(arg, RunContext{ctx.Compute(), nullptr});
+  } catch (...) {
+    error = std::current_exception();
+  }
+  t.dispatch_ready = nullptr;
+  t.dispatch_engine = nullptr;
+  --t.function_depth;
+  if (profiling) profiler.Record(name, ctx.Compute(), start, profiler.Now());
+  ReleaseVars(const_vars, mutate_vars, nullptr, std::move(error), /*wrote=*/true, &t.outermost);
+  if (!t.outermost.empty()) Dispatch(&t.outermost);
+  EndPending();
+  return true;
+}
+
 // Note [Idle deletes]
 // Most arrays die idle: a temporary's last reader finished long ago (a script's `a + b` whose
 // result nobody keeps). Its variable then has nothing to order the delete after, so the delete
@@ -122,22 +172,22 @@ void EngineCore::PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mu
 // Its error and its profiler span are those of a pushed delete. An owner that has only memory to
 // free (an array's chunk) frees it itself after DeleteIfIdle, without a function to make.
 void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
-  if (var->IsIdle()) {
+  if (var->ResetIfIdle(/*holds_errors=*/true)) {  // nobody else holds it: reset before fn runs
     Profiler& profiler = Profiler::Get();
     const bool profiling = profiler.running();
     const int64_t start = profiling ? profiler.Now() : 0;
     std::exception_ptr error;
     if (fn) {
-      ++tls_engine_function_depth;
+      ThreadState& t = Tls();
+      ++t.function_depth;
       try {
         fn(RunContext{ctx.Compute(), nullptr});
       } catch (...) {
         error = std::current_exception();
       }
-      --tls_engine_function_depth;
+      --t.function_depth;
     }
     if (profiling) profiler.Record("DeleteVariable", ctx.Compute(), start, profiler.Now());
-    var->Reset(/*holds_errors=*/true);
     vars_.Delete(var);
     if (error) {  // nobody can observe it through a variable: kept for WaitForAll
       std::lock_guard<std::mutex> lock(failures_mu_);
@@ -159,13 +209,12 @@ void EngineCore::PushDelete(SyncFn fn, Context ctx, VarHandle var) {
 }
 
 bool EngineCore::DeleteIfIdle(Context ctx, VarHandle var) {
-  if (!var->IsIdle()) return false;
+  if (!var->ResetIfIdle(/*holds_errors=*/true)) return false;
   Profiler& profiler = Profiler::Get();
   if (profiler.running()) {
     const int64_t now = profiler.Now();
     profiler.Record("DeleteVariable", ctx.Compute(), now, now);
   }
-  var->Reset(/*holds_errors=*/true);
   vars_.Delete(var);
   return true;
 }
@@ -202,48 +251,40 @@ std::exception_ptr EngineCore::FirstError(const Opr* opr) const {
 // recurse once per function waiting in a queue: 8,000 pushes onto one variable, 8,000 frames.
 // Instead, a dispatch nested in this engine's loop on this thread hands its functions to that
 // loop, which runs them after the current one returns.
-namespace {
-std::vector<Opr*>& OutermostList() {
-  thread_local std::vector<Opr*> list = ReservedList();
-  return list;
-}
-}  // namespace
-
-void EngineCore::PrepareThread() {
-  (void)ScratchList();
-  (void)AwaitList();
-  (void)OutermostList();
-}
+void EngineCore::PrepareThread() { (void)Tls(); }
 
 template <typename Fill>
 void EngineCore::WithReadyList(Fill&& fill) {
-  if (tls_dispatch_engine == this) {  // inside this engine's loop: it will run them
-    fill(tls_dispatch_ready);
+  ThreadState& t = Tls();
+  if (t.dispatch_engine == this) {  // inside this engine's loop: it will run them
+    fill(t.dispatch_ready);
     return;
   }
   std::vector<Opr*> nested;  // another engine's loop runs here (rare)
   // Free when no loop runs on this thread.
-  std::vector<Opr*>* list = tls_dispatch_engine == nullptr ? &OutermostList() : &nested;
+  std::vector<Opr*>* list = t.dispatch_engine == nullptr ? &t.outermost : &nested;
   fill(list);
-  Dispatch(list);
+  if (!list->empty()) Dispatch(list);
 }
 
 void EngineCore::Dispatch(std::vector<Opr*>* ready) {
-  if (tls_dispatch_engine == this) {
-    tls_dispatch_ready->insert(tls_dispatch_ready->end(), ready->begin(), ready->end());
+  ThreadState& t = Tls();
+  if (t.dispatch_engine == this) {
+    t.dispatch_ready->insert(t.dispatch_ready->end(), ready->begin(), ready->end());
     ready->clear();
     return;
   }
   struct Scope {  // restores the outer loop's state, also when unwinding
-    std::vector<Opr*>* ready = tls_dispatch_ready;
-    const void* engine = tls_dispatch_engine;
+    ThreadState& t;
+    std::vector<Opr*>* ready = t.dispatch_ready;
+    const void* engine = t.dispatch_engine;
     ~Scope() {
-      tls_dispatch_ready = ready;
-      tls_dispatch_engine = engine;
+      t.dispatch_ready = ready;
+      t.dispatch_engine = engine;
     }
-  } scope;
-  tls_dispatch_ready = ready;
-  tls_dispatch_engine = this;
+  } scope{t};
+  t.dispatch_ready = ready;
+  t.dispatch_engine = this;
   DispatchLoop(ready);
 }
 
@@ -306,12 +347,14 @@ void EngineCore::DispatchLoop(std::vector<Opr*>* ready) {
 // (device_event.h) and are recycled once unreferenced and complete.
 void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device) {
   opr->refs.fetch_add(1, std::memory_order_relaxed);  // the runner's reference
-  ++tls_engine_function_depth;
+  ThreadState& t = Tls();
+  ++t.function_depth;
   // A function run inline from a completion is a body again; the completion resumes after it.
   struct Completing {
-    bool outer = std::exchange(tls_completing_sync, false);
-    ~Completing() { tls_completing_sync = outer; }
-  } completing;
+    ThreadState& t;
+    bool outer = std::exchange(t.completing_sync, false);
+    ~Completing() { t.completing_sync = outer; }
+  } completing{t};
   Profiler& profiler = Profiler::Get();
   const bool profiling = profiler.running();
   const int64_t start = profiling ? profiler.Now() : 0;
@@ -348,9 +391,9 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
         profiler.Record(name, ctx, start, profiler.Now());
         recorded = true;
       }
-      tls_completing_sync = true;
+      t.completing_sync = true;
       Complete(opr, std::move(error));
-      tls_completing_sync = false;
+      t.completing_sync = false;
     } else if (error) {
       Complete(opr, std::move(error));
     } else {
@@ -365,7 +408,7 @@ void EngineCore::Run(Opr* opr, const RunContext& rctx, const DeviceEntry* device
     WithReadyList([&](std::vector<Opr*>* ready) { Release(opr, std::move(escaped), ready); });
   // An async function's span is its launch: from its start until it returns.
   if (profiling && !recorded) profiler.Record(name, ctx, start, profiler.Now());
-  --tls_engine_function_depth;
+  --t.function_depth;
   Unref(opr);
 }
 
@@ -380,7 +423,7 @@ void EngineCore::SynchronizeStream(const RunContext& rctx, const DeviceEntry* de
 
 std::exception_ptr EngineCore::AwaitDeviceWork(const Opr* opr, const RunContext& rctx,
                                                const DeviceEntry* device) {
-  std::vector<DeviceEvent*>& events = AwaitList();
+  std::vector<DeviceEvent*>& events = Tls().await;
   const size_t mark = events.size();  // a nested engine on this thread may be using the list
   for (Var* v : opr->const_vars)
     if (v->has_events()) v->EventsToAwait(/*write=*/false, &events);
@@ -442,29 +485,8 @@ void EngineCore::Complete(Opr* opr, std::exception_ptr error) {
 // and a function's escaped exception is handed on after its catch block, whose end drops the
 // in-flight reference.
 void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready) {
-  if (error) {
-    for (Var* v : opr->mutate_vars) {
-      if (v == opr->delete_var || !v->holds_errors()) continue;
-      if (v->SetError(error)) {
-        std::lock_guard<std::mutex> lock(failures_mu_);
-        failures_.push_back({v, error});
-      }
-    }
-    if (opr->mutate_vars.empty() || opr->delete_var) {
-      // Nobody could observe this error through a variable: keep it for WaitForAll.
-      std::lock_guard<std::mutex> lock(failures_mu_);
-      failures_.push_back({nullptr, error});
-    }
-    error = nullptr;  // before any grant (Note [Last reference])
-  }
-  std::vector<Opr*>& granted = ScratchList();
-  size_t mark = granted.size();
-  for (Var* v : opr->const_vars) v->CompleteRead(&granted);
-  for (Var* v : opr->mutate_vars) v->CompleteWrite(&granted);
-  for (size_t i = mark; i < granted.size(); ++i)
-    if (granted[i]->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) ready->push_back(granted[i]);
-  granted.resize(mark);
-
+  ReleaseVars(opr->const_vars, opr->mutate_vars, opr->delete_var, std::move(error),
+              /*wrote=*/true, ready);
   if (Var* v = opr->delete_var) {
     {
       std::lock_guard<std::mutex> lock(failures_mu_);
@@ -478,16 +500,54 @@ void EngineCore::Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* 
   Unref(opr);
 }
 
+void EngineCore::ReleaseVars(VarList reads, VarList writes, const Var* delete_var,
+                             std::exception_ptr error, bool wrote, std::vector<Opr*>* ready) {
+  if (error) {
+    for (Var* v : writes) {
+      if (v == delete_var || !v->holds_errors()) continue;
+      if (v->SetError(error)) {
+        std::lock_guard<std::mutex> lock(failures_mu_);
+        failures_.push_back({v, error});
+      }
+    }
+    if (writes.size() == 0 || delete_var) {
+      // Nobody could observe this error through a variable: keep it for WaitForAll.
+      std::lock_guard<std::mutex> lock(failures_mu_);
+      failures_.push_back({nullptr, error});
+    }
+    error = nullptr;  // before any grant (Note [Last reference])
+  }
+  std::vector<Opr*>& granted = Tls().scratch;
+  size_t mark = granted.size();
+  for (Var* v : reads) v->CompleteRead(&granted);
+  for (Var* v : writes) v->CompleteWrite(&granted, wrote);
+  for (size_t i = mark; i < granted.size(); ++i)
+    if (granted[i]->wait.fetch_sub(1, std::memory_order_acq_rel) == 1) ready->push_back(granted[i]);
+  granted.resize(mark);
+}
+
 // A function stays pending until its block is back in the pool, runner's reference included:
 // when WaitForAll returns, no worker still touches a finished function.
 void EngineCore::Unref(Opr* opr) {
   if (opr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     opr->Clear();
     oprs_.Delete(opr);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(idle_mu_);
-      idle_cv_.notify_all();
-    }
+    EndPending();
+  }
+}
+
+// Note [Idle wakes]
+// The last function to finish wakes whoever drains, under the drain's lock. A script of small ops
+// brings the count to zero on every op (each runs at once), so the wake is skipped when nobody
+// drains: a drainer counts itself in `draining_` under the lock before it reads `pending_`, and
+// the last function reads `draining_` after it zeroed `pending_`. Both sequentially consistent,
+// one of them sees the other: the drainer sees zero and does not sleep, or the finisher sees the
+// drainer and wakes it (taking the lock, so the wake cannot fall between its check and its sleep).
+void EngineCore::EndPending() {
+  if (pending_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+      draining_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lock(idle_mu_);
+    idle_cv_.notify_all();
   }
 }
 
@@ -546,13 +606,15 @@ void EngineCore::ForgetReported(const std::exception_ptr& error, const Var* repo
 
 bool EngineCore::DrainFor(double seconds) {
   std::unique_lock<std::mutex> lock(idle_mu_);
+  Draining draining(&draining_);
   return idle_cv_.wait_for(lock, std::chrono::duration<double>(seconds),
-                           [this] { return pending_.load(std::memory_order_acquire) == 0; });
+                           [this] { return pending_.load(std::memory_order_seq_cst) == 0; });
 }
 
 void EngineCore::Drain() {
   std::unique_lock<std::mutex> lock(idle_mu_);
-  idle_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  Draining draining(&draining_);
+  idle_cv_.wait(lock, [this] { return pending_.load(std::memory_order_seq_cst) == 0; });
 }
 
 void EngineCore::WaitForAll() {

@@ -90,6 +90,8 @@ class EngineCore : public Engine {
                  int priority, const char* name) override;
   void PushSync(SyncFn fn, Context ctx, VarList const_vars, VarList mutate_vars, FnProperty prop,
                 int priority, const char* name) override;
+  bool RunInlineIfFree(void (*fn)(void* arg, RunContext rctx), void* arg, Context ctx,
+                       VarList const_vars, VarList mutate_vars, const char* name) override;
   void PushDelete(SyncFn fn, Context ctx, VarHandle var) override;
   bool DeleteIfIdle(Context ctx, VarHandle var) override;
   void WaitForVar(VarHandle var) override;
@@ -148,6 +150,11 @@ class EngineCore : public Engine {
   void DispatchLoop(std::vector<Opr*>* ready);
   // Updates the variables of a finished function and collects the functions it unblocks.
   void Release(Opr* opr, std::exception_ptr error, std::vector<Opr*>* ready);
+  // Release's work on the variables: the error onto what was written (else the failure list),
+  // then every variable handed on. `wrote` false: the writes are given back unused.
+  void ReleaseVars(VarList reads, VarList writes, const Var* delete_var, std::exception_ptr error,
+                   bool wrote, std::vector<Opr*>* ready);
+  void EndPending();
   void Unref(Opr* opr);
   std::exception_ptr FirstError(const Opr* opr) const;
   // Note [Event completion]: makes the function's stream wait for (or, without a stream, waits
@@ -171,6 +178,12 @@ class EngineCore : public Engine {
   std::atomic<int64_t> pending_{0};
   std::mutex idle_mu_;
   std::condition_variable idle_cv_;
+  std::atomic<int> draining_{0};  // Drain calls waiting (Note [Idle wakes])
+  struct Draining {               // counts one, under idle_mu_
+    explicit Draining(std::atomic<int>* n) : n_(n) { n_->fetch_add(1, std::memory_order_seq_cst); }
+    ~Draining() { n_->fetch_sub(1, std::memory_order_seq_cst); }
+    std::atomic<int>* n_;
+  };
 
   // Errors not yet reported, oldest first. `var` is cleared when the variable is recycled.
   struct Failure {

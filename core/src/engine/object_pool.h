@@ -8,6 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/spin_lock.h"
+
 namespace mxplug::engine_detail {
 
 // Note [Returning to the pool]
@@ -31,7 +33,7 @@ class ObjectPool {
 
   T* New() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<SpinLock> lock(mu_);
       if (!free_) free_ = returned_.exchange(nullptr, std::memory_order_acquire);
       if (T* t = free_) {
         free_ = t->pool_next;
@@ -40,7 +42,7 @@ class ObjectPool {
       }
     }
     T* t = new T();
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinLock> lock(mu_);
     all_.push_back(t);
     return t;
   }
@@ -55,7 +57,7 @@ class ObjectPool {
   }
 
  private:
-  std::mutex mu_;
+  SpinLock mu_;                        // Note [Short locks]
   T* free_ = nullptr;                  // under mu_
   std::atomic<T*> returned_{nullptr};  // given back since New last took them
   std::vector<T*> all_;

@@ -12,6 +12,7 @@
 
 #include "engine/device_event.h"
 #include "engine/ring_queue.h"
+#include "engine/spin_lock.h"
 
 namespace mxplug {
 namespace engine_detail {
@@ -23,13 +24,13 @@ struct Opr;
 // granted as soon as it can run: a run of reads while no write holds the variable, or one write
 // once nothing holds it. A read pushed behind a waiting write waits too, so a write is never
 // overtaken by later reads ("readers between two writes run together"). Granting is done under
-// the variable's own mutex; the caller then decrements the granted functions' wait counters
-// outside it. The count of running reads is atomic so that a read that completes while other
-// reads still run takes no lock (a weight read by every op of a step, the engine benchmark's 64
-// readers of one variable): only the read that brings it to zero locks, to grant what waits.
-// Every change of `waiting_` and every grant still happens under the mutex, and whoever reads
-// the count under it sees each decrement made before it locked, so a write is never granted
-// while a read runs and a count that reached zero is never missed.
+// the variable's own lock (Note [Short locks]); the caller then decrements the granted
+// functions' wait counters outside it. The count of running reads is atomic so that a read that
+// completes while other reads still run takes no lock (a weight read by every op of a step, the
+// engine benchmark's 64 readers of one variable): only the read that brings it to zero locks, to
+// grant what waits. Every change of `waiting_` and every grant still happens under the lock, and
+// whoever reads the count under it sees each decrement made before it locked, so a write is never
+// granted while a read runs and a count that reached zero is never missed.
 class Var {
  public:
   using Opr = engine_detail::Opr;
@@ -37,7 +38,7 @@ class Var {
 
   // Returns true when the read is granted at once.
   bool AppendRead(Opr* opr) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     if (!write_running_ && waiting_.empty()) {
       reads_running_.fetch_add(1, std::memory_order_relaxed);
       return true;
@@ -47,7 +48,7 @@ class Var {
   }
 
   bool AppendWrite(Opr* opr) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     ++writes_pending_;
     if (!write_running_ && ReadsRunning() == 0 && waiting_.empty()) {
       write_running_ = true;
@@ -57,31 +58,53 @@ class Var {
     return false;
   }
 
+  // Note [Free variables]: take the variable for a function that runs at once without being
+  // queued (Engine::RunInlineIfFree), only when that waits for nothing: nothing waits for it or
+  // holds it (a read: no write holds it), and it holds no device work and no error. Returns
+  // false, changing nothing, otherwise. Given back with CompleteRead / CompleteWrite.
+  bool TryTakeRead() {
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    if (write_running_ || !waiting_.empty() || !FreeOfEventsAndErrorLocked()) return false;
+    reads_running_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  bool TryTakeWrite() {
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    if (write_running_ || ReadsRunning() != 0 || !waiting_.empty() || !FreeOfEventsAndErrorLocked())
+      return false;
+    ++writes_pending_;
+    write_running_ = true;
+    return true;
+  }
+
   // Appends the functions granted by this completion to `granted`.
   void CompleteRead(std::vector<Opr*>* granted) {
     if (reads_running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     GrantLocked(granted);  // grants nothing if another completion granted the head meanwhile
   }
 
-  void CompleteWrite(std::vector<Opr*>* granted) {
-    std::lock_guard<std::mutex> lock(mu_);
+  // `wrote` false: a write taken by TryTakeWrite and given back unused (no new version).
+  void CompleteWrite(std::vector<Opr*>* granted, bool wrote = true) {
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     write_running_ = false;
     --writes_pending_;
-    version_.fetch_add(1, std::memory_order_release);
+    if (wrote) version_.fetch_add(1, std::memory_order_release);
     GrantLocked(granted);
   }
 
-  // True when nothing waits for, holds or has left anything on the variable: no function, no
-  // device event, no error. Then a delete has nothing to wait for (Note [Idle deletes]).
-  bool IsIdle() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return waiting_.empty() && ReadsRunning() == 0 && writes_pending_ == 0 && !write_running_ &&
-           !writer_event_ && reader_events_.empty() && !error_;
+  // When nothing waits for, holds or has left anything on the variable (no function, no device
+  // event, no error), so that a delete has nothing to wait for (Note [Idle deletes]): resets it
+  // as Reset(holds_errors) does and returns true. Else false, changing nothing.
+  bool ResetIfIdle(bool holds_errors) {
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    if (!IdleLocked()) return false;
+    ResetLocked(holds_errors);
+    return true;
   }
 
   bool IsReady() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     return writes_pending_ == 0;
   }
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
@@ -90,24 +113,24 @@ class Var {
   bool has_error() const { return has_error_.load(std::memory_order_acquire); }
   // Returns true when this is the variable's first error.
   bool SetError(std::exception_ptr error) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     if (error_) return false;
     error_ = std::move(error);
     has_error_.store(true, std::memory_order_release);
     return true;
   }
   std::exception_ptr error() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     return error_;
   }
   std::exception_ptr TakeError() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     has_error_.store(false, std::memory_order_release);
     return std::exchange(error_, nullptr);
   }
   // Clears the error when it is `error` (another failure stays).
   void TakeErrorIf(const std::exception_ptr& error) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     if (error_ != error) return;
     error_ = nullptr;
     has_error_.store(false, std::memory_order_release);
@@ -122,14 +145,14 @@ class Var {
   // Appends, each with a reference, the events a function must wait for before it reads
   // (`write` false: the last writer's) or writes (the readers' too).
   void EventsToAwait(bool write, std::vector<DeviceEvent*>* out) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     if (writer_event_) writer_event_->Ref(), out->push_back(writer_event_);
     if (write)
       for (DeviceEvent* e : reader_events_) e->Ref(), out->push_back(e);
   }
   // The last writer's event, with a reference (null when none).
   DeviceEvent* WriterEvent() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     if (writer_event_) writer_event_->Ref();
     return writer_event_;
   }
@@ -139,7 +162,7 @@ class Var {
     DeviceEvent* old_writer;
     std::vector<DeviceEvent*>& old_readers = DroppedEvents();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<engine_detail::SpinLock> lock(mu_);
       if (e) e->Ref();
       old_writer = std::exchange(writer_event_, e);
       old_readers.swap(reader_events_);
@@ -154,7 +177,7 @@ class Var {
   void AddReaderEvent(DeviceEvent* e) {
     DeviceEvent* replaced = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<engine_detail::SpinLock> lock(mu_);
       e->Ref();
       auto same = std::find_if(reader_events_.begin(), reader_events_.end(),
                                [&](DeviceEvent* r) { return r->RecordedOn(e->device, e->stream); });
@@ -172,7 +195,12 @@ class Var {
   // For the pool: a recycled variable starts fresh. Called by the variable's only holder.
   void Reset(bool holds_errors) {
     if (has_events()) SetWriterEvent(nullptr);
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    ResetLocked(holds_errors);
+  }
+
+ private:
+  void ResetLocked(bool holds_errors) {
     holds_errors_ = holds_errors;
     waiting_.clear();
     reads_running_.store(0, std::memory_order_relaxed);
@@ -183,7 +211,6 @@ class Var {
     has_error_.store(false, std::memory_order_relaxed);
   }
 
- private:
   struct Waiting {
     Opr* opr = nullptr;
     bool write = false;
@@ -208,8 +235,15 @@ class Var {
   }
 
   int ReadsRunning() const { return reads_running_.load(std::memory_order_acquire); }
+  bool IdleLocked() const {
+    return waiting_.empty() && ReadsRunning() == 0 && writes_pending_ == 0 && !write_running_ &&
+           FreeOfEventsAndErrorLocked();
+  }
+  bool FreeOfEventsAndErrorLocked() const {
+    return !writer_event_ && reader_events_.empty() && !error_;
+  }
 
-  mutable std::mutex mu_;
+  mutable engine_detail::SpinLock mu_;  // Note [Short locks]
   engine_detail::RingQueue<Waiting> waiting_;
   std::atomic<int> reads_running_{0};  // changed under mu_, but for CompleteRead's decrement
   int writes_pending_ = 0;             // waiting or running
