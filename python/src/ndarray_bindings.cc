@@ -149,9 +149,10 @@ py::object Visible(const ImperativeOp& op, std::vector<NDArray>&& outputs) {
 }
 
 // out=: an NDArray or a list of them, for the visible outputs; internal outputs are allocated.
-std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
-  std::vector<NDArray> outs;
-  if (out.is_none()) return outs;
+// `outs` is empty, and stays so without out=.
+void OutArrays(const ImperativeOp& op, const py::handle& out, std::vector<NDArray>* outputs) {
+  std::vector<NDArray>& outs = *outputs;
+  if (out.is_none()) return;
   outs.resize(op.num_outputs());
   if (py::isinstance<NDArray>(out)) {
     outs[0] = out.cast<NDArray>();
@@ -163,7 +164,6 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
                   kMXPInvalidArgument);
     std::copy(list.begin(), list.end(), outs.begin());
   }
-  return outs;
 }
 
 // Note [The GIL across a call]
@@ -171,29 +171,65 @@ std::vector<NDArray> OutArrays(const ImperativeOp& op, const py::handle& out) {
 // no Python, so the call keeps the GIL: releasing and taking it back cost a tenth of a 1-element
 // call. An op of the Python plugin (Custom) is called without it: its property calls Python while
 // it holds the op's lock, which another thread may hold while it waits for the GIL.
-void InvokeOp(const ImperativeOp& op, const std::vector<NDArray>& inputs,
-              std::vector<NDArray>* outputs, bool is_train = false,
-              const Context* no_input_ctx = nullptr) {
+// `inputs` as an rvalue: its arrays move into the call (ImperativeOp::Invoke).
+template <typename Inputs>
+void InvokeOp(const ImperativeOp& op, Inputs&& inputs, std::vector<NDArray>* outputs,
+              bool is_train = false, const Context* no_input_ctx = nullptr) {
   if (op.property().op().plugin != "python")
-    return op.Invoke(inputs, outputs, is_train, {}, no_input_ctx);
+    return op.Invoke(std::forward<Inputs>(inputs), outputs, is_train, {}, no_input_ctx);
   py::gil_scoped_release release;
-  op.Invoke(inputs, outputs, is_train, {}, no_input_ctx);
+  op.Invoke(std::forward<Inputs>(inputs), outputs, is_train, {}, no_input_ctx);
 }
 
-// The arrays of a list or tuple of NDArrays (without pybind11's per-element type lookup, Note
-// [NDArray's Python type]).
-std::vector<NDArray> ArraysOf(const std::string& op, const py::handle& seq) {
+// Note [Argument lists]
+// An op's input and output lists are std::vectors (ImperativeOp's interface). Made and freed on
+// every call, they were two of a 1-element add's eight heap blocks. Each thread keeps one pair,
+// emptied after each call but with its room, for its next call; a call made while the pair is in
+// use (a kernel of the Python plugin calling ops) makes lists of its own.
+class ArgLists {
+ public:
+  ArgLists() : pair_(&ThreadPair()) {
+    if (pair_->busy)
+      pair_ = &own_;
+    else
+      pair_->busy = true;
+  }
+  ~ArgLists() {
+    pair_->inputs.clear();
+    pair_->outputs.clear();
+    pair_->busy = false;
+  }
+  ArgLists(const ArgLists&) = delete;
+  ArgLists& operator=(const ArgLists&) = delete;
+
+  std::vector<NDArray>& inputs() { return pair_->inputs; }
+  std::vector<NDArray>& outputs() { return pair_->outputs; }
+
+ private:
+  struct Pair {
+    std::vector<NDArray> inputs, outputs;
+    bool busy = false;
+  };
+  static Pair& ThreadPair() {
+    thread_local Pair pair;
+    return pair;
+  }
+  Pair own_;
+  Pair* pair_;
+};
+
+// Appends the arrays of a list or tuple of NDArrays to `arrays` (without pybind11's per-element
+// type lookup, Note [NDArray's Python type]).
+void AppendArraysOf(const std::string& op, const py::handle& seq, std::vector<NDArray>* arrays) {
   if (!PyList_Check(seq.ptr()) && !PyTuple_Check(seq.ptr()))
     throw py::type_error(op + ": the inputs must be a list or tuple of NDArrays, got " +
                          TypeName(seq));
   const py::sequence items = py::reinterpret_borrow<py::sequence>(seq);
-  std::vector<NDArray> arrays;
-  arrays.reserve(items.size());
+  arrays->reserve(arrays->size() + items.size());
   for (const py::handle item : items) {
-    if (!IsNDArray(item)) ThrowNotNDArray(item, op + ": input " + std::to_string(arrays.size()));
-    arrays.push_back(NDArrayIn(item));
+    if (!IsNDArray(item)) ThrowNotNDArray(item, op + ": input " + std::to_string(arrays->size()));
+    arrays->push_back(NDArrayIn(item));
   }
-  return arrays;
 }
 
 // Runs one op: positional inputs, then keyword inputs by argument name; the rest are kwargs.
@@ -210,7 +246,9 @@ py::object Invoke(const std::string& name, const py::handle& args, py::dict kwar
       params[k] = v;
   }
   std::shared_ptr<const ImperativeOp> op = ImperativeOp::Get(name, ToKwArgs(params));
-  std::vector<NDArray> inputs = ArraysOf(name, args);
+  ArgLists lists;
+  std::vector<NDArray>& inputs = lists.inputs();
+  AppendArraysOf(name, args, &inputs);
   if (!named.empty()) {
     const auto& names = op->input_names();
     if (inputs.size() < names.size()) inputs.resize(names.size());
@@ -231,13 +269,18 @@ py::object Invoke(const std::string& name, const py::handle& args, py::dict kwar
       inputs[i] = std::move(array);
     }
   }
-  std::vector<NDArray> outputs = OutArrays(*op, out);
+  std::vector<NDArray>& outputs = lists.outputs();
+  OutArrays(*op, out, &outputs);
   // Ops without inputs (zeros, random sampling) run on the context asked for, else on that of
   // `out`, else on the CPU (ImperativeOp::Invoke).
   const std::optional<Context> where =
       ctx.is_none() ? std::nullopt : std::optional<Context>(ToContext(ctx));
-  InvokeOp(*op, inputs, &outputs, is_train, where ? &*where : nullptr);
-  if (all_outputs) return py::make_tuple(inputs, outputs, op->num_visible_outputs());
+  const Context* no_input_ctx = where ? &*where : nullptr;
+  if (all_outputs) {
+    InvokeOp(*op, inputs, &outputs, is_train, no_input_ctx);
+    return py::make_tuple(inputs, outputs, op->num_visible_outputs());
+  }
+  InvokeOp(*op, std::move(inputs), &outputs, is_train, no_input_ctx);
   if (!out.is_none()) return py::reinterpret_borrow<py::object>(out);
   return Visible(*op, std::move(outputs));
 }
@@ -300,11 +343,12 @@ const ImperativeOp& OpNamed(const char* name) {
 
 py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rhs, bool reflected,
                   const NDArray* out) {
-  std::vector<NDArray> outs;
+  ArgLists lists;
+  std::vector<NDArray>& outs = lists.outputs();
+  std::vector<NDArray>& inputs = lists.inputs();
   if (out) outs.push_back(*out);
   std::shared_ptr<const ImperativeOp> scalar_op;
   const ImperativeOp* op;
-  std::vector<NDArray> inputs;
   if (IsNDArray(rhs)) {
     const NDArray& r = NDArrayIn(rhs);
     op = &OpNamed(lhs.shape() == r.shape() ? ops.same_shape : ops.broadcast);
@@ -325,7 +369,7 @@ py::object Binary(const BinaryOps& ops, const NDArray& lhs, const py::handle& rh
   } else {
     return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   }
-  InvokeOp(*op, inputs, &outs);
+  InvokeOp(*op, std::move(inputs), &outs);
   if (out) return py::cast(*out);
   return Wrap(std::move(outs[0]));
 }

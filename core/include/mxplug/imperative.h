@@ -8,6 +8,7 @@
 #ifndef MXPLUG_IMPERATIVE_H_
 #define MXPLUG_IMPERATIVE_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -64,6 +65,9 @@ class ImperativeOp {
   void Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
               bool is_train = false, const std::vector<OpReqType>& req = {},
               const Context* ctx = nullptr) const;
+  /*! \brief Invoke, taking the arrays of `inputs` (left none) instead of copying them. */
+  void Invoke(std::vector<NDArray>&& inputs, std::vector<NDArray>* outputs, bool is_train = false,
+              const std::vector<OpReqType>& req = {}, const Context* ctx = nullptr) const;
 
   /*!
    * \brief Pushes backward: gradients of the arguments from the gradients of the outputs.
@@ -125,10 +129,15 @@ class ImperativeOp {
  private:
   std::shared_ptr<const Kernel> KernelFor(Context ctx) const;
   Context CommonContext(const std::vector<NDArray>& arrays, const char* what) const;
+  // `taken`: null, or `inputs` itself, whose arrays are then moved into the call.
+  void InvokeTaking(const std::vector<NDArray>& inputs, std::vector<NDArray>* taken,
+                    std::vector<NDArray>* outputs, bool is_train, const std::vector<OpReqType>& req,
+                    const Context* ctx) const;
   std::shared_ptr<Call> Prepare(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
                                 bool is_train, const std::vector<OpReqType>& req,
                                 const Context* ctx,
-                                std::vector<std::pair<size_t, NDArray>>* copy_back) const;
+                                std::vector<std::pair<size_t, NDArray>>* copy_back,
+                                std::vector<NDArray>* taken = nullptr) const;
   std::shared_ptr<Call> PrepareGradient(const std::vector<NDArray>& out_grads,
                                         const std::vector<NDArray>& inputs,
                                         const std::vector<NDArray>& outputs,
@@ -157,6 +166,10 @@ class ImperativeOp {
   std::vector<MXPInplacePair> forward_inplace_;
   mutable std::mutex kernels_mu_;
   mutable std::vector<std::pair<Context, std::shared_ptr<const Kernel>>> kernels_;
+  // kernels_[0], written once under kernels_mu_ before first_kernel_known_, read without it.
+  mutable Context first_kernel_ctx_;
+  mutable std::shared_ptr<const Kernel> first_kernel_;
+  mutable std::atomic<bool> first_kernel_known_{false};
   // Under kernels_mu_, oldest first (Note [Inference cache]).
   mutable std::vector<std::shared_ptr<const Inferred>> inferred_;
 };

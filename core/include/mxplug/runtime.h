@@ -11,6 +11,7 @@
 #ifndef MXPLUG_RUNTIME_H_
 #define MXPLUG_RUNTIME_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -102,6 +103,9 @@ class Runtime {
    * exists.
    */
   std::shared_ptr<const DeviceEntry> CheckContext(const Context& ctx) const;
+  /*! \brief CheckContext's backend, uncounted: registered backends live as long as the process
+   * (Note [No dlclose]), and every new array asks. */
+  const DeviceEntry& CheckedBackend(const Context& ctx) const;
   /*!
    * \brief The accelerator backend whose host_allocate serves pinned host memory of this type
    * (kDLCUDAHost, kDLROCMHost), or nullptr: then ordinary CPU memory serves it, as in MXNet
@@ -131,6 +135,10 @@ class Runtime {
   Registry<DeviceEntry> devices_;
   Registry<CommEntry> comms_;
   Registry<PluginRecord> plugins_;
+  // cpu(0)'s backend once CheckContext has found it (Note [The CPU's backend] in runtime.cc).
+  mutable std::shared_ptr<const DeviceEntry> cpu_backend_;
+  mutable std::atomic<bool> cpu_backend_known_{false};
+  mutable std::once_flag cpu_backend_once_;
   std::unique_ptr<Impl> impl_;
 };
 

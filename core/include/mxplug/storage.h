@@ -43,21 +43,21 @@ class Storage {
   struct Key {};
 
  public:
-  Storage(Key, std::shared_ptr<const DeviceEntry> device,
-          std::shared_ptr<const DeviceEntry> allocator, bool pinned, Context ctx, void* data,
-          size_t bytes)
-      : device_(std::move(device)),
-        allocator_(std::move(allocator)),
+  Storage(Key, const DeviceEntry* device, const DeviceEntry* allocator, bool pinned, Context ctx,
+          void* data, size_t bytes)
+      : device_(device),
+        allocator_(allocator),
         pinned_(pinned),
         ctx_(ctx),
         data_(data),
         bytes_(bytes) {}
 
  private:
-  std::shared_ptr<const DeviceEntry> device_;
-  std::shared_ptr<const DeviceEntry> allocator_;  // where the block goes back to
-  bool pinned_;                                   // from allocator_'s host_allocate
-  bool pooled_ = true;                            // false: freed to the device (SkipPoolOnFree)
+  // Registered backends live as long as the process (Note [No dlclose]): no counted references.
+  const DeviceEntry* device_;
+  const DeviceEntry* allocator_;  // where the block goes back to
+  bool pinned_;                   // from allocator_'s host_allocate
+  bool pooled_ = true;            // false: freed to the device (SkipPoolOnFree)
   Context ctx_;
   void* data_;
   size_t bytes_;

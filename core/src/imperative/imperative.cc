@@ -81,7 +81,32 @@ struct ImperativeOp::Call {
   }
 };
 
+// Note [Spare call]
+// A call's block keeps its lists inline (a dozen arrays, their views, requests and variables:
+// kilobytes), past what malloc serves from its per-thread cache, so every imperative call paid
+// a trip into malloc's arena for it and another to free it. When Invoke returns, the call it ran
+// at once (Note [Free variables]) has no other holder: it is emptied and kept as the thread's
+// spare, and the thread's next call is made in it.
 namespace {
+
+thread_local std::shared_ptr<ImperativeOp::Call> tls_spare_call;
+
+std::shared_ptr<ImperativeOp::Call> NewCall() {
+  std::shared_ptr<ImperativeOp::Call>& spare = tls_spare_call;  // one thread-local lookup
+  if (spare) return std::move(spare);
+  return std::make_shared<ImperativeOp::Call>();
+}
+
+void KeepAsSpare(std::shared_ptr<const ImperativeOp::Call>&& done) {
+  std::shared_ptr<ImperativeOp::Call>& spare = tls_spare_call;
+  if (done.use_count() != 1 || spare) return;  // a function still holds it
+  std::shared_ptr<ImperativeOp::Call> call =
+      std::const_pointer_cast<ImperativeOp::Call>(std::move(done));  // made non-const by NewCall
+  ImperativeOp::Call* c = call.get();
+  c->~Call();  // its arrays, kernel and any lists that outgrew their inline room go
+  new (c) ImperativeOp::Call();
+  spare = std::move(call);
+}
 
 std::string CacheKey(const std::string& name, const KwArgs& kwargs) {
   std::string key = name;
@@ -129,6 +154,10 @@ ImperativeOp::ImperativeOp(std::shared_ptr<const OpEntry> entry, const KwArgs& k
 }
 
 std::shared_ptr<const Kernel> ImperativeOp::KernelFor(Context ctx) const {
+  // The first device's kernel, set once, is read without the lock: an op runs on one device in
+  // almost every script, and this is on every call's path.
+  if (first_kernel_known_.load(std::memory_order_acquire) && first_kernel_ctx_ == ctx)
+    return first_kernel_;
   std::lock_guard<std::mutex> lock(kernels_mu_);
   for (const auto& [c, k] : kernels_)
     if (c == ctx) return k;
@@ -144,6 +173,11 @@ std::shared_ptr<const Kernel> ImperativeOp::KernelFor(Context ctx) const {
   }
   auto kernel = std::make_shared<const Kernel>(entry, kwargs_, ctx);
   kernels_.emplace_back(ctx, kernel);
+  if (kernels_.size() == 1) {
+    first_kernel_ctx_ = ctx;
+    first_kernel_ = kernel;
+    first_kernel_known_.store(true, std::memory_order_release);
+  }
   return kernel;
 }
 
@@ -170,8 +204,24 @@ Context ImperativeOp::CommonContext(const std::vector<NDArray>& arrays, const ch
 void ImperativeOp::Invoke(const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs,
                           bool is_train, const std::vector<OpReqType>& req,
                           const Context* no_input_ctx) const {
+  InvokeTaking(inputs, nullptr, outputs, is_train, req, no_input_ctx);
+}
+
+void ImperativeOp::Invoke(std::vector<NDArray>&& inputs, std::vector<NDArray>* outputs,
+                          bool is_train, const std::vector<OpReqType>& req,
+                          const Context* no_input_ctx) const {
+  InvokeTaking(inputs, &inputs, outputs, is_train, req, no_input_ctx);
+}
+
+void ImperativeOp::InvokeTaking(const std::vector<NDArray>& inputs, std::vector<NDArray>* taken,
+                                std::vector<NDArray>* outputs, bool is_train,
+                                const std::vector<OpReqType>& req,
+                                const Context* no_input_ctx) const {
   std::vector<std::pair<size_t, NDArray>> copy_back;
-  Push(Prepare(inputs, outputs, is_train, req, no_input_ctx, &copy_back));
+  std::shared_ptr<const Call> call =
+      Prepare(inputs, outputs, is_train, req, no_input_ctx, &copy_back, taken);
+  Push(call);
+  KeepAsSpare(std::move(call));
   for (auto& [j, target] : copy_back) {
     NDArray::Copy((*outputs)[j], target);
     (*outputs)[j] = target;
@@ -269,7 +319,7 @@ std::shared_ptr<const ImperativeOp::Inferred> ImperativeOp::Infer(
 std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
     const std::vector<NDArray>& inputs, std::vector<NDArray>* outputs, bool is_train,
     const std::vector<OpReqType>& req, const Context* no_input_ctx,
-    std::vector<std::pair<size_t, NDArray>>* copy_back) const {
+    std::vector<std::pair<size_t, NDArray>>* copy_back, std::vector<NDArray>* taken) const {
   const size_t nin = input_names_.size(), nout = output_names_.size();
   if (inputs.size() != nin)
     throw Error(name() + ": expected " + std::to_string(nin) + " inputs (" +
@@ -302,11 +352,20 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
   const std::vector<int>& out_t = inferred->out_types;
   const uint32_t resources = inferred->resources;
 
-  auto call = std::make_shared<Call>();
+  std::shared_ptr<Call> call = NewCall();
   call->ctx = ctx.Compute();  // outputs of an op without inputs may live in pinned host memory
   call->is_train = is_train;
-  call->in.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_));
-  call->aux.assign(inputs.begin() + static_cast<std::ptrdiff_t>(num_arguments_), inputs.end());
+  const auto first_aux = static_cast<std::ptrdiff_t>(num_arguments_);
+  if (taken) {  // the caller's own list, given up: moved, not counted again and released
+    call->in.assign(std::make_move_iterator(taken->begin()),
+                    std::make_move_iterator(taken->begin() + first_aux));
+    call->aux.assign(std::make_move_iterator(taken->begin() + first_aux),
+                     std::make_move_iterator(taken->end()));
+  } else {
+    call->in.assign(inputs.begin(), inputs.begin() + first_aux);
+    call->aux.assign(inputs.begin() + first_aux, inputs.end());
+  }
+  const auto& args = call->in;  // `inputs` may have been moved from
   call->req.resize(nout, kWriteTo);
   // Outputs the op may not write in place over an input go through a temporary.
   for (size_t j = 0; j < nout; ++j) {
@@ -330,10 +389,10 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::Prepare(
                     kMXPInvalidArgument);
     }
     for (size_t i = 0; i < num_arguments_; ++i) {
-      if (!inputs[i].SharesStorageWith(o)) continue;
+      if (!args[i].SharesStorageWith(o)) continue;
       // Exactly over the input (a reshape may change the shape, not the bytes).
-      bool allowed = inputs[i].data() == o.data() && inputs[i].shape().Size() == o.shape().Size() &&
-                     inputs[i].dtype() == o.dtype();
+      bool allowed = args[i].data() == o.data() && args[i].shape().Size() == o.shape().Size() &&
+                     args[i].dtype() == o.dtype();
       bool declared = false;
       for (const MXPInplacePair& p : forward_inplace_)
         declared |=
@@ -359,7 +418,10 @@ void ImperativeOp::Backward(const std::vector<NDArray>& out_grads,
                             const std::vector<NDArray>& inputs, const std::vector<NDArray>& outputs,
                             std::vector<NDArray>* in_grads,
                             const std::vector<OpReqType>& req) const {
-  Push(PrepareGradient(out_grads, inputs, outputs, in_grads, req, true));
+  std::shared_ptr<const Call> call =
+      PrepareGradient(out_grads, inputs, outputs, in_grads, req, true);
+  Push(call);
+  KeepAsSpare(std::move(call));
 }
 
 std::shared_ptr<const ImperativeOp::Call> ImperativeOp::PrepareBackward(
@@ -393,7 +455,7 @@ std::shared_ptr<ImperativeOp::Call> ImperativeOp::PrepareGradient(
     all.insert(all.end(), list->begin(), list->end());
   const Context ctx = CommonContext(all, "array");
   CheckAuxWritable(inputs);
-  auto call = std::make_shared<Call>();
+  std::shared_ptr<Call> call = NewCall();
   call->ctx = ctx;
   call->is_train = is_train;
   call->req.resize(num_arguments_, kWriteTo);
@@ -530,12 +592,17 @@ void ImperativeOp::Push(const std::shared_ptr<const Call>& call) {
         VarList(call->writes.data(), call->writes.size()), FnProperty::kNormal, 0, call->name);
     return;
   }
-  Engine::Get()->PushSync(
-      [call](RunContext rctx) { Run(*call, rctx); }, call->ctx,
-      VarList(call->reads.data(), call->reads.size()),
-      VarList(call->writes.data(), call->writes.size()),
-      call->small && call->kernel->RunsInline() ? FnProperty::kInline : FnProperty::kNormal, 0,
-      call->name);
+  const VarList reads(call->reads.data(), call->reads.size());
+  const VarList writes(call->writes.data(), call->writes.size());
+  const bool inline_call = call->small && call->kernel->RunsInline();
+  Engine* engine = Engine::Get();
+  // Note [Free variables] in the engine: run at once, without a function, if nothing waits.
+  if (inline_call && engine->RunInlineIfFree(
+                         [](void* c, RunContext rctx) { Run(*static_cast<const Call*>(c), rctx); },
+                         const_cast<Call*>(call.get()), call->ctx, reads, writes, call->name))
+    return;
+  engine->PushSync([call](RunContext rctx) { Run(*call, rctx); }, call->ctx, reads, writes,
+                   inline_call ? FnProperty::kInline : FnProperty::kNormal, 0, call->name);
 }
 
 // Note [Segments]

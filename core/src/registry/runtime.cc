@@ -473,17 +473,38 @@ std::shared_ptr<const DeviceEntry> Runtime::GetDevice(int32_t device_type) const
               kMXPNotFound);
 }
 
+// Note [The CPU's backend]
+// Every new CPU array asks which backend serves cpu(0): a search of the device registry under its
+// lock and a call into the backend for its device count, a tenth of a 1-element op. Registries
+// only grow (plugins are never unloaded, Note [No dlclose]) and the CPU backend always has
+// device 0, so the first answer is kept and given from then on.
 std::shared_ptr<const DeviceEntry> Runtime::CheckContext(const Context& ctx) const {
+  const bool cpu0 = ctx.dev_type == kDLCPU && ctx.dev_id == 0;
+  if (cpu0 && cpu_backend_known_.load(std::memory_order_acquire)) return cpu_backend_;
   std::shared_ptr<const DeviceEntry> device;
   if (ctx.IsHostPinned()) device = PinnedMemoryBackend(ctx.dev_type);
   if (!device) device = GetDevice(ctx.Compute().dev_type);
-  if (ctx.dev_id >= 0 && ctx.dev_id < device->Count()) return device;
+  if (ctx.dev_id >= 0 && ctx.dev_id < device->Count()) {
+    if (cpu0)
+      std::call_once(cpu_backend_once_, [&] {
+        cpu_backend_ = device;
+        cpu_backend_known_.store(true, std::memory_order_release);
+      });
+    return device;
+  }
   std::string reason;  // asked again only for the message: it costs a string on every call
   int32_t count = device->Count(&reason);
   throw Error("context " + ctx.ToString() + " does not exist: " + device->name + " has " +
                   std::to_string(count) + " device(s)" +
                   (reason.empty() ? "" : " (" + reason + ")"),
               kMXPInvalidArgument);
+}
+
+const DeviceEntry& Runtime::CheckedBackend(const Context& ctx) const {
+  if (ctx.dev_type == kDLCPU && ctx.dev_id == 0 &&
+      cpu_backend_known_.load(std::memory_order_acquire))
+    return *cpu_backend_;
+  return *CheckContext(ctx);  // the registry keeps it
 }
 
 // Note [Pinned host memory]

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/spin_lock.h"
 #include "environment/environment.h"
 #include "mxplug/error.h"
 #include "mxplug/runtime.h"
@@ -137,7 +138,7 @@ size_t PoolLimitBytes() {
 class BlockPool {
  public:
   void* Take(const Home& home, size_t size) {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     auto it = free_.find(Key{home, size});
     if (it == free_.end() || it->second.empty()) return nullptr;
     void* ptr = it->second.back();
@@ -148,15 +149,13 @@ class BlockPool {
   }
 
   // Keeps the block when the home's idle bytes stay under the limit; false: the caller frees.
-  bool Give(const std::shared_ptr<const DeviceEntry>& device, const Home& home, void* ptr,
-            size_t size) {
+  bool Give(const Home& home, void* ptr, size_t size) {
     if (!Pooled(home)) return false;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<engine_detail::SpinLock> lock(mu_);
     size_t& idle = idle_[home];
     if (idle + size > PoolLimitBytes()) return false;
     free_[Key{home, size}].push_back(ptr);
     if (!home.accelerator()) MXPLUG_POISON(ptr, size);
-    kept_.try_emplace(device.get(), device);  // the entry outlives the blocks it will free
     idle += size;
     return true;
   }
@@ -165,7 +164,7 @@ class BlockPool {
   void Release(const Home& home) {
     std::vector<std::pair<void*, size_t>> blocks;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<engine_detail::SpinLock> lock(mu_);
       for (auto& [key, list] : free_)
         if (key.home == home) {
           for (void* p : list) blocks.emplace_back(p, key.size);
@@ -195,10 +194,9 @@ class BlockPool {
       return HomeHash()(k.home) ^ (std::hash<size_t>()(k.size) * 0x9e3779b97f4a7c15ULL);
     }
   };
-  std::mutex mu_;
+  engine_detail::SpinLock mu_;  // Note [Short locks]
   std::unordered_map<Key, std::vector<void*>, KeyHash> free_;
   std::unordered_map<Home, size_t, HomeHash> idle_;
-  std::unordered_map<const DeviceEntry*, std::shared_ptr<const DeviceEntry>> kept_;
 };
 
 // Never destroyed, like the Runtime whose devices it holds blocks of (Note [No dlclose]).
@@ -227,11 +225,11 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
   Runtime& rt = Runtime::Get();
   // Copies and kernels of host memory go through the CPU backend; pinned blocks come from an
   // accelerator's host_allocate where one serves them (what CheckContext returns then).
-  std::shared_ptr<const DeviceEntry> allocator = rt.CheckContext(ctx);
-  std::shared_ptr<const DeviceEntry> device = allocator;
+  const DeviceEntry* allocator = &rt.CheckedBackend(ctx);
+  const DeviceEntry* device = allocator;
   const bool pinned = ctx.IsHostPinned() && allocator->device_type != ctx.Compute().dev_type;
-  if (pinned) device = rt.GetDevice(ctx.Compute().dev_type);
-  const Home home{allocator.get(), ctx.dev_id, pinned};
+  if (pinned) device = rt.GetDevice(ctx.Compute().dev_type).get();
+  const Home home{allocator, ctx.dev_id, pinned};
   // A zero-byte tensor still gets a distinct, valid pointer, as NumPy's do.
   const size_t size = SizeClass(home, bytes);
   void* data = Pool().Take(home, size);
@@ -244,13 +242,12 @@ std::shared_ptr<Storage> Storage::Alloc(size_t bytes, Context ctx) {
       data = home.Allocate(size);
     }
   }
-  return std::make_shared<Storage>(Key{}, std::move(device), std::move(allocator), pinned, ctx,
-                                   data, bytes);
+  return std::make_shared<Storage>(Key{}, device, allocator, pinned, ctx, data, bytes);
 }
 
 Storage::~Storage() {
-  const Home home{allocator_.get(), ctx_.dev_id, pinned_};
-  if (!pooled_ || !Pool().Give(allocator_, home, data_, SizeClass(home, bytes_))) home.Free(data_);
+  const Home home{allocator_, ctx_.dev_id, pinned_};
+  if (!pooled_ || !Pool().Give(home, data_, SizeClass(home, bytes_))) home.Free(data_);
 }
 
 }  // namespace mxplug
