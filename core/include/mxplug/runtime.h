@@ -135,7 +135,9 @@ class Runtime {
   Registry<DeviceEntry> devices_;
   Registry<CommEntry> comms_;
   Registry<PluginRecord> plugins_;
-  // cpu(0)'s backend once CheckContext has found it (Note [The CPU's backend] in runtime.cc).
+  // cpu(0)'s backend once CheckContext has found it (Note [The CPU's backend] in runtime.cc);
+  // KnownCpuBackend gives it for cpu(0) once known, else null.
+  const std::shared_ptr<const DeviceEntry>* KnownCpuBackend(const Context& ctx) const;
   mutable std::shared_ptr<const DeviceEntry> cpu_backend_;
   mutable std::atomic<bool> cpu_backend_known_{false};
   mutable std::once_flag cpu_backend_once_;

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/spin_lock.h"
+#include "sync/spin_lock.h"
 
 namespace mxplug::engine_detail {
 
@@ -33,7 +33,7 @@ class ObjectPool {
 
   T* New() {
     {
-      std::lock_guard<SpinLock> lock(mu_);
+      std::lock_guard<detail::SpinLock> lock(mu_);
       if (!free_) free_ = returned_.exchange(nullptr, std::memory_order_acquire);
       if (T* t = free_) {
         free_ = t->pool_next;
@@ -42,7 +42,7 @@ class ObjectPool {
       }
     }
     T* t = new T();
-    std::lock_guard<SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     all_.push_back(t);
     return t;
   }
@@ -57,7 +57,7 @@ class ObjectPool {
   }
 
  private:
-  SpinLock mu_;                        // Note [Short locks]
+  detail::SpinLock mu_;                // Note [Short locks]
   T* free_ = nullptr;                  // under mu_
   std::atomic<T*> returned_{nullptr};  // given back since New last took them
   std::vector<T*> all_;

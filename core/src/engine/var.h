@@ -12,7 +12,7 @@
 
 #include "engine/device_event.h"
 #include "engine/ring_queue.h"
-#include "engine/spin_lock.h"
+#include "sync/spin_lock.h"
 
 namespace mxplug {
 namespace engine_detail {
@@ -38,7 +38,7 @@ class Var {
 
   // Returns true when the read is granted at once.
   bool AppendRead(Opr* opr) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (!write_running_ && waiting_.empty()) {
       reads_running_.fetch_add(1, std::memory_order_relaxed);
       return true;
@@ -48,7 +48,7 @@ class Var {
   }
 
   bool AppendWrite(Opr* opr) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     ++writes_pending_;
     if (!write_running_ && ReadsRunning() == 0 && waiting_.empty()) {
       write_running_ = true;
@@ -63,13 +63,13 @@ class Var {
   // holds it (a read: no write holds it), and it holds no device work and no error. Returns
   // false, changing nothing, otherwise. Given back with CompleteRead / CompleteWrite.
   bool TryTakeRead() {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (write_running_ || !waiting_.empty() || !FreeOfEventsAndErrorLocked()) return false;
     reads_running_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   bool TryTakeWrite() {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (write_running_ || ReadsRunning() != 0 || !waiting_.empty() || !FreeOfEventsAndErrorLocked())
       return false;
     ++writes_pending_;
@@ -80,13 +80,13 @@ class Var {
   // Appends the functions granted by this completion to `granted`.
   void CompleteRead(std::vector<Opr*>* granted) {
     if (reads_running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     GrantLocked(granted);  // grants nothing if another completion granted the head meanwhile
   }
 
   // `wrote` false: a write taken by TryTakeWrite and given back unused (no new version).
   void CompleteWrite(std::vector<Opr*>* granted, bool wrote = true) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     write_running_ = false;
     --writes_pending_;
     if (wrote) version_.fetch_add(1, std::memory_order_release);
@@ -97,14 +97,14 @@ class Var {
   // event, no error), so that a delete has nothing to wait for (Note [Idle deletes]): resets it
   // as Reset(holds_errors) does and returns true. Else false, changing nothing.
   bool ResetIfIdle(bool holds_errors) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (!IdleLocked()) return false;
     ResetLocked(holds_errors);
     return true;
   }
 
   bool IsReady() const {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     return writes_pending_ == 0;
   }
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
@@ -113,24 +113,24 @@ class Var {
   bool has_error() const { return has_error_.load(std::memory_order_acquire); }
   // Returns true when this is the variable's first error.
   bool SetError(std::exception_ptr error) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (error_) return false;
     error_ = std::move(error);
     has_error_.store(true, std::memory_order_release);
     return true;
   }
   std::exception_ptr error() const {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     return error_;
   }
   std::exception_ptr TakeError() {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     has_error_.store(false, std::memory_order_release);
     return std::exchange(error_, nullptr);
   }
   // Clears the error when it is `error` (another failure stays).
   void TakeErrorIf(const std::exception_ptr& error) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (error_ != error) return;
     error_ = nullptr;
     has_error_.store(false, std::memory_order_release);
@@ -145,14 +145,14 @@ class Var {
   // Appends, each with a reference, the events a function must wait for before it reads
   // (`write` false: the last writer's) or writes (the readers' too).
   void EventsToAwait(bool write, std::vector<DeviceEvent*>* out) const {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (writer_event_) writer_event_->Ref(), out->push_back(writer_event_);
     if (write)
       for (DeviceEvent* e : reader_events_) e->Ref(), out->push_back(e);
   }
   // The last writer's event, with a reference (null when none).
   DeviceEvent* WriterEvent() const {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     if (writer_event_) writer_event_->Ref();
     return writer_event_;
   }
@@ -162,7 +162,7 @@ class Var {
     DeviceEvent* old_writer;
     std::vector<DeviceEvent*>& old_readers = DroppedEvents();
     {
-      std::lock_guard<engine_detail::SpinLock> lock(mu_);
+      std::lock_guard<detail::SpinLock> lock(mu_);
       if (e) e->Ref();
       old_writer = std::exchange(writer_event_, e);
       old_readers.swap(reader_events_);
@@ -177,7 +177,7 @@ class Var {
   void AddReaderEvent(DeviceEvent* e) {
     DeviceEvent* replaced = nullptr;
     {
-      std::lock_guard<engine_detail::SpinLock> lock(mu_);
+      std::lock_guard<detail::SpinLock> lock(mu_);
       e->Ref();
       auto same = std::find_if(reader_events_.begin(), reader_events_.end(),
                                [&](DeviceEvent* r) { return r->RecordedOn(e->device, e->stream); });
@@ -195,7 +195,7 @@ class Var {
   // For the pool: a recycled variable starts fresh. Called by the variable's only holder.
   void Reset(bool holds_errors) {
     if (has_events()) SetWriterEvent(nullptr);
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     ResetLocked(holds_errors);
   }
 
@@ -243,7 +243,7 @@ class Var {
     return !writer_event_ && reader_events_.empty() && !error_;
   }
 
-  mutable engine_detail::SpinLock mu_;  // Note [Short locks]
+  mutable detail::SpinLock mu_;  // Note [Short locks]
   engine_detail::RingQueue<Waiting> waiting_;
   std::atomic<int> reads_running_{0};  // changed under mu_, but for CompleteRead's decrement
   int writes_pending_ = 0;             // waiting or running

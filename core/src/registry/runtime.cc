@@ -478,9 +478,14 @@ std::shared_ptr<const DeviceEntry> Runtime::GetDevice(int32_t device_type) const
 // lock and a call into the backend for its device count, a tenth of a 1-element op. Registries
 // only grow (plugins are never unloaded, Note [No dlclose]) and the CPU backend always has
 // device 0, so the first answer is kept and given from then on.
-std::shared_ptr<const DeviceEntry> Runtime::CheckContext(const Context& ctx) const {
+const std::shared_ptr<const DeviceEntry>* Runtime::KnownCpuBackend(const Context& ctx) const {
   const bool cpu0 = ctx.dev_type == kDLCPU && ctx.dev_id == 0;
-  if (cpu0 && cpu_backend_known_.load(std::memory_order_acquire)) return cpu_backend_;
+  return cpu0 && cpu_backend_known_.load(std::memory_order_acquire) ? &cpu_backend_ : nullptr;
+}
+
+std::shared_ptr<const DeviceEntry> Runtime::CheckContext(const Context& ctx) const {
+  if (const auto* known = KnownCpuBackend(ctx)) return *known;
+  const bool cpu0 = ctx.dev_type == kDLCPU && ctx.dev_id == 0;
   std::shared_ptr<const DeviceEntry> device;
   if (ctx.IsHostPinned()) device = PinnedMemoryBackend(ctx.dev_type);
   if (!device) device = GetDevice(ctx.Compute().dev_type);
@@ -501,9 +506,7 @@ std::shared_ptr<const DeviceEntry> Runtime::CheckContext(const Context& ctx) con
 }
 
 const DeviceEntry& Runtime::CheckedBackend(const Context& ctx) const {
-  if (ctx.dev_type == kDLCPU && ctx.dev_id == 0 &&
-      cpu_backend_known_.load(std::memory_order_acquire))
-    return *cpu_backend_;
+  if (const auto* known = KnownCpuBackend(ctx)) return **known;
   return *CheckContext(ctx);  // the registry keeps it
 }
 

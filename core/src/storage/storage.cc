@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/spin_lock.h"
 #include "environment/environment.h"
 #include "mxplug/error.h"
 #include "mxplug/runtime.h"
+#include "sync/spin_lock.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MXPLUG_ASAN 1
@@ -138,7 +138,7 @@ size_t PoolLimitBytes() {
 class BlockPool {
  public:
   void* Take(const Home& home, size_t size) {
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     auto it = free_.find(Key{home, size});
     if (it == free_.end() || it->second.empty()) return nullptr;
     void* ptr = it->second.back();
@@ -151,7 +151,7 @@ class BlockPool {
   // Keeps the block when the home's idle bytes stay under the limit; false: the caller frees.
   bool Give(const Home& home, void* ptr, size_t size) {
     if (!Pooled(home)) return false;
-    std::lock_guard<engine_detail::SpinLock> lock(mu_);
+    std::lock_guard<detail::SpinLock> lock(mu_);
     size_t& idle = idle_[home];
     if (idle + size > PoolLimitBytes()) return false;
     free_[Key{home, size}].push_back(ptr);
@@ -164,7 +164,7 @@ class BlockPool {
   void Release(const Home& home) {
     std::vector<std::pair<void*, size_t>> blocks;
     {
-      std::lock_guard<engine_detail::SpinLock> lock(mu_);
+      std::lock_guard<detail::SpinLock> lock(mu_);
       for (auto& [key, list] : free_)
         if (key.home == home) {
           for (void* p : list) blocks.emplace_back(p, key.size);
@@ -194,7 +194,7 @@ class BlockPool {
       return HomeHash()(k.home) ^ (std::hash<size_t>()(k.size) * 0x9e3779b97f4a7c15ULL);
     }
   };
-  engine_detail::SpinLock mu_;  // Note [Short locks]
+  detail::SpinLock mu_;  // Note [Short locks]
   std::unordered_map<Key, std::vector<void*>, KeyHash> free_;
   std::unordered_map<Home, size_t, HomeHash> idle_;
 };

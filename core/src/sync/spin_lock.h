@@ -1,6 +1,7 @@
-// Internal: a lock for short critical sections taken on every op.
-#ifndef MXPLUG_CORE_ENGINE_SPIN_LOCK_H_
-#define MXPLUG_CORE_ENGINE_SPIN_LOCK_H_
+// Internal: a lock for short critical sections taken on every op (the engine's variables and
+// pools, the storage pool).
+#ifndef MXPLUG_CORE_SYNC_SPIN_LOCK_H_
+#define MXPLUG_CORE_SYNC_SPIN_LOCK_H_
 
 #include <atomic>
 #include <thread>
@@ -9,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-namespace mxplug::engine_detail {
+namespace mxplug::detail {
 
 // Note [Short locks]
 // Some locks are taken on every op and held for a few dozen instructions: an engine variable's
@@ -46,6 +47,6 @@ class SpinLock {
   std::atomic<bool> held_{false};
 };
 
-}  // namespace mxplug::engine_detail
+}  // namespace mxplug::detail
 
-#endif  // MXPLUG_CORE_ENGINE_SPIN_LOCK_H_
+#endif  // MXPLUG_CORE_SYNC_SPIN_LOCK_H_
